@@ -1,0 +1,30 @@
+/*
+** params.h -- the kernel argument block, shared by the host (C) and the
+** kernels (NVRTC).  Builtin types only: the kernels include no toolkit
+** header and the host must see the same layout.  Append fields only.
+*/
+#ifndef FA4_KERNEL_PARAMS_H
+#define FA4_KERNEL_PARAMS_H
+
+typedef struct fa4_params {
+    unsigned long long q, k, v, o;  /* device addresses */
+    unsigned long long lse;         /* float32 [batch, heads_q, seqlen_q], or 0 */
+    /* strides in elements: [batch, row (seq), head] */
+    long long q_batch_stride, q_row_stride, q_head_stride;
+    long long k_batch_stride, k_row_stride, k_head_stride;
+    long long v_batch_stride, v_row_stride, v_head_stride;
+    long long o_batch_stride, o_row_stride, o_head_stride;
+    int batch, seqlen_q, seqlen_k;
+    int heads_q, heads_kv;
+    int group;              /* heads_q / heads_kv */
+    float scale_log2;       /* softmax_scale * log2(e) */
+    /* Visible keys of query i: [i + diag - window_left, i + diag + window_right]
+       with diag = seqlen_k - seqlen_q; a bound of -1 means unbounded.
+       causal is window_right = 0.  Only read when FA4_MASK is 1. */
+    int window_left, window_right;
+    int m_blocks;           /* ceil(seqlen_q / BM) */
+    int total_tiles;        /* m_blocks * heads_q * batch (persistent schedulers) */
+    int tile_counter_unused;
+} fa4_params;
+
+#endif

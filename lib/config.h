@@ -1,0 +1,65 @@
+/*
+** config.h -- kernel configs: the heuristic default per shape, the
+** enumerator of a family's config space (budget-filtered, with counts of
+** what was dropped and why), and the text form used by the CLI and DB.
+*/
+#ifndef FA4_CONFIG_H
+#define FA4_CONFIG_H
+
+#include "fa4.h"
+#include "device.h"
+#include "budget.h"
+
+/* The families DEV can run, best first; returns how many were written. */
+int config_families(fa4_family out[3], const device_limits *dev);
+
+/*
+** The built-in default config of FAMILY for PROBLEM on DEV (chosen from
+** measurements; see bench/NOTES.md).  It always fits when FA4_OK.
+** FA4_ENOTSUP/FA4_ENOFIT with WHY when the family cannot run the problem.
+*/
+fa4_status config_default(fa4_config *out, const device_limits *dev,
+                          const fa4_problem *problem, fa4_family family,
+                          char *why, size_t why_size);
+
+/* One reason configs were dropped, and how many. */
+typedef struct config_drop {
+    char reason[96];   /* budget_fit's message with numbers stripped,
+                          e.g. "smem over opt-in limit" */
+    int count;
+} config_drop;
+
+typedef struct config_space {
+    fa4_config *configs;    /* those that fit, in a deterministic order */
+    fa4_layout *layouts;    /* layouts[i] belongs to configs[i] */
+    int count;
+    int considered;         /* before the budget filter */
+    config_drop drops[32];
+    int ndrops;
+} config_space;
+
+/*
+** Enumerate FAMILY's config space for PROBLEM on DEV into *OUT (release
+** with config_space_free()).  Every emitted config passed budget_fit().
+** FA4_ENOMEM, or FA4_ENOTSUP with WHY when the family cannot run PROBLEM.
+*/
+fa4_status config_enumerate(config_space *out, const device_limits *dev,
+                            const fa4_problem *problem, fa4_family family,
+                            char *why, size_t why_size);
+void config_space_free(config_space *space);
+
+/*
+** Parse the text form written by fa4_config_format() ("sm90 bm=128 bn=128
+** stages=2 ...") into *OUT.  Unknown keys or bad values: FA4_EINVAL with
+** WHY.
+*/
+fa4_status config_parse(fa4_config *out, const char *text, char *why,
+                        size_t why_size);
+
+/* 1 when A and B describe the same variant. */
+int config_equal(const fa4_config *a, const fa4_config *b);
+
+/* The family's short name: "sm80", "sm90", "sm100". */
+const char *config_family_name(fa4_family family);
+
+#endif

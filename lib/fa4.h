@@ -1,0 +1,327 @@
+/*
+** fa4.h -- libfa4, FlashAttention-4-style attention forward for NVIDIA GPUs.
+**
+** Every function is documented where it is declared.  The man pages
+** (fa4(3) and the pages it links) say the same with examples.
+**
+** Conventions:
+**   - Every call returns an fa4_status; FA4_OK is 0.  Detail text for the
+**     last failure on a context and calling thread: fa4_context_errmsg().
+**   - Handles are opaque.  Each _create has a _destroy that accepts NULL.
+**     A failed _create leaves *out set to NULL.
+**   - Structs that may grow start with struct_size, set by their _INIT
+**     macro; the library reads only what the caller's size covers.
+**   - Tensors live in device memory in the layout [batch, seq, heads, dim]
+**     (FlashAttention's "BSHD"), the last dimension contiguous.  Strides are
+**     in elements; 0 means "contiguous in that layout".
+**   - Semantics follow FlashAttention: causal masking is aligned to the
+**     bottom-right corner (query i sees keys j <= i + seqlen_k - seqlen_q);
+**     a query row that sees no key outputs zeros and LSE -inf; the default
+**     softmax scale is 1/sqrt(head_dim_qk); LSE is the natural log-sum-exp
+**     of the scaled scores, float32, laid out [batch, heads_q, seqlen_q].
+*/
+#ifndef FA4_H
+#define FA4_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FA4_VERSION_MAJOR 0
+#define FA4_VERSION_MINOR 1
+#define FA4_VERSION_PATCH 0
+#define FA4_VERSION_STRING "0.1.0"
+
+/*
+** Return the library's version as "MAJOR.MINOR.PATCH".  The string is
+** static.  Compare with FA4_VERSION_STRING to detect a header/library
+** mismatch.  Thread-safe.
+*/
+const char *fa4_version(void);
+
+/* ---------------------------------------------------------------- status */
+
+/* Result codes.  New codes are only appended. */
+typedef enum fa4_status {
+    FA4_OK = 0,        /* success */
+    FA4_EINVAL = 1,    /* an argument or problem field is invalid */
+    FA4_ENOMEM = 2,    /* host or device memory allocation failed */
+    FA4_ENODEV = 3,    /* no CUDA driver, or no such device */
+    FA4_ENOTSUP = 4,   /* valid, but not supported by this library or GPU */
+    FA4_ECOMPILE = 5,  /* NVRTC compilation failed or the variant spills */
+    FA4_EDB = 6,       /* the config database could not be read or written */
+    FA4_ECUDA = 7,     /* a CUDA driver call failed */
+    FA4_ENOFIT = 8     /* the config does not fit the device's budgets */
+} fa4_status;
+
+/*
+** Return fixed text describing STATUS ("invalid argument", ...).  Unknown
+** values give "unknown status".  The string is static.  Thread-safe.
+*/
+const char *fa4_status_string(fa4_status status);
+
+/* --------------------------------------------------------------- context */
+
+/* The opaque per-device context: driver handles, databases, kernel cache. */
+typedef struct fa4_context fa4_context;
+
+/* Options for fa4_context_create().  Initialise with FA4_CONTEXT_OPTIONS_INIT. */
+typedef struct fa4_context_options {
+    size_t struct_size;
+    const char *db_path;        /* user database; NULL: $FA4_DB, else
+                                   $XDG_CACHE_HOME/fa4/fa4.db, else
+                                   ~/.cache/fa4/fa4.db */
+    const char *system_db_path; /* read-only system database; NULL:
+                                   $FA4_SYSTEM_DB, else the installed one */
+    int no_database;            /* 1: use no database at all (heuristics,
+                                   in-memory kernel cache only) */
+    int plan_only;              /* 1: no GPU needed; plans can be built and
+                                   compiled for ARCH but not launched */
+    const char *arch;           /* with plan_only: "sm_80", "sm_90a",
+                                   "sm_100a"; NULL otherwise */
+} fa4_context_options;
+
+#define FA4_CONTEXT_OPTIONS_INIT { sizeof(fa4_context_options), NULL, NULL, 0, 0, NULL }
+
+/*
+** Create a context on CUDA device DEVICE (an ordinal as in cuDeviceGet).
+** The CUDA driver is loaded at run time, so this call works, and fails
+** cleanly, on a machine without a driver.  OPTS may be NULL.
+**
+** On FA4_OK *out owns the context; release it with fa4_context_destroy().
+** Returns FA4_ENODEV when there is no driver or no such device (the detail
+** is in fa4_context_last_error()), FA4_EINVAL for bad options, FA4_ENOMEM.
+** A database that cannot be opened is not fatal: the context falls back to
+** a read-only or in-memory store and records one warning, readable with
+** fa4_context_warnings().
+** Thread-safe.
+*/
+fa4_status fa4_context_create(fa4_context **out, int device,
+                              const fa4_context_options *opts);
+
+/* Release CTX and everything it owns.  Plans made on CTX must be destroyed
+** first.  NULL does nothing. */
+void fa4_context_destroy(fa4_context *ctx);
+
+/*
+** Return the detail text of the last failure on CTX in the calling thread
+** ("head_dim_qk=72; supported: 64 96 128 192 256").  The text stays valid
+** until the next failing call on CTX in the same thread.  With CTX NULL,
+** returns the detail of the last failed fa4_context_create() in this thread.
+** Never returns NULL.
+*/
+const char *fa4_context_errmsg(const fa4_context *ctx);
+
+/* The detail of the last failed fa4_context_create() in this thread. */
+const char *fa4_context_last_error(void);
+
+/*
+** Return the warnings recorded while CTX was created (database fallbacks),
+** one per line, or "" when there were none.  Owned by CTX.
+*/
+const char *fa4_context_warnings(const fa4_context *ctx);
+
+/* ---------------------------------------------------------------- problem */
+
+typedef enum fa4_dtype {
+    FA4_DTYPE_BF16 = 1,
+    FA4_DTYPE_FP16 = 2,
+    FA4_DTYPE_FP8_E4M3 = 3  /* reserved: plans return FA4_ENOTSUP */
+} fa4_dtype;
+
+/*
+** What to compute: O = softmax(scale * Q K^T + mask) V per batch and head.
+** Initialise with FA4_PROBLEM_INIT, then set the sizes.
+*/
+typedef struct fa4_problem {
+    size_t struct_size;
+    fa4_dtype dtype;
+    int batch;
+    int seqlen_q;
+    int seqlen_k;
+    int heads_q;
+    int heads_kv;          /* heads_q must be a multiple (GQA/MQA) */
+    int head_dim_qk;       /* 64, 96, 128, 192, 256 */
+    int head_dim_v;        /* 0: same as head_dim_qk; else <= head_dim_qk */
+    int causal;            /* 1: bottom-right aligned causal mask */
+    int window_left;       /* sliding window, -1 = unbounded */
+    int window_right;      /* -1 = unbounded (0 with causal) */
+    float softmax_scale;   /* 0: 1/sqrt(head_dim_qk) */
+    int return_lse;        /* 1: fa4_forward writes LSE */
+    /* Strides in elements, [batch, seq, head]; 0: contiguous BSHD. */
+    int64_t q_strides[3];
+    int64_t k_strides[3];
+    int64_t v_strides[3];
+    int64_t o_strides[3];
+    /* Variable-length batches (cu_seqlens in fa4_tensors); seqlen_q/k are
+       then the maximum lengths.  Not yet supported: FA4_ENOTSUP. */
+    int varlen;
+    /* Paged KV cache (block_table in fa4_tensors).  Not yet supported. */
+    int page_size;         /* 0: not paged */
+    int attention_sinks;   /* 1: per-head sink logits.  Not yet supported. */
+} fa4_problem;
+
+#define FA4_PROBLEM_INIT { sizeof(fa4_problem), FA4_DTYPE_BF16, 0, 0, 0, 0, 0, \
+                           0, 0, 0, -1, -1, 0.0f, 0, {0, 0, 0}, {0, 0, 0},    \
+                           {0, 0, 0}, {0, 0, 0}, 0, 0, 0 }
+
+/*
+** Check PROBLEM without a context.  Returns FA4_OK, FA4_EINVAL (a bad
+** field) or FA4_ENOTSUP (a field this version does not implement).  When
+** WHY is not NULL, writes a message naming the field, its value and the
+** limit into WHY (at most WHY_SIZE bytes, NUL-terminated).  Thread-safe.
+*/
+fa4_status fa4_problem_check(const fa4_problem *problem, char *why,
+                             size_t why_size);
+
+/* ----------------------------------------------------------------- config */
+
+/* Kernel families. */
+typedef enum fa4_family {
+    FA4_FAMILY_SM80 = 80,    /* mma.sync + cp.async: portable, sm_80 and up */
+    FA4_FAMILY_SM90 = 90,    /* TMA + wgmma + warp specialization: sm_90a */
+    FA4_FAMILY_SM100 = 100   /* tcgen05 + TMEM: sm_100a (compile only here) */
+} fa4_family;
+
+/* Tile schedulers. */
+typedef enum fa4_scheduler {
+    FA4_SCHED_PLAIN = 0,      /* one CTA per (query tile, head, batch) */
+    FA4_SCHED_PERSISTENT = 1, /* one CTA per SM walking the tiles */
+    FA4_SCHED_LPT = 2         /* persistent, longest tiles first (causal) */
+} fa4_scheduler;
+
+/*
+** How to compute: one kernel variant.  Fields a family does not use are 0.
+** Initialise with FA4_CONFIG_INIT.
+*/
+typedef struct fa4_config {
+    size_t struct_size;
+    fa4_family family;
+    int bm;                 /* query rows per CTA */
+    int bn;                 /* keys per main-loop step */
+    int stages;             /* K/V pipeline stages */
+    int swizzle;            /* shared-memory swizzle span in bytes: 32/64/128 */
+    int fused_kv;           /* 1: K and V alternate in one ring (sm90/sm100) */
+    int q_tiles;            /* query tiles per CTA: 1 or 2 */
+    int warps;              /* sm80: warps per CTA (bm/16 or bm/32 rows each) */
+    int consumer_wgs;       /* sm90: consumer warpgroups (2 or 3) */
+    int producer_regs;      /* sm90: setmaxnreg for the producer */
+    int consumer_regs;      /* sm90: setmaxnreg for the consumers */
+    int cluster;            /* CTAs per cluster (1 = none) */
+    int exp2_emu_pct;       /* share of exp2 done by an FMA polynomial, % */
+    int rescale_threshold;  /* lazy rescale threshold, log2 units (0: always) */
+    int pingpong;           /* sm90: ping-pong consumer warpgroups */
+    fa4_scheduler scheduler;
+} fa4_config;
+
+#define FA4_CONFIG_INIT { sizeof(fa4_config), FA4_FAMILY_SM80, 0, 0, 0, 0, 0, 1, \
+                          0, 0, 0, 0, 1, 0, 0, 0, FA4_SCHED_PLAIN }
+
+/*
+** Write a one-line description of CONFIG into BUF ("sm80 bm=128 bn=64
+** stages=2 swizzle=128 warps=8 ...").  Returns BUF.  Thread-safe.
+*/
+char *fa4_config_format(const fa4_config *config, char *buf, size_t size);
+
+/* Where a plan's config came from, in lookup order. */
+typedef enum fa4_config_source {
+    FA4_SOURCE_USER_EXACT = 1,   /* user database, same device and bucket */
+    FA4_SOURCE_SYSTEM_EXACT = 2, /* system database, same device and bucket */
+    FA4_SOURCE_NEAREST = 3,      /* same device, nearest sequence bucket */
+    FA4_SOURCE_SAME_ARCH = 4,    /* same architecture, other SM count */
+    FA4_SOURCE_HEURISTIC = 5,    /* the built-in default for the shape */
+    FA4_SOURCE_EXPLICIT = 6      /* given in fa4_plan_options.config */
+} fa4_config_source;
+
+/* Return the name of SOURCE ("exact", "nearest", ...).  Static text. */
+const char *fa4_config_source_string(fa4_config_source source);
+
+/* ------------------------------------------------------------------- plan */
+
+/* A compiled, loaded kernel bound to one problem.  Immutable once made. */
+typedef struct fa4_plan fa4_plan;
+
+/* Options for fa4_plan_create().  Initialise with FA4_PLAN_OPTIONS_INIT. */
+typedef struct fa4_plan_options {
+    size_t struct_size;
+    const fa4_config *config;  /* non-NULL: use exactly this config */
+    int allow_heuristic;       /* 1 (default): use the built-in default
+                                  when the database has no entry */
+    int no_binary_cache;       /* 1: always compile, never read cubins from
+                                  the database */
+} fa4_plan_options;
+
+#define FA4_PLAN_OPTIONS_INIT { sizeof(fa4_plan_options), NULL, 1, 0 }
+
+/*
+** Build a plan for PROBLEM on CTX: validate the problem, look the best
+** config up (user DB, system DB, nearest bucket, same architecture,
+** heuristic), check it against the device's budgets, compile it with NVRTC
+** or take the cubin from the database, and load it.  This is the only slow
+** step; fa4_forward() is a launch.  OPTS may be NULL.
+**
+** On FA4_OK *out owns the plan; release it with fa4_plan_destroy().  On
+** failure *out is NULL and fa4_context_errmsg(ctx) names the field or
+** limit at fault.  Returns FA4_EINVAL, FA4_ENOTSUP, FA4_ENOFIT (an explicit
+** config that does not fit), FA4_ECOMPILE, FA4_ECUDA, FA4_ENOMEM.
+** Several threads may call this on one context at once.
+*/
+fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx,
+                           const fa4_problem *problem,
+                           const fa4_plan_options *opts);
+
+/* Release PLAN and unload its kernel.  Synchronise the streams it was
+** launched on first.  NULL does nothing. */
+void fa4_plan_destroy(fa4_plan *plan);
+
+/*
+** Report the config PLAN uses into *CONFIG (may be NULL) and where it came
+** from into *SOURCE (may be NULL).  Thread-safe.
+*/
+fa4_status fa4_plan_config(const fa4_plan *plan, fa4_config *config,
+                           fa4_config_source *source);
+
+/* ---------------------------------------------------------------- forward */
+
+/* Opaque stream type, compatible with CUstream and cudaStream_t. */
+typedef struct CUstream_st *fa4_stream;
+
+/* Device pointers for one fa4_forward() call. */
+typedef struct fa4_tensors {
+    size_t struct_size;
+    const void *q;               /* [batch, seqlen_q, heads_q, head_dim_qk] */
+    const void *k;               /* [batch, seqlen_k, heads_kv, head_dim_qk] */
+    const void *v;               /* [batch, seqlen_k, heads_kv, head_dim_v] */
+    void *o;                     /* [batch, seqlen_q, heads_q, head_dim_v] */
+    float *lse;                  /* [batch, heads_q, seqlen_q], or NULL */
+    const int32_t *cu_seqlens_q; /* varlen: batch+1 offsets (reserved) */
+    const int32_t *cu_seqlens_k;
+    const int32_t *block_table;  /* paged KV (reserved) */
+    const int32_t *seqused_k;
+} fa4_tensors;
+
+#define FA4_TENSORS_INIT { sizeof(fa4_tensors), NULL, NULL, NULL, NULL, NULL, \
+                           NULL, NULL, NULL, NULL }
+
+/*
+** Launch PLAN on STREAM (NULL: the legacy default stream) with the device
+** pointers in TENSORS.  Asynchronous: returns once the kernel is queued.
+** Pointers must be 16-byte aligned.  LSE must be non-NULL when the problem
+** asked for it.  Takes no lock: any number of threads may launch plans,
+** the same plan too, at once.  The current CUDA context of the calling
+** thread is not changed.
+** Returns FA4_OK, FA4_EINVAL (null or misaligned pointer), FA4_ENOTSUP
+** (a plan compiled without a GPU), FA4_ECUDA (launch failure, detail in
+** fa4_context_errmsg() of the plan's context).
+*/
+fa4_status fa4_forward(const fa4_plan *plan, const fa4_tensors *tensors,
+                       fa4_stream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FA4_H */

@@ -1,0 +1,57 @@
+/*
+** jit.h -- run-time compilation: a config becomes a small generated source
+** ("#define" lines from budget_defines() plus one #include of the family's
+** kernel), compiled by NVRTC for an arch against the kernel sources
+** embedded in the library (or $FA4_KERNEL_DIR while developing).
+*/
+#ifndef FA4_JIT_H
+#define FA4_JIT_H
+
+#include "fa4.h"
+#include "budget.h"
+
+/* Every kernel family's entry point carries this name. */
+#define JIT_KERNEL_NAME "fa4_fwd"
+
+typedef struct jit_kernel {
+    void *cubin;          /* malloc'd */
+    size_t cubin_size;
+    char *log;            /* NVRTC/ptxas log, malloc'd, may be "" */
+    int regs;             /* registers per thread from ptxas (-1: unknown) */
+    int spill_bytes;      /* spill stores + loads bytes (-1: unknown) */
+    int stack_bytes;
+    double compile_ms;
+    char key[17];         /* hex hash of (source, defines, options, NVRTC
+                             version, arch, library version) */
+} jit_kernel;
+
+/*
+** The generated source and the cache key of (ARCH, PROBLEM, CONFIG, LAYOUT)
+** without compiling: fills KEY (17 bytes).  Returns FA4_OK or FA4_EINVAL.
+*/
+fa4_status jit_key(char key[17], const char *arch, const fa4_problem *problem,
+                   const fa4_config *config, const fa4_layout *layout);
+
+/*
+** Compile (PROBLEM, CONFIG, LAYOUT) for ARCH ("sm_90a") into *OUT (release
+** with jit_kernel_free()).  Rejects a variant that spills (FA4_ECOMPILE,
+** "spills 64 bytes").  FA4_ECOMPILE with the first log lines in WHY on a
+** compile error.  Thread-safe (NVRTC is).
+*/
+fa4_status jit_compile(jit_kernel *out, const char *arch,
+                       const fa4_problem *problem, const fa4_config *config,
+                       const fa4_layout *layout, char *why, size_t why_size);
+void jit_kernel_free(jit_kernel *k);
+
+/* Hex hash (17 bytes incl. NUL) of FAMILY's kernel sources and their
+** headers: database entries tuned with other sources are stale. */
+const char *jit_source_hash(fa4_family family);
+
+/* NVRTC's version as major*1000 + minor*10, 0 if unavailable. */
+int jit_nvrtc_version(void);
+
+/* Process-wide count of NVRTC compilations (tests and logs show that a
+** warm binary cache compiles nothing). */
+long jit_compile_count(void);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+** reference.h -- attention forward in double precision on the CPU: the
+** ground truth for tests and for the tuner's candidate check.
+*/
+#ifndef FA4_REFERENCE_H
+#define FA4_REFERENCE_H
+
+#include <stdint.h>
+#include "fa4.h"
+
+/* bf16/fp16 <-> float conversions (round to nearest even). */
+uint16_t ref_float_to_half(float f, fa4_dtype dtype);
+float ref_half_to_float(uint16_t h, fa4_dtype dtype);
+
+/*
+** Compute O (double, contiguous [batch, seqlen_q, heads_q, head_dim_v]) and
+** LSE (double [batch, heads_q, seqlen_q], may be NULL) from Q, K, V given as
+** 16-bit values in PROBLEM's dtype, contiguous BSHD (strides ignored).
+** Masking, GQA, scale and LSE follow fa4.h.  PROBLEM must be valid.
+*/
+void ref_attention(double *o, double *lse, const fa4_problem *problem,
+                   const uint16_t *q, const uint16_t *k, const uint16_t *v);
+
+/*
+** Compare OUT (16-bit, contiguous) with REF: returns ||out - ref|| / ||ref||
+** (Frobenius), or +inf when any output is NaN/Inf.  N elements.
+*/
+double ref_rel_error(const uint16_t *out, const double *ref, size_t n,
+                     fa4_dtype dtype);
+
+/* Fill N 16-bit values with uniform random numbers in [-1, 1) from *SEED. */
+void ref_fill_random(uint16_t *x, size_t n, fa4_dtype dtype, uint64_t *seed);
+
+#endif
