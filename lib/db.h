@@ -77,4 +77,146 @@ fa4_status db_store_winner(db *d, const device_limits *dev,
                            double median_ms, double tflops, char *why,
                            size_t why_size);
 
+/* ------------------------------------------------------------------------
+** Added by the database module (db.c, db_schema.c, db_json.c).
+*/
+
+/* The schema version this library writes (PRAGMA user_version).  Reading
+** needs version 1 or later: queries that read use only version-1 columns
+** (or substitute defaults), so an older read-only file still serves. */
+#define DB_SCHEMA_VERSION 2
+
+/* The embedded SQL: db/schema.sql and the forward migrations (lib/db_schema.c,
+** a byte-for-byte copy of the files; test_db_schema checks it). */
+typedef struct db_migration {
+    int to;             /* the version it produces (from TO-1) */
+    const char *file;   /* "db/migrations/0002-library-version.sql" */
+    const char *sql;
+} db_migration;
+extern const char db_schema_sql[];
+extern const db_migration db_migrations[];   /* ends with { 0, NULL, NULL } */
+
+/* The default system database path ($FA4_SYSTEM_DB, else the installed
+** FA4_SYSTEM_DB_PATH) into BUF; returns BUF, or NULL when $FA4_SYSTEM_DB is
+** set but empty (no system database) or BUF is too small. */
+char *db_default_system_path(char *buf, size_t size);
+
+/* SEQLEN rounded up to the next power of two (1000 -> 1024, 1025 -> 2048);
+** values below 1 give 1, values above 2^30 give 2^30. */
+int db_seqlen_bucket(int seqlen);
+
+/* DEV's fingerprint "name|cc|sm_count|smem_optin|driver|nvrtc" into BUF;
+** returns BUF. */
+char *db_device_fingerprint(char *buf, size_t size, const device_limits *dev);
+
+/* The files in use: the user database (":memory:" for the in-memory
+** store) and the system database (NULL when none).  1 when the user store
+** cannot be written (DB_READONLY or the read-only fallback). */
+const char *db_user_path(const db *d);
+const char *db_system_path(const db *d);
+int db_is_readonly(const db *d);
+
+/* Flags for db_show(). */
+#define DB_SHOW_JSON   1   /* a JSON array of objects instead of text */
+#define DB_SHOW_SYSTEM 2   /* the system database instead of the user one */
+
+/*
+** The rows of TABLE ("devices", "winners", "trials", "binaries": blobs are
+** left out) into *OUT (malloc'd, NUL-terminated; the caller frees it): text
+** is a header line and one line per row, fields separated by tabs; JSON is
+** an array of objects.  FA4_EINVAL for an unknown table, FA4_EDB on a
+** database error, FA4_ENOMEM; *OUT is NULL on failure.
+*/
+fa4_status db_show(db *d, char **out, const char *table, int flags,
+                   char *why, size_t why_size);
+
+/*
+** Check both databases: PRAGMA integrity_check, winners whose source hash
+** no longer matches jit_source_hash(family) (stale: never used by
+** db_lookup), and binaries whose checksum does not match.  Nothing is
+** changed.  *REPORT (malloc'd) lists what was found, one item per line;
+** *PROBLEMS (may be NULL) counts stale winners and bad binaries.  FA4_OK
+** when the integrity checks pass, FA4_EDB with WHY naming the file when
+** one fails or cannot run.
+*/
+fa4_status db_check(db *d, char **report, int *problems, char *why,
+                    size_t why_size);
+
+/* ------------------------------------------------------------------ JSON
+** Exchange format (db_json.c): an object
+**   { "format": "fa4-db", "format_version": 1,
+**     "library_version": fa4_version(), "nvrtc_version": jit_nvrtc_version(),
+**     "schema_version": 2, "exported_at": "...",
+**     "devices": [ { "fingerprint", "name", "cc", "sm_count",
+**                    "smem_per_block_optin", "driver_version",
+**                    "nvrtc_version", "created_at" } ],
+**     "winners": [ { "device": fingerprint, "family", "source_hash",
+**                    "key": { dtype, head_dim_qk, head_dim_v, gqa_group,
+**                             causal, window_left, window_right, varlen,
+**                             paged, page_size, seqlen_q_bucket,
+**                             seqlen_k_bucket },
+**                    "config", "median_ms", "tflops", "updated_at",
+**                    "library_version", "driver_version",
+**                    "nvrtc_version" } ],
+**     "trials": [ ... with DB_JSON_TRIALS: as winners plus batch, heads_q,
+**                 seqlen_q, seqlen_k, ok, failure, min_ms, max_ms, reps,
+**                 max_rel_err, created_at ] }
+**
+** Import policy: every well-formed record is imported, whatever library
+** version, NVRTC/driver version, device or source hash it carries; the
+** summary reports each kind of mismatch with counts (records for other
+** devices serve this device only as same-arch fallbacks; records with a
+** stale source hash are kept but never used by db_lookup).  A winner
+** replaces an existing one for the same key only when its median_ms is
+** lower (a missing median counts as infinitely slow); identical trials are
+** not added twice.  A file is imported in one transaction: a malformed
+** record rejects the whole file.
+*/
+
+/* Flags for db_export_json(). */
+#define DB_JSON_TRIALS 1   /* include every trial, not only the winners */
+
+/*
+** Write the user database's devices and winners (and trials with
+** DB_JSON_TRIALS) as JSON to PATH (written to a temporary file in the same
+** directory, then renamed).  FA4_EDB on a database or file error, with WHY.
+*/
+fa4_status db_export_json(db *d, const char *path, int flags, char *why,
+                          size_t why_size);
+
+/* The same JSON into *TEXT (malloc'd; the caller frees it). */
+fa4_status db_export_json_text(db *d, char **text, int flags, char *why,
+                               size_t why_size);
+
+/*
+** Import the JSON file PATH into the user database, by the policy above.
+** DEV (may be NULL) is this machine's device: records for other devices
+** are reported.  *SUMMARY (may be NULL; malloc'd) receives what was
+** imported and a "warning:" line per mismatch kind.  FA4_EINVAL for
+** malformed JSON (WHY "PATH:LINE:COLUMN: jansson's message") or a
+** malformed record (WHY names the record and field); FA4_EDB when the
+** database cannot be written.  Nothing is imported on failure.
+*/
+fa4_status db_import_json(db *d, const char *path, const device_limits *dev,
+                          char **summary, char *why, size_t why_size);
+
+/*
+** Merge the database file PATH (opened read-only, never changed) into the
+** user database: its devices, winners and trials, by the import policy.
+** Compiled binaries are a cache and are not merged.  Errors and *SUMMARY
+** as for db_import_json(); a corrupt or newer file is FA4_EDB naming it.
+*/
+fa4_status db_merge(db *d, const char *path, const device_limits *dev,
+                    char **summary, char *why, size_t why_size);
+
+/* Internal, shared by db.c and db_json.c. */
+struct sqlite3;
+struct sqlite3 *db_handle(db *d, int system, int *version);
+void db_lock(db *d);
+void db_unlock(db *d);
+fa4_status db_write_begin(db *d, char *why, size_t why_size);
+fa4_status db_write_end(db *d, fa4_status st, char *why, size_t why_size);
+fa4_status db_sqlite_error(struct sqlite3 *h, const char *path, int rc,
+                           const char *what, char *why, size_t why_size);
+
 #endif

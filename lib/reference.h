@@ -22,6 +22,15 @@ void ref_attention(double *o, double *lse, const fa4_problem *problem,
                    const uint16_t *q, const uint16_t *k, const uint16_t *v);
 
 /*
+** One row of ref_attention(): query row I of head H in batch B, into
+** O_ROW (head_dim_v doubles) and *LSE.  For checking sampled rows of
+** problems too large for the full reference.
+*/
+void ref_attention_row(double *o_row, double *lse, const fa4_problem *problem,
+                       const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                       int b, int i, int h);
+
+/*
 ** Compare OUT (16-bit, contiguous) with REF: returns ||out - ref|| / ||ref||
 ** (Frobenius), or +inf when any output is NaN/Inf.  N elements.
 */

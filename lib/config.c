@@ -1,0 +1,286 @@
+/*
+** config.c -- configs as values: the text form, the heuristic default,
+** and the enumerator that walks a family's space through the budget model.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "family.h"
+
+const char *config_family_name(fa4_family family)
+{
+    const family_ops *ops = family_lookup(family);
+    return ops ? ops->name : "unknown";
+}
+
+static const char *sched_names[] = { "plain", "persistent", "lpt" };
+
+char *fa4_config_format(const fa4_config *c, char *buf, size_t size)
+{
+    if (!buf || !size)
+        return buf;
+    if (!c) {
+        snprintf(buf, size, "(null)");
+        return buf;
+    }
+    snprintf(buf, size,
+             "%s bm=%d bn=%d stages=%d swizzle=%d fused_kv=%d q_tiles=%d warps=%d "
+             "wgs=%d regs=%d/%d cluster=%d exp2_emu=%d rescale=%d pingpong=%d sched=%s",
+             config_family_name(c->family), c->bm, c->bn, c->stages, c->swizzle,
+             c->fused_kv, c->q_tiles, c->warps, c->consumer_wgs, c->producer_regs,
+             c->consumer_regs, c->cluster, c->exp2_emu_pct, c->rescale_threshold,
+             c->pingpong, (unsigned)c->scheduler < 3 ? sched_names[c->scheduler] : "?");
+    return buf;
+}
+
+/* Parse a non-negative integer that must be all of TEXT. */
+static int parse_int(const char *text, int *out)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || v < 0 || v > 1 << 20)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+fa4_status config_parse(fa4_config *out, const char *text, char *why, size_t why_size)
+{
+    fa4_config c = FA4_CONFIG_INIT;
+    char copy[512], *tok, *save = NULL;
+    int first = 1;
+
+    if (!text || strlen(text) >= sizeof copy) {
+        snprintf(why, why_size, "config text missing or longer than %zu bytes", sizeof copy - 1);
+        return FA4_EINVAL;
+    }
+    strcpy(copy, text);
+    for (tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+        char *eq = strchr(tok, '=');
+        const char *key = tok, *val;
+        int v, bad = 0;
+
+        if (first) {
+            first = 0;
+            if (!strcmp(tok, "sm80")) c.family = FA4_FAMILY_SM80;
+            else if (!strcmp(tok, "sm90")) c.family = FA4_FAMILY_SM90;
+            else if (!strcmp(tok, "sm100")) c.family = FA4_FAMILY_SM100;
+            else {
+                snprintf(why, why_size, "config \"%s\": family \"%s\" unknown; known: sm80 sm90 sm100", text, tok);
+                return FA4_EINVAL;
+            }
+            continue;
+        }
+        if (!eq) {
+            snprintf(why, why_size, "config \"%s\": \"%s\" is not key=value", text, tok);
+            return FA4_EINVAL;
+        }
+        *eq = '\0';
+        val = eq + 1;
+        if (!strcmp(key, "sched")) {
+            int i, found = 0;
+            for (i = 0; i < 3; i++)
+                if (!strcmp(val, sched_names[i])) { c.scheduler = (fa4_scheduler)i; found = 1; }
+            if (!found) {
+                snprintf(why, why_size, "config: sched=%s; known: plain persistent lpt", val);
+                return FA4_EINVAL;
+            }
+            continue;
+        }
+        if (!strcmp(key, "regs")) {
+            if (sscanf(val, "%d/%d", &c.producer_regs, &c.consumer_regs) != 2) {
+                snprintf(why, why_size, "config: regs=%s; want PRODUCER/CONSUMER", val);
+                return FA4_EINVAL;
+            }
+            continue;
+        }
+        if (parse_int(val, &v) != 0) {
+            snprintf(why, why_size, "config: %s=%s is not a non-negative integer", key, val);
+            return FA4_EINVAL;
+        }
+        if (!strcmp(key, "bm")) c.bm = v;
+        else if (!strcmp(key, "bn")) c.bn = v;
+        else if (!strcmp(key, "stages")) c.stages = v;
+        else if (!strcmp(key, "swizzle")) c.swizzle = v;
+        else if (!strcmp(key, "fused_kv")) c.fused_kv = v;
+        else if (!strcmp(key, "q_tiles")) c.q_tiles = v;
+        else if (!strcmp(key, "warps")) c.warps = v;
+        else if (!strcmp(key, "wgs")) c.consumer_wgs = v;
+        else if (!strcmp(key, "cluster")) c.cluster = v;
+        else if (!strcmp(key, "exp2_emu")) c.exp2_emu_pct = v;
+        else if (!strcmp(key, "rescale")) c.rescale_threshold = v;
+        else if (!strcmp(key, "pingpong")) c.pingpong = v;
+        else bad = 1;
+        if (bad) {
+            snprintf(why, why_size, "config: unknown key \"%s\"", key);
+            return FA4_EINVAL;
+        }
+    }
+    if (first) {
+        snprintf(why, why_size, "config text is empty");
+        return FA4_EINVAL;
+    }
+    *out = c;
+    return FA4_OK;
+}
+
+int config_equal(const fa4_config *a, const fa4_config *b)
+{
+    return a->family == b->family && a->bm == b->bm && a->bn == b->bn &&
+           a->stages == b->stages && a->swizzle == b->swizzle &&
+           a->fused_kv == b->fused_kv && a->q_tiles == b->q_tiles &&
+           a->warps == b->warps && a->consumer_wgs == b->consumer_wgs &&
+           a->producer_regs == b->producer_regs && a->consumer_regs == b->consumer_regs &&
+           a->cluster == b->cluster && a->exp2_emu_pct == b->exp2_emu_pct &&
+           a->rescale_threshold == b->rescale_threshold && a->pingpong == b->pingpong &&
+           a->scheduler == b->scheduler;
+}
+
+int config_families(fa4_family out[3], const device_limits *dev)
+{
+    static const fa4_family order[3] = { FA4_FAMILY_SM100, FA4_FAMILY_SM90, FA4_FAMILY_SM80 };
+    int i, n = 0;
+
+    for (i = 0; i < 3; i++) {
+        const family_ops *ops = family_lookup(order[i]);
+        if (ops->exact_cc ? dev->cc == ops->exact_cc : dev->cc >= ops->min_cc)
+            out[n++] = order[i];
+    }
+    return n;
+}
+
+fa4_status config_default(fa4_config *out, const device_limits *dev,
+                          const fa4_problem *problem, fa4_family family,
+                          char *why, size_t why_size)
+{
+    const family_ops *ops = family_lookup(family);
+    fa4_config c = FA4_CONFIG_INIT;
+    fa4_layout layout;
+    config_space space;
+    fa4_status st;
+
+    if (!ops) {
+        snprintf(why, why_size, "family=%d unknown", (int)family);
+        return FA4_EINVAL;
+    }
+    ops->heuristic(&c, dev, problem);
+    c.family = family;
+    if ((st = budget_fit(&layout, dev, problem, &c, why, why_size)) == FA4_OK) {
+        *out = c;
+        return FA4_OK;
+    }
+    if (st == FA4_ENOTSUP)
+        return st;
+    /* The default does not fit this device: take the first candidate that does. */
+    if ((st = config_enumerate(&space, dev, problem, family, why, why_size)) != FA4_OK)
+        return st;
+    if (space.count == 0) {
+        config_space_free(&space);
+        snprintf(why, why_size, "no %s config fits %s for head_dim %d", ops->name, dev->name,
+                 problem->head_dim_qk);
+        return FA4_ENOFIT;
+    }
+    *out = space.configs[0];
+    config_space_free(&space);
+    return FA4_OK;
+}
+
+/* Drop the numbers from a budget message so equal causes count together:
+   "smem 241664 B > opt-in limit 232448 B" -> "smem # B > opt-in limit # B". */
+static void reason_class(char *dst, size_t size, const char *why)
+{
+    size_t n = 0;
+    const char *s;
+
+    for (s = why; *s && n + 2 < size; s++) {
+        if ((*s >= '0' && *s <= '9')) {
+            while (s[1] >= '0' && s[1] <= '9')
+                s++;
+            dst[n++] = '#';
+        } else {
+            dst[n++] = *s;
+        }
+    }
+    dst[n] = '\0';
+}
+
+static void count_drop(config_space *sp, const char *why)
+{
+    char cls[96];
+    int i;
+
+    reason_class(cls, sizeof cls, why);
+    for (i = 0; i < sp->ndrops; i++)
+        if (!strcmp(sp->drops[i].reason, cls)) {
+            sp->drops[i].count++;
+            return;
+        }
+    if (sp->ndrops < (int)(sizeof sp->drops / sizeof sp->drops[0])) {
+        snprintf(sp->drops[sp->ndrops].reason, sizeof sp->drops[0].reason, "%s", cls);
+        sp->drops[sp->ndrops++].count = 1;
+    } else {
+        sp->drops[sp->ndrops - 1].count++;   /* the last row collects the rest */
+    }
+}
+
+fa4_status config_enumerate(config_space *out, const device_limits *dev,
+                            const fa4_problem *problem, fa4_family family,
+                            char *why, size_t why_size)
+{
+    const family_ops *ops = family_lookup(family);
+    fa4_config *all = NULL;
+    fa4_layout layout;
+    char reason[512];
+    int n, i;
+    fa4_status st;
+
+    memset(out, 0, sizeof *out);
+    if (!ops) {
+        snprintf(why, why_size, "family=%d unknown", (int)family);
+        return FA4_EINVAL;
+    }
+    n = ops->candidates(NULL, 0, dev, problem);
+    if (n <= 0)
+        return FA4_OK;
+    all = calloc((size_t)n, sizeof *all);
+    out->configs = calloc((size_t)n, sizeof *out->configs);
+    out->layouts = calloc((size_t)n, sizeof *out->layouts);
+    if (!all || !out->configs || !out->layouts) {
+        free(all);
+        config_space_free(out);
+        snprintf(why, why_size, "out of memory enumerating %d configs", n);
+        return FA4_ENOMEM;
+    }
+    n = ops->candidates(all, n, dev, problem);
+    out->considered = n;
+    for (i = 0; i < n; i++) {
+        all[i].family = family;
+        st = budget_fit(&layout, dev, problem, &all[i], reason, sizeof reason);
+        if (st == FA4_ENOTSUP) {
+            snprintf(why, why_size, "%s", reason);
+            free(all);
+            config_space_free(out);
+            return st;
+        }
+        if (st != FA4_OK) {
+            count_drop(out, reason);
+            continue;
+        }
+        out->configs[out->count] = all[i];
+        out->layouts[out->count++] = layout;
+    }
+    free(all);
+    return FA4_OK;
+}
+
+void config_space_free(config_space *space)
+{
+    if (!space)
+        return;
+    free(space->configs);
+    free(space->layouts);
+    space->configs = NULL;
+    space->layouts = NULL;
+    space->count = 0;
+}

@@ -1,0 +1,152 @@
+/*
+** context.c -- fa4_context: the device, its primary CUDA context, its
+** limits, the config databases and the in-memory kernel cache.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "context.h"
+#include "plan.h"
+
+#ifndef FA4_PKGDATADIR
+#define FA4_PKGDATADIR "/usr/local/share/libfa4"
+#endif
+
+/* The system database path: the option, $FA4_SYSTEM_DB, the installed one. */
+static const char *system_db_path(const fa4_context_options *opts)
+{
+    const char *env = getenv("FA4_SYSTEM_DB");
+
+    if (opts && opts->system_db_path)
+        return opts->system_db_path;
+    if (env && *env)
+        return env;
+    return FA4_PKGDATADIR "/fa4-system.db";
+}
+
+/* Open the databases; a failure to open is a warning, never fatal. */
+static void open_databases(fa4_context *ctx, const fa4_context_options *opts)
+{
+    char path[4096], warn[512] = "", why[512] = "";
+    const char *user = opts ? opts->db_path : NULL;
+
+    if (!user)
+        user = db_default_path(path, sizeof path);
+    if (db_open(&ctx->db, user, system_db_path(opts), 0, warn, sizeof warn,
+                why, sizeof why) != FA4_OK) {
+        ctx->db = NULL;
+        snprintf(ctx->warnings, sizeof ctx->warnings,
+                 "config database not used: %s\n", why);
+        return;
+    }
+    if (warn[0])
+        snprintf(ctx->warnings, sizeof ctx->warnings, "%s\n", warn);
+}
+
+static void free_thread_buffer(void *p) { free(p); }
+
+fa4_status fa4_context_create(fa4_context **out, int device,
+                              const fa4_context_options *user_opts)
+{
+    fa4_context_options opts = FA4_CONTEXT_OPTIONS_INIT;
+    fa4_context *ctx = NULL;
+    char why[512];
+    fa4_status st;
+    CUresult res;
+
+    if (!out)
+        return error_set(NULL, FA4_EINVAL, "out is NULL");
+    *out = NULL;
+    if (user_opts) {
+        size_t n = user_opts->struct_size;
+        if (n < sizeof(size_t) || n > sizeof opts)
+            return error_set(NULL, FA4_EINVAL,
+                             "fa4_context_options.struct_size=%zu; use FA4_CONTEXT_OPTIONS_INIT", n);
+        memcpy(&opts, user_opts, n);
+    }
+    if (!(ctx = calloc(1, sizeof *ctx)))
+        return error_set(NULL, FA4_ENOMEM, "out of memory for the context");
+    ctx->device = device;
+    ctx->plan_only = opts.plan_only;
+    pthread_mutex_init(&ctx->lock, NULL);
+    if (pthread_key_create(&ctx->errkey, free_thread_buffer) != 0) {
+        pthread_mutex_destroy(&ctx->lock);
+        free(ctx);
+        return error_set(NULL, FA4_ENOMEM, "no thread-specific key left");
+    }
+
+    if (opts.plan_only) {
+        st = device_limits_for_arch(&ctx->limits, opts.arch, why, sizeof why);
+        if (st != FA4_OK) {
+            error_set(NULL, st, "plan_only: %s", why);
+            goto fail;
+        }
+        ctx->device = -1;
+    } else {
+        if ((st = cuda_load(&ctx->cu, why, sizeof why)) != FA4_OK) {
+            error_set(NULL, st, "%s", why);
+            goto fail;
+        }
+        if ((st = device_limits_query(&ctx->limits, ctx->cu, device, why, sizeof why)) != FA4_OK) {
+            error_set(NULL, st, "%s", why);
+            goto fail;
+        }
+        ctx->cu->cuDeviceGet(&ctx->cudev, device);
+        if ((res = ctx->cu->cuDevicePrimaryCtxRetain(&ctx->cuctx, ctx->cudev)) != CUDA_SUCCESS) {
+            char t[256];
+            st = error_set(NULL, FA4_ECUDA, "cuDevicePrimaryCtxRetain(%d): %s",
+                           device, cuda_error_text(res, t, sizeof t));
+            ctx->cuctx = NULL;
+            goto fail;
+        }
+    }
+    if (!opts.no_database)
+        open_databases(ctx, &opts);
+    *out = ctx;
+    return FA4_OK;
+
+fail:
+    fa4_context_destroy(ctx);
+    return st;
+}
+
+void fa4_context_destroy(fa4_context *ctx)
+{
+    if (!ctx)
+        return;
+    plan_cache_free(ctx);
+    db_close(ctx->db);
+    if (ctx->cuctx)
+        ctx->cu->cuDevicePrimaryCtxRelease(ctx->cudev);
+    free(pthread_getspecific(ctx->errkey));
+    pthread_setspecific(ctx->errkey, NULL);
+    pthread_key_delete(ctx->errkey);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+const char *fa4_context_warnings(const fa4_context *ctx)
+{
+    return ctx ? ctx->warnings : "";
+}
+
+fa4_status context_push(fa4_context *ctx)
+{
+    CUresult res;
+    char t[256];
+
+    if (!ctx->cu)
+        return error_set(ctx, FA4_ENOTSUP,
+                         "context was created plan_only for %s: nothing can run", ctx->limits.arch);
+    if ((res = ctx->cu->cuCtxPushCurrent(ctx->cuctx)) != CUDA_SUCCESS)
+        return error_set(ctx, FA4_ECUDA, "cuCtxPushCurrent: %s",
+                         cuda_error_text(res, t, sizeof t));
+    return FA4_OK;
+}
+
+void context_pop(fa4_context *ctx)
+{
+    CUcontext dummy;
+    if (ctx->cu)
+        ctx->cu->cuCtxPopCurrent(&dummy);
+}

@@ -1,0 +1,40 @@
+/*
+** context.h -- the inside of fa4_context, and error recording.
+*/
+#ifndef FA4_CONTEXT_H
+#define FA4_CONTEXT_H
+
+#include <pthread.h>
+#include "fa4.h"
+#include "device.h"
+#include "db.h"
+
+#define FA4_ERRMSG_MAX 1024
+
+struct fa4_context {
+    int device;                 /* ordinal, -1 when plan_only */
+    int plan_only;
+    const cuda_api *cu;         /* NULL when plan_only */
+    CUdevice cudev;
+    CUcontext cuctx;            /* the device's primary context */
+    device_limits limits;
+    db *db;                     /* NULL with no_database */
+    pthread_mutex_t lock;       /* guards cache and db */
+    struct plan_cache_entry *cache;  /* in-memory compiled kernels */
+    pthread_key_t errkey;       /* per-thread error text */
+    char warnings[1024];
+};
+
+/*
+** Record the detail text for the calling thread on CTX (printf-style) and
+** return STATUS, so a failure reads: return error_set(ctx, FA4_EINVAL, ...).
+*/
+fa4_status error_set(const fa4_context *ctx, fa4_status status,
+                     const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Make CTX's CUDA context current on this thread; pair with context_pop(). */
+fa4_status context_push(fa4_context *ctx);
+void context_pop(fa4_context *ctx);
+
+#endif

@@ -1,0 +1,301 @@
+/*
+** jit.c -- NVRTC compilation of one kernel variant.  The generated source
+** is the config's "#define" lines plus one #include; the kernel sources
+** come from the library itself (embedded at build time) or, while
+** developing, from $FA4_KERNEL_DIR.
+*/
+#include <nvrtc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "jit.h"
+#include "embedded.h"
+#include "family.h"
+
+static atomic_long compile_count;
+
+long jit_compile_count(void)
+{
+    return atomic_load(&compile_count);
+}
+
+int jit_nvrtc_version(void)
+{
+    int major = 0, minor = 0;
+    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+        return 0;
+    return major * 1000 + minor * 10;
+}
+
+/* 64-bit FNV-1a, continued from H. */
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    while (n--) {
+        h ^= *p++;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ULL
+
+/* $FA4_KERNEL_DIR, or NULL for the embedded sources. */
+static const char *kernel_dir(void)
+{
+    const char *d = getenv("FA4_KERNEL_DIR");
+    return d && *d ? d : NULL;
+}
+
+/* Read DIR/NAME into a malloc'd string, or NULL. */
+static char *read_kernel_file(const char *dir, const char *name)
+{
+    char path[4096];
+    FILE *f;
+    long n;
+    char *text;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (!(f = fopen(path, "rb")))
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (n < 0 || !(text = malloc((size_t)n + 1))) {
+        fclose(f);
+        return NULL;
+    }
+    if (fread(text, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* 1 when embedded file NAME belongs to FAMILY's sources (its directory or common/). */
+static int file_of_family(const char *name, const char *family_dir)
+{
+    size_t n = strlen(family_dir);
+    return strncmp(name, "common/", 7) == 0 ||
+           (strncmp(name, family_dir, n) == 0 && name[n] == '/');
+}
+
+static char source_hashes[3][17];
+static pthread_once_t hash_once = PTHREAD_ONCE_INIT;
+
+static void compute_source_hashes(void)
+{
+    static const fa4_family fams[3] = { FA4_FAMILY_SM80, FA4_FAMILY_SM90, FA4_FAMILY_SM100 };
+    const char *dir = kernel_dir();
+    int f, i;
+
+    for (f = 0; f < 3; f++) {
+        const char *fdir = family_lookup(fams[f])->name;
+        uint64_t h = FNV_INIT;
+        for (i = 0; i < embedded_kernels_count; i++) {
+            const char *name = embedded_kernels[i].name;
+            char *text = NULL;
+            if (!file_of_family(name, fdir))
+                continue;
+            if (dir)
+                text = read_kernel_file(dir, name);
+            h = fnv1a(h, name, strlen(name) + 1);
+            if (text) {
+                h = fnv1a(h, text, strlen(text));
+                free(text);
+            } else {
+                h = fnv1a(h, embedded_kernels[i].text, strlen(embedded_kernels[i].text));
+            }
+        }
+        snprintf(source_hashes[f], 17, "%016llx", (unsigned long long)h);
+    }
+}
+
+const char *jit_source_hash(fa4_family family)
+{
+    pthread_once(&hash_once, compute_source_hashes);
+    switch (family) {
+    case FA4_FAMILY_SM80:  return source_hashes[0];
+    case FA4_FAMILY_SM90:  return source_hashes[1];
+    case FA4_FAMILY_SM100: return source_hashes[2];
+    }
+    return "unknown";
+}
+
+/* The generated source of a variant into BUF; returns FA4_OK or FA4_EINVAL. */
+static fa4_status variant_source(char *buf, size_t size, const fa4_problem *p,
+                                 const fa4_config *c, const fa4_layout *l)
+{
+    const family_ops *ops = family_lookup(c->family);
+    int n;
+
+    if (!ops)
+        return FA4_EINVAL;
+    n = snprintf(buf, size, "/* libfa4 %s variant */\n", ops->name);
+    if (n < 0 || (size_t)n >= size)
+        return FA4_EINVAL;
+    if (budget_defines(buf + n, size - (size_t)n, p, c, l) < 0)
+        return FA4_EINVAL;
+    n = (int)strlen(buf);
+    if ((size_t)snprintf(buf + n, size - (size_t)n, "#include \"%s/kernel.cuh\"\n", ops->name) >= size - (size_t)n)
+        return FA4_EINVAL;
+    return FA4_OK;
+}
+
+/* NVRTC options for ARCH; the pointers are static or into ARCH_OPT. */
+static int compile_options(const char *opts[8], char arch_opt[64], char inc_opt[4200], const char *arch)
+{
+    const char *dir = kernel_dir();
+    int n = 0;
+
+    snprintf(arch_opt, 64, "--gpu-architecture=%s", arch);
+    opts[n++] = arch_opt;
+    opts[n++] = "-std=c++17";
+    opts[n++] = "--ptxas-options=-v";
+    if (dir) {
+        snprintf(inc_opt, 4200, "-I%s", dir);
+        opts[n++] = inc_opt;
+    }
+    return n;
+}
+
+fa4_status jit_key(char key[17], const char *arch, const fa4_problem *problem,
+                   const fa4_config *config, const fa4_layout *layout)
+{
+    char src[8192], arch_opt[64], inc_opt[4200];
+    const char *opts[8];
+    int nopt, i, nv = jit_nvrtc_version();
+    uint64_t h = FNV_INIT;
+
+    if (variant_source(src, sizeof src, problem, config, layout) != FA4_OK)
+        return FA4_EINVAL;
+    h = fnv1a(h, src, strlen(src));
+    nopt = compile_options(opts, arch_opt, inc_opt, arch);
+    for (i = 0; i < nopt; i++)
+        if (strncmp(opts[i], "-I", 2) != 0)      /* the directory is covered by the source hash */
+            h = fnv1a(h, opts[i], strlen(opts[i]) + 1);
+    h = fnv1a(h, &nv, sizeof nv);
+    h = fnv1a(h, FA4_VERSION_STRING, sizeof FA4_VERSION_STRING);
+    h = fnv1a(h, jit_source_hash(config->family), 16);
+    snprintf(key, 17, "%016llx", (unsigned long long)h);
+    return FA4_OK;
+}
+
+/* Pull "Used N registers" and the spill byte counts out of a ptxas log. */
+static void parse_ptxas_log(jit_kernel *k)
+{
+    const char *s;
+    int stores = 0, loads = 0;
+
+    k->regs = -1;
+    k->spill_bytes = -1;
+    k->stack_bytes = -1;
+    if ((s = strstr(k->log, "Used ")))
+        sscanf(s, "Used %d registers", &k->regs);
+    if ((s = strstr(k->log, "bytes stack frame"))) {
+        while (s > k->log && s[-1] == ' ')
+            s--;
+        while (s > k->log && s[-1] >= '0' && s[-1] <= '9')
+            s--;
+        sscanf(s, "%d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
+               &k->stack_bytes, &stores, &loads);
+        k->spill_bytes = stores + loads;
+    }
+}
+
+fa4_status jit_compile(jit_kernel *out, const char *arch, const fa4_problem *problem,
+                       const fa4_config *config, const fa4_layout *layout,
+                       char *why, size_t why_size)
+{
+    char src[8192], arch_opt[64], inc_opt[4200];
+    const char *opts[8];
+    const char **hdr_text = NULL, **hdr_name = NULL;
+    int nopt, nhdr = 0, i;
+    nvrtcProgram prog = NULL;
+    nvrtcResult rc;
+    size_t n;
+    struct timespec t0, t1;
+    fa4_status st = FA4_ECOMPILE;
+
+    memset(out, 0, sizeof *out);
+    if (variant_source(src, sizeof src, problem, config, layout) != FA4_OK) {
+        snprintf(why, why_size, "variant source does not fit %zu bytes", sizeof src);
+        return FA4_EINVAL;
+    }
+    jit_key(out->key, arch, problem, config, layout);
+    nopt = compile_options(opts, arch_opt, inc_opt, arch);
+    if (!kernel_dir()) {
+        hdr_text = malloc(sizeof *hdr_text * (size_t)embedded_kernels_count);
+        hdr_name = malloc(sizeof *hdr_name * (size_t)embedded_kernels_count);
+        if (!hdr_text || !hdr_name) {
+            free(hdr_text);
+            free(hdr_name);
+            snprintf(why, why_size, "out of memory");
+            return FA4_ENOMEM;
+        }
+        for (i = 0; i < embedded_kernels_count; i++) {
+            hdr_text[nhdr] = embedded_kernels[i].text;
+            hdr_name[nhdr++] = embedded_kernels[i].name;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    atomic_fetch_add(&compile_count, 1);
+    rc = nvrtcCreateProgram(&prog, src, "fa4_variant.cu", nhdr, hdr_text, hdr_name);
+    if (rc != NVRTC_SUCCESS) {
+        snprintf(why, why_size, "nvrtcCreateProgram: %s", nvrtcGetErrorString(rc));
+        goto done;
+    }
+    rc = nvrtcCompileProgram(prog, nopt, opts);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    out->compile_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS && (out->log = malloc(n + 1))) {
+        nvrtcGetProgramLog(prog, out->log);
+        out->log[n] = '\0';
+    }
+    if (!out->log && !(out->log = calloc(1, 1))) {
+        st = FA4_ENOMEM;
+        goto done;
+    }
+    if (rc != NVRTC_SUCCESS) {
+        snprintf(why, why_size, "NVRTC %s for %s: %.400s", nvrtcGetErrorString(rc), arch, out->log);
+        goto done;
+    }
+    parse_ptxas_log(out);
+    if (out->spill_bytes > 0) {
+        snprintf(why, why_size, "variant spills %d bytes (%d registers) for %s", out->spill_bytes,
+                 out->regs, arch);
+        goto done;
+    }
+    if (nvrtcGetCUBINSize(prog, &n) != NVRTC_SUCCESS || !(out->cubin = malloc(n))) {
+        snprintf(why, why_size, "nvrtcGetCUBIN failed (arch %s must be a real sm_XX target)", arch);
+        goto done;
+    }
+    nvrtcGetCUBIN(prog, out->cubin);
+    out->cubin_size = n;
+    st = FA4_OK;
+done:
+    nvrtcDestroyProgram(&prog);
+    free(hdr_text);
+    free(hdr_name);
+    if (st != FA4_OK) {
+        free(out->cubin);
+        out->cubin = NULL;
+    }
+    return st;
+}
+
+void jit_kernel_free(jit_kernel *k)
+{
+    if (!k)
+        return;
+    free(k->cubin);
+    free(k->log);
+    k->cubin = NULL;
+    k->log = NULL;
+}

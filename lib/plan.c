@@ -1,0 +1,258 @@
+/*
+** plan.c -- fa4_plan_create: problem -> config (database or heuristic)
+** -> budget -> compiled kernel (memory cache, database, NVRTC) -> loaded
+** function.  The only slow step of the library.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plan.h"
+#include "config.h"
+#include "family.h"
+#include "jit.h"
+#include "problem.h"
+
+/* One loaded kernel; lives as long as its context. */
+struct plan_cache_entry {
+    char key[17];
+    CUmodule module;        /* NULL in a plan_only context */
+    CUfunction fn;
+    struct plan_cache_entry *next;
+};
+
+void plan_cache_free(fa4_context *ctx)
+{
+    struct plan_cache_entry *e = ctx->cache, *next;
+
+    for (; e; e = next) {
+        next = e->next;
+        if (e->module)
+            ctx->cu->cuModuleUnload(e->module);
+        free(e);
+    }
+    ctx->cache = NULL;
+}
+
+/* The cached entry for KEY, or NULL.  Caller holds ctx->lock. */
+static struct plan_cache_entry *cache_find(fa4_context *ctx, const char *key)
+{
+    struct plan_cache_entry *e;
+
+    for (e = ctx->cache; e; e = e->next)
+        if (!strcmp(e->key, key))
+            return e;
+    return NULL;
+}
+
+/*
+** Choose the config: explicit, then the database, then the heuristic of
+** the best family that runs the problem on this device.
+*/
+static fa4_status choose_config(fa4_plan *plan, fa4_context *ctx, const fa4_plan_options *o)
+{
+    char why[512], dbwhy[512] = "no database";
+    const fa4_problem *p = &plan->problem;
+    fa4_status st;
+
+    if (o->config) {
+        if (o->config->struct_size < sizeof(size_t) || o->config->struct_size > sizeof plan->config)
+            return error_set(ctx, FA4_EINVAL, "fa4_config.struct_size=%zu; use FA4_CONFIG_INIT",
+                             o->config->struct_size);
+        plan->config = (fa4_config)FA4_CONFIG_INIT;
+        memcpy(&plan->config, o->config, o->config->struct_size);
+        plan->config.struct_size = sizeof plan->config;
+        plan->source = FA4_SOURCE_EXPLICIT;
+        if ((st = budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why)) != FA4_OK)
+            return error_set(ctx, st, "config [%s]: %s",
+                             fa4_config_format(&plan->config, dbwhy, sizeof dbwhy), why);
+        return FA4_OK;
+    }
+    if (ctx->db) {
+        pthread_mutex_lock(&ctx->lock);
+        st = db_lookup(ctx->db, &plan->config, &plan->source, &ctx->limits, p, dbwhy, sizeof dbwhy);
+        pthread_mutex_unlock(&ctx->lock);
+        /* A stored config that no longer fits (another driver's limits) is skipped. */
+        if (st == FA4_OK && budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) == FA4_OK)
+            return FA4_OK;
+    }
+    if (!o->allow_heuristic)
+        return error_set(ctx, FA4_ENOTSUP, "no tuned config for this problem on %s (%s) and allow_heuristic=0",
+                         ctx->limits.name, dbwhy);
+    {
+        /* Verified families first; sm100 only where it is the device's own
+           (plan_only) since it cannot be checked on hardware here. */
+        static const fa4_family order[] = { FA4_FAMILY_SM90, FA4_FAMILY_SM80, FA4_FAMILY_SM100 };
+        size_t i;
+        for (i = 0; i < sizeof order / sizeof order[0]; i++) {
+            if (order[i] == FA4_FAMILY_SM100 && ctx->limits.cc != 100)
+                continue;
+            if (order[i] == FA4_FAMILY_SM80 && ctx->limits.cc == 100 && ctx->plan_only)
+                continue;
+            if (config_default(&plan->config, &ctx->limits, p, order[i], why, sizeof why) != FA4_OK)
+                continue;
+            if (budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) != FA4_OK)
+                continue;
+            plan->source = FA4_SOURCE_HEURISTIC;
+            return FA4_OK;
+        }
+    }
+    return error_set(ctx, FA4_ENOFIT, "no kernel family fits this problem on %s: %s", ctx->limits.name, why);
+}
+
+/* Load CUBIN into a module and fill E; ctx current.  Rejects local memory. */
+static fa4_status load_kernel(fa4_context *ctx, struct plan_cache_entry *e, const void *cubin,
+                              const fa4_layout *layout)
+{
+    const cuda_api *cu = ctx->cu;
+    CUresult res;
+    int local = 0;
+    char t[256];
+
+    if ((res = cu->cuModuleLoadData(&e->module, cubin)) != CUDA_SUCCESS)
+        return error_set(ctx, FA4_ECUDA, "cuModuleLoadData: %s", cuda_error_text(res, t, sizeof t));
+    if ((res = cu->cuModuleGetFunction(&e->fn, e->module, JIT_KERNEL_NAME)) != CUDA_SUCCESS)
+        return error_set(ctx, FA4_ECUDA, "cuModuleGetFunction(%s): %s", JIT_KERNEL_NAME,
+                         cuda_error_text(res, t, sizeof t));
+    cu->cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, e->fn);
+    if (local > 0)
+        return error_set(ctx, FA4_ECOMPILE, "kernel uses %d bytes of local memory (spills)", local);
+    res = cu->cuFuncSetAttribute(e->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, layout->smem_bytes);
+    if (res != CUDA_SUCCESS)
+        return error_set(ctx, FA4_ECUDA, "dynamic shared memory %d B: %s", layout->smem_bytes,
+                         cuda_error_text(res, t, sizeof t));
+    return FA4_OK;
+}
+
+/*
+** Find or build the kernel of PLAN: the context's memory cache, then the
+** database's binary cache, then NVRTC.
+*/
+static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_options *o)
+{
+    struct plan_cache_entry *e = NULL, *raced;
+    char key[17], why[1024];
+    void *cubin = NULL;
+    size_t size = 0;
+    jit_kernel jk = { 0 };
+    fa4_status st;
+
+    if (jit_key(key, ctx->limits.arch, &plan->problem, &plan->config, &plan->layout) != FA4_OK)
+        return error_set(ctx, FA4_EINVAL, "cannot form the variant source for this config");
+    pthread_mutex_lock(&ctx->lock);
+    e = cache_find(ctx, key);
+    pthread_mutex_unlock(&ctx->lock);
+    if (e) {
+        plan->kernel = e;
+        plan->fn = e->fn;
+        return FA4_OK;
+    }
+    if (ctx->db && !o->no_binary_cache) {
+        pthread_mutex_lock(&ctx->lock);
+        st = db_binary_get(ctx->db, &cubin, &size, key, why, sizeof why);
+        pthread_mutex_unlock(&ctx->lock);
+        if (st != FA4_OK)
+            cubin = NULL;
+    }
+    if (!cubin) {
+        /* Compiling takes ~0.3-3 s: outside the lock, so threads compile in parallel. */
+        st = jit_compile(&jk, ctx->limits.arch, &plan->problem, &plan->config, &plan->layout, why, sizeof why);
+        if (st != FA4_OK) {
+            jit_kernel_free(&jk);
+            return error_set(ctx, st, "%s", why);
+        }
+        cubin = jk.cubin;
+        size = jk.cubin_size;
+        jk.cubin = NULL;
+        jit_kernel_free(&jk);
+        if (ctx->db) {
+            pthread_mutex_lock(&ctx->lock);
+            db_binary_put(ctx->db, key, ctx->limits.arch, cubin, size, why, sizeof why);
+            pthread_mutex_unlock(&ctx->lock);
+        }
+    }
+    if (!(e = calloc(1, sizeof *e))) {
+        free(cubin);
+        return error_set(ctx, FA4_ENOMEM, "out of memory");
+    }
+    memcpy(e->key, key, sizeof key);
+    st = FA4_OK;
+    if (!ctx->plan_only) {
+        if ((st = context_push(ctx)) == FA4_OK) {
+            st = load_kernel(ctx, e, cubin, &plan->layout);
+            context_pop(ctx);
+        }
+    }
+    free(cubin);
+    if (st != FA4_OK) {
+        if (e->module)
+            ctx->cu->cuModuleUnload(e->module);
+        free(e);
+        return st;
+    }
+    pthread_mutex_lock(&ctx->lock);
+    if ((raced = cache_find(ctx, key))) {
+        /* Another thread loaded the same variant meanwhile: keep one. */
+        if (e->module)
+            ctx->cu->cuModuleUnload(e->module);
+        free(e);
+        e = raced;
+    } else {
+        e->next = ctx->cache;
+        ctx->cache = e;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    plan->kernel = e;
+    plan->fn = e->fn;
+    return FA4_OK;
+}
+
+fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx, const fa4_problem *problem,
+                           const fa4_plan_options *user_opts)
+{
+    fa4_plan_options o = FA4_PLAN_OPTIONS_INIT;
+    fa4_plan *plan = NULL;
+    char why[512];
+    fa4_status st;
+
+    if (!out || !ctx)
+        return error_set(ctx, FA4_EINVAL, "%s is NULL", out ? "ctx" : "out");
+    *out = NULL;
+    if (user_opts) {
+        if (user_opts->struct_size < sizeof(size_t) || user_opts->struct_size > sizeof o)
+            return error_set(ctx, FA4_EINVAL, "fa4_plan_options.struct_size=%zu; use FA4_PLAN_OPTIONS_INIT",
+                             user_opts->struct_size);
+        memcpy(&o, user_opts, user_opts->struct_size);
+    }
+    if (!(plan = calloc(1, sizeof *plan)))
+        return error_set(ctx, FA4_ENOMEM, "out of memory for the plan");
+    plan->ctx = ctx;
+    if ((st = problem_resolve(&plan->problem, problem, why, sizeof why)) != FA4_OK) {
+        error_set(ctx, st, "%s", why);
+        goto done;
+    }
+    if ((st = choose_config(plan, ctx, &o)) != FA4_OK)
+        goto done;
+    if ((st = get_kernel(plan, ctx, &o)) != FA4_OK)
+        goto done;
+    *out = plan;
+    plan = NULL;
+done:
+    fa4_plan_destroy(plan);
+    return st;
+}
+
+void fa4_plan_destroy(fa4_plan *plan)
+{
+    free(plan);   /* the kernel stays in the context's cache */
+}
+
+fa4_status fa4_plan_config(const fa4_plan *plan, fa4_config *config, fa4_config_source *source)
+{
+    if (!plan)
+        return FA4_EINVAL;
+    if (config)
+        *config = plan->config;
+    if (source)
+        *source = plan->source;
+    return FA4_OK;
+}

@@ -1,0 +1,25 @@
+/*
+** problem.h -- validation of fa4_problem and its canonical form.
+*/
+#ifndef FA4_PROBLEM_H
+#define FA4_PROBLEM_H
+
+#include "fa4.h"
+
+/*
+** Copy the caller's PROBLEM (as far as its struct_size covers) into *OUT,
+** check every field and fill the defaults: head_dim_v, softmax_scale,
+** contiguous strides, window_right = 0 with causal.  FA4_OK, FA4_EINVAL or
+** FA4_ENOTSUP with WHY naming the field, value and limit.
+*/
+fa4_status problem_resolve(fa4_problem *out, const fa4_problem *problem,
+                           char *why, size_t why_size);
+
+/* 1 when the kernel must mask beyond the ragged tail (causal or window). */
+int problem_has_mask(const fa4_problem *p);
+
+/* FLOPs of the forward pass (2 GEMMs), counting only visible scores for
+** causal with seqlen_q == seqlen_k as the FlashAttention papers do. */
+double problem_flops(const fa4_problem *p);
+
+#endif

@@ -1,0 +1,189 @@
+/*
+** reference.c -- attention in double precision on the CPU, the ground
+** truth every kernel is checked against.  Written for clarity, not speed.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "reference.h"
+
+/* bf16: the upper half of a float, rounded to nearest even. */
+static uint16_t float_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return 0x7fc0;                      /* NaN stays NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+/* IEEE half, rounded to nearest even, overflow to inf. */
+static uint16_t float_to_fp16(float f)
+{
+    uint32_t u, sign, mant;
+    int exp;
+    memcpy(&u, &f, 4);
+    sign = (u >> 16) & 0x8000u;
+    exp = (int)((u >> 23) & 0xff) - 127 + 15;
+    mant = u & 0x7fffffu;
+    if (((u >> 23) & 0xff) == 0xff)
+        return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+    if (exp >= 31)
+        return (uint16_t)(sign | 0x7c00u);
+    if (exp <= 0) {                          /* subnormal or zero */
+        uint32_t m, shift, half, r;
+        if (exp < -10)
+            return (uint16_t)sign;
+        m = mant | 0x800000u;
+        shift = (uint32_t)(14 - exp);
+        half = 1u << (shift - 1);
+        r = m >> shift;
+        if ((m & ((1u << shift) - 1)) > half || ((m & ((1u << shift) - 1)) == half && (r & 1)))
+            r++;
+        return (uint16_t)(sign | r);
+    }
+    {
+        uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13);
+        uint32_t rest = mant & 0x1fffu;
+        if (rest > 0x1000u || (rest == 0x1000u && (h & 1)))
+            h++;                             /* may carry into the exponent: correct */
+        return (uint16_t)h;
+    }
+}
+
+static float fp16_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, u;
+    float f;
+    if (exp == 0) {
+        f = ldexpf((float)mant, -24);
+        return sign ? -f : f;
+    }
+    if (exp == 31)
+        u = sign | 0x7f800000u | (mant << 13);
+    else
+        u = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+uint16_t ref_float_to_half(float f, fa4_dtype dtype)
+{
+    return dtype == FA4_DTYPE_FP16 ? float_to_fp16(f) : float_to_bf16(f);
+}
+
+float ref_half_to_float(uint16_t h, fa4_dtype dtype)
+{
+    uint32_t u;
+    float f;
+    if (dtype == FA4_DTYPE_FP16)
+        return fp16_to_float(h);
+    u = (uint32_t)h << 16;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Element (b, s, h, x) of a contiguous BSHD tensor. */
+static double at(const uint16_t *t, fa4_dtype dt, int S, int H, int D, int b, int s, int h, int x)
+{
+    return ref_half_to_float(t[(((size_t)b * S + s) * H + h) * D + x], dt);
+}
+
+void ref_attention_row(double *o, double *lse, const fa4_problem *p, const uint16_t *q,
+                       const uint16_t *k, const uint16_t *v, int b, int i, int h)
+{
+    const int d = p->head_dim_qk, dv = p->head_dim_v ? p->head_dim_v : d;
+    const int hk = h / (p->heads_q / p->heads_kv);
+    const long diag = (long)p->seqlen_k - p->seqlen_q;
+    const int wr = p->causal ? 0 : p->window_right;
+    const double scale = p->softmax_scale > 0 ? p->softmax_scale : 1.0 / sqrt((double)d);
+    double *s = malloc(sizeof *s * (size_t)p->seqlen_k);
+    double m = -INFINITY, sum = 0;
+    int j, x;
+
+    memset(o, 0, sizeof *o * (size_t)dv);
+    if (!s) {
+        *lse = NAN;
+        return;
+    }
+    for (j = 0; j < p->seqlen_k; j++) {
+        double acc = 0;
+        if ((p->window_left >= 0 && j < i + diag - p->window_left) || (wr >= 0 && j > i + diag + wr)) {
+            s[j] = -INFINITY;
+            continue;
+        }
+        for (x = 0; x < d; x++)
+            acc += at(q, p->dtype, p->seqlen_q, p->heads_q, d, b, i, h, x) *
+                   at(k, p->dtype, p->seqlen_k, p->heads_kv, d, b, j, hk, x);
+        s[j] = acc * scale;
+        if (s[j] > m)
+            m = s[j];
+    }
+    if (m == -INFINITY) {                   /* the row sees no key */
+        *lse = -INFINITY;
+        free(s);
+        return;
+    }
+    for (j = 0; j < p->seqlen_k; j++) {
+        double w;
+        if (s[j] == -INFINITY)
+            continue;
+        w = exp(s[j] - m);
+        sum += w;
+        for (x = 0; x < dv; x++)
+            o[x] += w * at(v, p->dtype, p->seqlen_k, p->heads_kv, dv, b, j, hk, x);
+    }
+    for (x = 0; x < dv; x++)
+        o[x] /= sum;
+    *lse = m + log(sum);
+    free(s);
+}
+
+void ref_attention(double *o, double *lse, const fa4_problem *p, const uint16_t *q,
+                   const uint16_t *k, const uint16_t *v)
+{
+    const int dv = p->head_dim_v ? p->head_dim_v : p->head_dim_qk;
+    int b, i, h;
+
+    for (b = 0; b < p->batch; b++)
+        for (i = 0; i < p->seqlen_q; i++)
+            for (h = 0; h < p->heads_q; h++) {
+                double l;
+                ref_attention_row(o + (((size_t)b * p->seqlen_q + i) * p->heads_q + h) * dv, &l,
+                                  p, q, k, v, b, i, h);
+                if (lse)
+                    lse[((size_t)b * p->heads_q + h) * p->seqlen_q + i] = l;
+            }
+}
+
+double ref_rel_error(const uint16_t *out, const double *ref, size_t n, fa4_dtype dtype)
+{
+    double num = 0, den = 0;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        double x = ref_half_to_float(out[i], dtype), e = x - ref[i];
+        if (isnan(x) || isinf(x))
+            return INFINITY;
+        num += e * e;
+        den += ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+void ref_fill_random(uint16_t *x, size_t n, fa4_dtype dtype, uint64_t *seed)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        /* xorshift64*: fast, and the same seed gives the same inputs */
+        uint64_t s = *seed;
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        *seed = s;
+        x[i] = ref_float_to_half((float)((double)((s * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0 * 2.0 - 1.0),
+                                 dtype);
+    }
+}
