@@ -1,0 +1,106 @@
+/*
+** test_gpu_forward.c -- every kernel family that runs on this GPU, against
+** the float64 CPU reference: bf16 and fp16, head dims 64..256 (and
+** 192/128), causal and not, GQA, ragged lengths (1, 17, 129, 1000),
+** seqlen_q != seqlen_k, sliding window, LSE.  Skips without a GPU.
+*/
+#include "tap.h"
+#include "gpu_check.h"
+#include "config.h"
+
+typedef struct shape { int sq, sk; } shape;
+
+int main(void)
+{
+    static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 }, { 256, 256 } };
+    static const shape shapes[] = { { 1, 1 }, { 17, 17 }, { 129, 129 }, { 1000, 1000 }, { 17, 1000 }, { 1000, 17 } };
+    static const fa4_family fams[] = { FA4_FAMILY_SM90, FA4_FAMILY_SM80 };
+    fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
+    fa4_context *ctx = NULL;
+    fa4_status st;
+    uint64_t seed;
+    size_t f, di, si;
+    int dt, causal;
+
+    co.no_database = 1;
+    st = fa4_context_create(&ctx, 0, &co);
+    if (st != FA4_OK)
+        skip_all("no CUDA device (%s)", fa4_context_last_error());
+    seed = tap_seed() * 0x9E3779B97F4A7C15ULL + 1;
+    diag("device: %s (%s, %d SMs)", ctx->limits.name, ctx->limits.arch, ctx->limits.sm_count);
+
+    for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
+        fa4_family fam = fams[f];
+        fa4_layout lay;
+        char why[512];
+        for (di = 0; di < sizeof dims / sizeof dims[0]; di++)
+            for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP16; dt++)
+                for (causal = 0; causal <= 1; causal++) {
+                    fa4_problem p = FA4_PROBLEM_INIT;
+                    fa4_config cfg;
+                    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+                    char cs[256];
+
+                    p.dtype = (fa4_dtype)dt;
+                    p.batch = 2;
+                    p.heads_q = 4;
+                    p.heads_kv = 2;           /* GQA group of 2 */
+                    p.head_dim_qk = dims[di][0];
+                    p.head_dim_v = dims[di][1];
+                    p.causal = causal;
+                    p.return_lse = 1;
+                    p.seqlen_q = p.seqlen_k = 128;
+                    if (config_default(&cfg, &ctx->limits, &p, fam, why, sizeof why) != FA4_OK ||
+                        budget_fit(&lay, &ctx->limits, &p, &cfg, why, sizeof why) != FA4_OK) {
+                        skip("%s d%d/%d: %s", config_family_name(fam), p.head_dim_qk, p.head_dim_v, why);
+                        continue;
+                    }
+                    po.config = &cfg;
+                    fa4_config_format(&cfg, cs, sizeof cs);
+                    for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+                        fa4_plan *plan = NULL;
+                        gpu_check_result r;
+                        p.seqlen_q = shapes[si].sq;
+                        p.seqlen_k = shapes[si].sk;
+                        p.batch = p.seqlen_q * p.seqlen_k > 100000 ? 1 : 2;
+                        st = fa4_plan_create(&plan, ctx, &p, &po);
+                        if (st != FA4_OK) {
+                            ok(0, "[%s] %s d%d/%d causal=%d sq=%d sk=%d: plan: %s", cs,
+                               dt == 1 ? "bf16" : "fp16", p.head_dim_qk, p.head_dim_v, causal,
+                               p.seqlen_q, p.seqlen_k, fa4_context_errmsg(ctx));
+                            continue;
+                        }
+                        if (gpu_check(&r, ctx, plan, &p, &seed) != 0) {
+                            ok(0, "[%s] sq=%d sk=%d: %s", cs, p.seqlen_q, p.seqlen_k, r.msg);
+                        } else {
+                            int good = r.rel_err <= gpu_check_tolerance(p.dtype) && !r.lse_bad &&
+                                       r.lse_err < 1e-2;
+                            ok(good, "[%s] %s d%d/%d causal=%d sq=%d sk=%d matches the reference "
+                               "(rel err %.2e, lse err %.1e, tol %.0e)", cs, dt == 1 ? "bf16" : "fp16",
+                               p.head_dim_qk, p.head_dim_v, causal, p.seqlen_q, p.seqlen_k,
+                               r.rel_err, r.lse_err, gpu_check_tolerance(p.dtype));
+                            if (!good && r.msg[0])
+                                diag("  %s", r.msg);
+                        }
+                        fa4_plan_destroy(plan);
+                    }
+                }
+    }
+
+    /* Sliding window (left 100, right 20) with seqlen_q != seqlen_k, heuristic config. */
+    {
+        fa4_problem p = FA4_PROBLEM_INIT;
+        fa4_plan *plan = NULL;
+        gpu_check_result r;
+        p.batch = 1; p.heads_q = 2; p.heads_kv = 1; p.head_dim_qk = 128;
+        p.seqlen_q = 300; p.seqlen_k = 700; p.window_left = 100; p.window_right = 20; p.return_lse = 1;
+        st = fa4_plan_create(&plan, ctx, &p, NULL);
+        if (st == FA4_OK && gpu_check(&r, ctx, plan, &p, &seed) == 0)
+            ok(r.rel_err <= 1e-2 && !r.lse_bad, "sliding window (100, 20) sq=300 sk=700 matches (rel err %.2e)", r.rel_err);
+        else
+            ok(0, "sliding window case ran: %s", st ? fa4_context_errmsg(ctx) : r.msg);
+        fa4_plan_destroy(plan);
+    }
+    fa4_context_destroy(ctx);
+    return done_testing();
+}
