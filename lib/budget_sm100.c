@@ -64,6 +64,8 @@
 **       12 slots (even: 6 K + 6 V stages) = 230,708 B, plus 12 K-chunk
 **       barriers = 230,804 B.
 **   d256: pad 256, BN = 0 < 64: unsupported in 2Q.
+**   An explicit bn must be a multiple of 2 * MMA_K: P goes back to TMEM in
+**   two column halves of whole MMA k-steps (PV_STAGES = 2).
 */
 #include <stdio.h>
 #include <string.h>
@@ -196,9 +198,11 @@ static fa4_status sm100_shape_of(sm100_shape *s, const device_limits *dev,
         s->bn = sm100_auto_bn(s->pad_dv, s->mma_k);
     } else {
         s->bn = cfg->bn;
-        if (s->bn % s->mma_k != 0) {
-            snprintf(why, wn, "bn=%d not a multiple of MMA_K %d", s->bn,
-                     s->mma_k);
+        /* P goes back in PV_STAGES column halves of whole MMA k-steps. */
+        if (s->bn % (SM100_PV_STAGES * s->mma_k) != 0) {
+            snprintf(why, wn, "bn=%d not a multiple of %d (%d P halves of "
+                     "MMA_K %d)", s->bn, SM100_PV_STAGES * s->mma_k,
+                     SM100_PV_STAGES, s->mma_k);
             return FA4_EINVAL;
         }
         if (s->bn > 256) {
@@ -399,8 +403,8 @@ static void sm100_resolve(fa4_config *c, const device_limits *dev,
     c->fused_kv = s.fused;
 }
 
-/* family_ops.candidates: BN automatic and every multiple of 32 below it
-** down to 64, each with the slot rule's ring; exp2 emulation {0, 25, 50} %;
+/* family_ops.candidates: BN automatic and every multiple of 2*MMA_K (32
+** for 16-bit types, 64 for fp8) below it down to 64, each with the slot rule's ring; exp2 emulation {0, 25, 50} %;
 ** rescale threshold {0, 8}. */
 static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
                             const fa4_problem *pb)
@@ -409,14 +413,15 @@ static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
     static const int thr[] = { 0, 8 };
     int esize = sm100_esize(pb->dtype);
     int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
-    int bns[8], nbn = 0, n = 0, auto_bn, bn, i, e, t;
+    int bns[8], nbn = 0, n = 0, auto_bn, bn, step, i, e, t;
 
     if (esize == 0 || dv <= 0)
         return 0;
     auto_bn = sm100_auto_bn(align_up(dv, sm100_swizzle(esize) / esize),
                             sm100_mma_k(esize));
     bns[nbn++] = auto_bn;                 /* may be < 64: fit says why */
-    for (bn = align_down(auto_bn - 1, 32); bn >= 64 && nbn < 8; bn -= 32)
+    step = 2 * sm100_mma_k(esize);
+    for (bn = align_down(auto_bn - 1, step); bn >= 64 && nbn < 8; bn -= step)
         bns[nbn++] = bn;
 
     for (i = 0; i < nbn; i++)

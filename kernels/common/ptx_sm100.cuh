@@ -1,0 +1,295 @@
+/*
+** ptx_sm100.cuh -- PTX wrappers for the sm100 family (sm_100a): tensor
+** memory (tcgen05.alloc/dealloc/ld/st/fence), the tcgen05.mma kind::f16
+** with its shared-memory and instruction descriptors, tcgen05.commit to an
+** mbarrier, mbarriers and TMA loads.  One small function per instruction.
+**
+** UNVERIFIED ON HARDWARE: nothing here has run on an sm_100 GPU (we have
+** H100s).  It compiles with NVRTC 13.0 for sm_100a; the descriptor bit
+** layouts follow the PTX ISA 8.7+ tables ("Instruction descriptor",
+** "Shared memory descriptor" of tcgen05) and must be checked by a probe
+** like probes/hopper-ptx/ before any result is trusted.
+**
+** Self-contained: the sm100 kernel includes this and not ptx.cuh or
+** ptx_sm90.cuh, so the names below may repeat theirs.
+*/
+#ifndef FA4_KERNEL_PTX_SM100_CUH
+#define FA4_KERNEL_PTX_SM100_CUH
+
+#include "common/types.cuh"
+
+#ifndef FA4_DEV
+#define FA4_DEV static __device__ __forceinline__
+#endif
+
+/* CUtensorMap as the kernel sees it: 128 opaque bytes, 128-aligned, taken
+ * as a const __grid_constant__ parameter (KERNEL_NOTES.md). */
+#ifndef FA4_TMA_MAP_DEFINED
+#define FA4_TMA_MAP_DEFINED
+struct alignas(128) fa4_tma_map {
+    unsigned long long opaque[16];
+};
+#endif
+
+/* ------------------------------------------------------------ basics */
+
+FA4_DEV u32 smem_u32(const void *ptr)
+{
+    return (u32)__cvta_generic_to_shared(ptr);
+}
+
+/* Warp index, made uniform for the compiler (role branches). */
+FA4_DEV int warp_id_uniform(void)
+{
+    int w = (int)(threadIdx.x / 32);
+    return __shfl_sync(0xffffffffu, w, 0);
+}
+
+/* 1 in exactly one lane of a fully active warp (elect.sync). */
+FA4_DEV u32 elect_one_sync(void)
+{
+    u32 pred;
+    asm volatile("{\n .reg .pred p;\n"
+                 " elect.sync _|p, 0xffffffff;\n"
+                 " selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(pred));
+    return pred;
+}
+
+/* ----------------------------------------------------------- mbarrier */
+
+FA4_DEV void mbarrier_init(u32 bar, u32 count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n"
+                 :: "r"(bar), "r"(count) : "memory");
+}
+
+/* Make mbarrier.init visible to the async proxy (TMA, tcgen05.commit). */
+FA4_DEV void fence_mbarrier_init(void)
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+FA4_DEV void mbarrier_arrive_expect_tx(u32 bar, u32 bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+                 :: "r"(bar), "r"(bytes) : "memory");
+}
+
+FA4_DEV void mbarrier_arrive(u32 bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n"
+                 :: "r"(bar) : "memory");
+}
+
+/* Spin until phase PARITY of BAR has completed. */
+FA4_DEV void mbarrier_wait(u32 bar, u32 parity)
+{
+    asm volatile("{\n .reg .pred done;\n"
+                 "WAIT_%=:\n"
+                 " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 " @!done bra WAIT_%=;\n}\n"
+                 :: "r"(bar), "r"(parity) : "memory");
+}
+
+/* ---------------------------------------------------------------- TMA */
+
+FA4_DEV void prefetch_tensormap(const fa4_tma_map *map)
+{
+    asm volatile("prefetch.tensormap [%0];\n" :: "l"(map) : "memory");
+}
+
+/* 4-D tiled load of one box into DST; completes tx bytes on BAR.  Out of
+ * bounds elements are zero-filled. */
+FA4_DEV void tma_load_4d(u32 dst, const fa4_tma_map *map, u32 bar,
+                         int c0, int c1, int c2, int c3)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile"
+        ".mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n"
+        :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+        : "memory");
+}
+
+/* ------------------------------------------------------ tensor memory */
+
+/* Allocate NCOLS (power of two >= 32) TMEM columns for this CTA; the
+ * address lands in shared memory at DST_SMEM.  Whole warp. */
+template <u32 NCOLS>
+FA4_DEV void tcgen05_alloc(u32 dst_smem)
+{
+    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\n"
+                 :: "r"(dst_smem), "n"(NCOLS) : "memory");
+}
+
+/* Let other CTAs on the SM allocate (we allocate once).  Whole warp. */
+FA4_DEV void tcgen05_relinquish_alloc_permit(void)
+{
+    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n"
+                 ::: "memory");
+}
+
+template <u32 NCOLS>
+FA4_DEV void tcgen05_dealloc(u32 taddr)
+{
+    asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\n"
+                 :: "r"(taddr), "n"(NCOLS) : "memory");
+}
+
+/* Order tcgen05 work across a thread synchronisation (mbarrier, bar.sync). */
+FA4_DEV void tcgen05_fence_before_thread_sync(void)
+{
+    asm volatile("tcgen05.fence::before_thread_sync;\n" ::: "memory");
+}
+
+FA4_DEV void tcgen05_fence_after_thread_sync(void)
+{
+    asm volatile("tcgen05.fence::after_thread_sync;\n" ::: "memory");
+}
+
+/* Load 16 consecutive 32-bit columns of this thread's lane (warp w reaches
+ * lanes 32*(w%4) .. +31; TADDR = lane << 16 | column). */
+FA4_DEV void tcgen05_ld_32x32b_x16(u32 r[16], u32 taddr)
+{
+    asm volatile(
+        "tcgen05.ld.sync.aligned.32x32b.x16.b32 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, [%16];\n"
+        : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]),
+          "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]),
+          "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]),
+          "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15])
+        : "r"(taddr));
+}
+
+/* Store 16 / 8 consecutive 32-bit columns of this thread's lane. */
+FA4_DEV void tcgen05_st_32x32b_x16(u32 taddr, const u32 r[16])
+{
+    asm volatile(
+        "tcgen05.st.sync.aligned.32x32b.x16.b32 [%0], "
+        "{%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16};\n"
+        :: "r"(taddr),
+           "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]),
+           "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7]),
+           "r"(r[8]), "r"(r[9]), "r"(r[10]), "r"(r[11]),
+           "r"(r[12]), "r"(r[13]), "r"(r[14]), "r"(r[15])
+        : "memory");
+}
+
+FA4_DEV void tcgen05_st_32x32b_x8(u32 taddr, const u32 r[8])
+{
+    asm volatile(
+        "tcgen05.st.sync.aligned.32x32b.x8.b32 [%0], "
+        "{%1,%2,%3,%4,%5,%6,%7,%8};\n"
+        :: "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]),
+           "r"(r[4]), "r"(r[5]), "r"(r[6]), "r"(r[7])
+        : "memory");
+}
+
+/* Wait for this thread's outstanding tcgen05.ld / tcgen05.st. */
+FA4_DEV void tcgen05_wait_ld(void)
+{
+    asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory");
+}
+
+FA4_DEV void tcgen05_wait_st(void)
+{
+    asm volatile("tcgen05.wait::st.sync.aligned;\n" ::: "memory");
+}
+
+/* ------------------------------------------------------------ the MMA */
+
+/* Shared-memory descriptor (tcgen05): bits 0-13 start >> 4, 16-29 LBO >> 4,
+ * 32-45 SBO >> 4, 46-48 fixed 0b001 (sm100 descriptor version), 49-51 base
+ * offset (0: tiles 1024-aligned), 52 LBO mode 0, 61-63 layout: 2 = 128 B
+ * swizzle, 4 = 64 B, 6 = 32 B, 0 = none. */
+FA4_DEV u64 umma_smem_desc(u32 addr, u32 lbo, u32 sbo, u32 layout)
+{
+    return (u64)((addr & 0x3FFFFu) >> 4)
+         | ((u64)((lbo >> 4) & 0x3FFFu) << 16)
+         | ((u64)((sbo >> 4) & 0x3FFFu) << 32)
+         | ((u64)1 << 46)
+         | ((u64)(layout & 7u) << 61);
+}
+
+/* Instruction descriptor of kind::f16: bits 4-5 D format (1 = f32), 7-9 A
+ * format, 10-12 B format (0 = f16, 1 = bf16), 15 A MN-major, 16 B
+ * MN-major, 17-22 N >> 3, 24-28 M >> 4. */
+FA4_DEV constexpr u32 umma_idesc_f16(u32 ab_bf16, u32 m, u32 n, u32 a_mn,
+                                     u32 b_mn)
+{
+    return (1u << 4) | (ab_bf16 << 7) | (ab_bf16 << 10) | (a_mn << 15)
+         | (b_mn << 16) | ((n >> 3) << 17) | ((m >> 4) << 24);
+}
+
+/* D[tmem] (+)= A[smem] * B[smem]; ACCUMULATE 0 overwrites D.  One thread. */
+FA4_DEV void tcgen05_mma_f16_ss(u32 d_tmem, u64 a_desc, u64 b_desc, u32 idesc,
+                                u32 accumulate)
+{
+    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"
+                 " tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}\n"
+                 :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc),
+                    "r"(accumulate)
+                 : "memory");
+}
+
+/* D[tmem] (+)= A[tmem] * B[smem] (A: 128 lanes x K, 16-bit pairs packed
+ * per 32-bit column).  One thread. */
+FA4_DEV void tcgen05_mma_f16_ts(u32 d_tmem, u32 a_tmem, u64 b_desc, u32 idesc,
+                                u32 accumulate)
+{
+    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"
+                 " tcgen05.mma.cta_group::1.kind::f16 [%0], [%1], %2, %3, p;\n}\n"
+                 :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc),
+                    "r"(accumulate)
+                 : "memory");
+}
+
+/* Arrive once on BAR when every tcgen05.mma this thread issued so far has
+ * completed (reads of smem and TMEM included). */
+FA4_DEV void tcgen05_commit(u32 bar)
+{
+    asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one"
+                 ".shared::cluster.b64 [%0];\n"
+                 :: "r"(bar) : "memory");
+}
+
+/* ------------------------------------------------------- conversions */
+
+/* Pack two f32 into bf16x2 / f16x2: LO in bits 0-15 (the instruction puts
+ * its first source in the upper half, KERNEL_NOTES.md). */
+FA4_DEV u32 cvt_rn_bf16x2_f32(float lo, float hi)
+{
+    u32 d;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
+    return d;
+}
+
+FA4_DEV u32 cvt_rn_f16x2_f32(float lo, float hi)
+{
+    u32 d;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
+    return d;
+}
+
+/* 2^x on the MUFU unit (2^-inf = 0). */
+FA4_DEV float ex2_approx_ftz(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+FA4_DEV float lg2_approx_ftz(float x)
+{
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+FA4_DEV void st_global_v4_u32(void *gmem, u32 a, u32 b, u32 c, u32 d)
+{
+    asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};\n"
+                 :: "l"(gmem), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
+#endif

@@ -1,0 +1,104 @@
+/*
+** sm100/correction.cuh -- the correction warpgroup: per KV step and query
+** tile, wait for alpha (softmax) and for P V of the previous step (MMA),
+** rescale O_i in TMEM when any row of the warp needs it, release the
+** softmax warpgroup; at the end, O_i * (1/l) to global memory (the
+** epilogue).  Thread t handles row t of both tiles (TMEM lane t).
+** UNVERIFIED ON HARDWARE (see kernel.cuh).
+*/
+#ifndef FA4_SM100_CORRECTION_CUH
+#define FA4_SM100_CORRECTION_CUH
+
+/* O_i *= alpha for this thread's row, 16 columns at a time. */
+FA4_DEV void rescale_o(u32 o_col, float alpha)
+{
+    int ch, e;
+    for (ch = 0; ch < FA4_PAD_DV / 16; ch++) {
+        u32 v[16];
+        tcgen05_ld_32x32b_x16(v, o_col + (u32)ch * 16);
+        tcgen05_wait_ld();
+#pragma unroll
+        for (e = 0; e < 16; e++)
+            v[e] = __float_as_uint(__uint_as_float(v[e]) * alpha);
+        tcgen05_st_32x32b_x16(o_col + (u32)ch * 16, v);
+    }
+    tcgen05_wait_st();
+}
+
+/* Epilogue of tile I: O row * INV_L (0 when no key was visible) as the
+ * 16-bit type, straight to global memory; rows past seqlen_q are dropped. */
+FA4_DEV void store_o(const fa4_params &p, const sm100_ctx &c, u32 o_col,
+                     int row, float inv_l, bool have_o)
+{
+    char *o = (char *)p.o + 2 * ((long long)c.batch * p.o_batch_stride
+                                 + (long long)row * p.o_row_stride
+                                 + (long long)c.head * p.o_head_stride);
+    int ch, e;
+
+    for (ch = 0; ch < FA4_PAD_DV / 16; ch++) {
+        u32 v[16], pk[8];
+        if (have_o) {
+            tcgen05_ld_32x32b_x16(v, o_col + (u32)ch * 16);
+            tcgen05_wait_ld();
+        } else {
+#pragma unroll
+            for (e = 0; e < 16; e++)
+                v[e] = 0u;
+        }
+#pragma unroll
+        for (e = 0; e < 8; e++) {
+            float a = __uint_as_float(v[2 * e]) * inv_l;
+            float b = __uint_as_float(v[2 * e + 1]) * inv_l;
+#if FA4_DTYPE == 1
+            pk[e] = cvt_rn_bf16x2_f32(a, b);
+#else
+            pk[e] = cvt_rn_f16x2_f32(a, b);
+#endif
+        }
+        if (row < p.seqlen_q && ch * 16 < SM100_DV) {
+            st_global_v4_u32(o + ch * 32, pk[0], pk[1], pk[2], pk[3]);
+            if (ch * 16 + 8 < SM100_DV)
+                st_global_v4_u32(o + ch * 32 + 16, pk[4], pk[5], pk[6], pk[7]);
+        }
+    }
+}
+
+FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c, int wq)
+{
+    const float *corr = (const float *)(fa4_smem + FA4_SMEM_CORR_OFF);
+    const int r = wq * 32 + (int)(threadIdx.x & 31);
+    const u32 lane_base = (u32)(wq * 32) << 16;
+    int j, i;
+
+    for (j = 0; j < c.n; j++) {
+        for (i = 0; i < 2; i++) {
+            const u32 o_col = c.tmem + lane_base + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
+            float alpha;
+            mbarrier_wait(bar_addr(c, BAR_C_FULL + i), (u32)j & 1u);
+            alpha = corr[i * 128 + r];
+            if (j > 0) {
+                /* O_i holds P V of step j-1: rescale it before step j adds. */
+                mbarrier_wait(bar_addr(c, BAR_O_FULL + i), (u32)(j - 1) & 1u);
+                tcgen05_fence_after_thread_sync();
+                if (__any_sync(0xffffffffu, alpha != 1.0f))
+                    rescale_o(o_col, alpha);
+                tcgen05_fence_before_thread_sync();
+            }
+            mbarrier_arrive(bar_addr(c, BAR_C_EMPTY + i));
+        }
+    }
+    for (i = 0; i < 2; i++) {
+        const u32 o_col = c.tmem + lane_base + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
+        const int row = c.m0 + i * 128 + r;
+        float inv_l = 0.0f;
+        if (c.n > 0) {
+            mbarrier_wait(bar_addr(c, BAR_C_FULL + i), (u32)c.n & 1u);
+            inv_l = corr[i * 128 + r];
+            mbarrier_wait(bar_addr(c, BAR_O_FULL + i), (u32)(c.n - 1) & 1u);
+            tcgen05_fence_after_thread_sync();
+        }
+        store_o(p, c, o_col, row, inv_l, c.n > 0);
+    }
+}
+
+#endif

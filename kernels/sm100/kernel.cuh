@@ -1,0 +1,276 @@
+/*
+** sm100/kernel.cuh -- FlashAttention-4-style forward for Blackwell (sm_100a):
+** entry point, constants, shared-memory carve-up, barrier map and the
+** warp-role split.  The roles live in mainloop.cuh (TMA load warp, MMA
+** warp), softmax.cuh (two softmax warpgroups) and correction.cuh (O
+** rescale and epilogue).
+**
+** STATUS: UNVERIFIED ON HARDWARE.  We have no sm_100 GPU; this kernel is
+** only known to compile with NVRTC 13.0 for sm_100a without spills
+** (tests/test_sm100_compile.c).  Descriptor bit layouts, the TMEM layout of
+** P as the A operand, and the in-order execution of tcgen05.mma that the
+** P-aliases-S schedule relies on are taken from the PTX ISA and not
+** checked.  Do not trust its output until a probe on an sm_100 part agrees
+** with the sm80 reference.  Not implemented: fp8 (static_assert), per-token
+** scales, persistent schedulers, TMA store of O, 2-CTA MMA, varlen/paged.
+**
+** CTA: 512 threads, BM = 256 query rows as two tiles of 128.
+**   warps 0-3   softmax WG 0 (query tile 0, one TMEM lane = one row each)
+**   warps 4-7   softmax WG 1 (query tile 1)
+**   warps 8-11  correction WG (rescales O_i in TMEM, epilogue O and 1/l)
+**   warp 12     TMA loads (Q once, then the K/V ring)
+**   warp 13     TMEM allocation and the tcgen05.mma issue
+**   warps 14-15 idle
+** TMEM: S0/P0 at FA4_TMEM_S0, S1/P1 at FA4_TMEM_S1, O0, O1 (budget_sm100.c).
+**
+** TMA maps (host side, 4-D tiled, dims innermost first):
+**   tm_q: {head_dim_qk, seqlen_q, heads_q, batch}, box {64, 128, 1, 1}
+**   tm_k: {head_dim_qk, seqlen_k, heads_kv, batch}, box {64, FA4_BN, 1, 1}
+**   tm_v: {head_dim_v,  seqlen_k, heads_kv, batch}, box {64, FA4_BN, 1, 1}
+**   strides from fa4_params in bytes, 128 B swizzle, OOB zero fill.
+**   tm_o is unused: the epilogue stores O with st.global.
+** Grid: (m_blocks = ceil(seqlen_q / 256), heads_q, batch); causal runs the
+** longest query tiles first.  Dynamic smem: FA4_SMEM_BYTES.
+*/
+#ifndef FA4_SM100_KERNEL_CUH
+#define FA4_SM100_KERNEL_CUH
+
+#include "common/types.cuh"
+#include "common/params.h"
+#include "common/ptx_sm100.cuh"
+
+/* ------------------------------------------------------------ constants */
+
+#ifndef FA4_BN
+#error "sm100/kernel.cuh needs the budget's #defines (budget_defines())"
+#endif
+
+static_assert(FA4_FAMILY == 100, "sm100 kernel built with another family's constants");
+static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2,
+              "sm100 kernel: only bf16/fp16 are implemented (fp8 budget only)");
+static_assert(FA4_BM == 256 && FA4_Q_TILES == 2, "sm100 kernel is 2Q, BM 256");
+static_assert(FA4_THREADS == 512, "sm100 roles need 16 warps");
+static_assert(FA4_SWIZZLE == 128, "16-bit types use 128 B swizzle");
+static_assert(FA4_BN >= 64 && FA4_BN <= 256 && FA4_BN % 32 == 0,
+              "BN: 64..256, two P halves of whole k16 steps");
+static_assert(FA4_PV_STAGES == 2, "P is written back in two halves");
+
+#define SM100_DV (FA4_DV > 0 ? FA4_DV : FA4_D)
+#define SM100_ROW_BYTES 128            /* one swizzle row: 64 x 16 bit */
+#define SM100_SW_ELEMS 64
+#define SM100_Q_CHUNK_BYTES (128 * SM100_ROW_BYTES)
+#define SM100_KV_CHUNK_BYTES (FA4_BN * SM100_ROW_BYTES)
+#define SM100_Q_TILE_BYTES (128 * FA4_PAD_DQK * 2)
+#define SM100_K_TILE_BYTES (FA4_BN * FA4_PAD_DQK * 2)
+#define SM100_V_TILE_BYTES (FA4_BN * FA4_PAD_DV * 2)
+#define SM100_DQK_CHUNKS (FA4_PAD_DQK / SM100_SW_ELEMS)
+#define SM100_DV_CHUNKS (FA4_PAD_DV / SM100_SW_ELEMS)
+
+static_assert(FA4_PAD_DQK % 64 == 0 && FA4_PAD_DV % 64 == 0, "depth padding");
+static_assert(FA4_QK_CHUNKS == SM100_DQK_CHUNKS,
+              "Q1 arrives per 128 B swizzle box of the depth");
+static_assert(FA4_SMEM_Q_SIZE == 2 * SM100_Q_TILE_BYTES, "Q region");
+static_assert(FA4_TMEM_S1 == FA4_TMEM_S0 + FA4_BN && FA4_TMEM_O1 == FA4_TMEM_O0 + FA4_PAD_DV
+              && FA4_TMEM_O1 + FA4_PAD_DV <= FA4_TMEM_COLS, "TMEM map");
+static_assert(FA4_SMEM_CORR_SIZE == 2 * 128 * 4, "CORR: one f32 per row per tile");
+static_assert(FA4_SMEM_Q_OFF % 1024 == 0, "swizzled tiles 1024-aligned");
+static_assert(FA4_SMEM_BAR_OFF % 8 == 0, "mbarriers 8-aligned");
+
+#if FA4_FUSED_KV
+#define SM100_SLOT_BYTES (FA4_SMEM_KV_SIZE / FA4_KV_SLOTS)
+static_assert(SM100_SLOT_BYTES >= SM100_K_TILE_BYTES && SM100_SLOT_BYTES >= SM100_V_TILE_BYTES
+              && SM100_SLOT_BYTES % 1024 == 0 && FA4_KV_SLOTS >= 2, "fused ring slot");
+static_assert(FA4_K_CHUNKS == 1, "the fused ring does not stage K by depth");
+#else
+static_assert(FA4_SMEM_K_SIZE == FA4_KV_SLOTS * SM100_K_TILE_BYTES
+              && FA4_SMEM_V_SIZE == FA4_KV_SLOTS * SM100_V_TILE_BYTES
+              && FA4_SMEM_K_OFF % 1024 == 0 && FA4_SMEM_V_OFF % 1024 == 0, "split rings");
+static_assert(FA4_K_CHUNKS == 1 || FA4_K_CHUNKS == SM100_DQK_CHUNKS, "K depth chunks");
+#endif
+
+/* ----------------------------------------------------- the barrier map */
+/* One enum of mbarrier indices in the BAR region; lib/budget_sm100.c
+ * counts exactly these (FA4_NUM_BARRIERS). */
+enum sm100_bar {
+    BAR_S_FULL = 0,                       /* [2] MMA -> softmax i: S_i ready */
+    BAR_O_FULL = 2,                       /* [2] MMA -> correction: P_i V done */
+    BAR_C_FULL = 4,                       /* [2] softmax i -> correction: alpha */
+    BAR_C_EMPTY = 6,                      /* [2] correction -> softmax i: O_i rescaled */
+    BAR_P_FULL = 8,                       /* [2][PV_STAGES] softmax i -> MMA: P half */
+    BAR_Q1_FULL = BAR_P_FULL + 2 * FA4_PV_STAGES,   /* [QK_CHUNKS] Q tile 1 */
+    BAR_RING = BAR_Q1_FULL + FA4_QK_CHUNKS,
+#if FA4_FUSED_KV
+    BAR_TOTAL = BAR_RING + 2 * FA4_KV_SLOTS   /* full[slots], empty[slots] */
+#else
+    /* K full[stages][K_CHUNKS], K empty[..], V full[stages], V empty[..] */
+    BAR_TOTAL = BAR_RING + 2 * FA4_KV_SLOTS * FA4_K_CHUNKS + 2 * FA4_KV_SLOTS
+#endif
+};
+static_assert(BAR_TOTAL == FA4_NUM_BARRIERS && FA4_SMEM_BAR_SIZE == 8 * FA4_NUM_BARRIERS,
+              "barrier map differs from the budget's count");
+
+/* Per-CTA constants every role shares. */
+struct sm100_ctx {
+    u32 smem;        /* shared address of the dynamic base */
+    u32 tmem;        /* TMEM base address (lane 0, first column) */
+    int m0;          /* first query row of the CTA */
+    int head, kv_head, batch;
+    int n_begin;     /* first KV block */
+    int n;           /* KV blocks to visit; 0 = no visible key */
+};
+
+FA4_DEV u32 bar_addr(const sm100_ctx &c, int idx)
+{
+    return c.smem + FA4_SMEM_BAR_OFF + 8u * (u32)idx;
+}
+
+/* The K/V ring.  Fused: K_j is item 2j, V_j item 2j+1 of one ring of
+ * KV_SLOTS slots.  Split: K_j and V_j both in stage j % KV_SLOTS. */
+#if FA4_FUSED_KV
+FA4_DEV u32 k_tile(const sm100_ctx &c, int j)
+{ return c.smem + FA4_SMEM_KV_OFF + (u32)((2 * j) % FA4_KV_SLOTS) * SM100_SLOT_BYTES; }
+FA4_DEV u32 v_tile(const sm100_ctx &c, int j)
+{ return c.smem + FA4_SMEM_KV_OFF + (u32)((2 * j + 1) % FA4_KV_SLOTS) * SM100_SLOT_BYTES; }
+FA4_DEV u32 k_full(const sm100_ctx &c, int j, int)
+{ return bar_addr(c, BAR_RING + (2 * j) % FA4_KV_SLOTS); }
+FA4_DEV u32 k_empty(const sm100_ctx &c, int j, int)
+{ return bar_addr(c, BAR_RING + FA4_KV_SLOTS + (2 * j) % FA4_KV_SLOTS); }
+FA4_DEV u32 v_full(const sm100_ctx &c, int j)
+{ return bar_addr(c, BAR_RING + (2 * j + 1) % FA4_KV_SLOTS); }
+FA4_DEV u32 v_empty(const sm100_ctx &c, int j)
+{ return bar_addr(c, BAR_RING + FA4_KV_SLOTS + (2 * j + 1) % FA4_KV_SLOTS); }
+FA4_DEV u32 k_phase(int j) { return (u32)((2 * j) / FA4_KV_SLOTS) & 1u; }
+FA4_DEV u32 v_phase(int j) { return (u32)((2 * j + 1) / FA4_KV_SLOTS) & 1u; }
+#else
+FA4_DEV u32 k_tile(const sm100_ctx &c, int j)
+{ return c.smem + FA4_SMEM_K_OFF + (u32)(j % FA4_KV_SLOTS) * SM100_K_TILE_BYTES; }
+FA4_DEV u32 v_tile(const sm100_ctx &c, int j)
+{ return c.smem + FA4_SMEM_V_OFF + (u32)(j % FA4_KV_SLOTS) * SM100_V_TILE_BYTES; }
+FA4_DEV u32 k_full(const sm100_ctx &c, int j, int chunk)
+{ return bar_addr(c, BAR_RING + (j % FA4_KV_SLOTS) * FA4_K_CHUNKS + chunk); }
+FA4_DEV u32 k_empty(const sm100_ctx &c, int j, int chunk)
+{ return bar_addr(c, BAR_RING + FA4_KV_SLOTS * FA4_K_CHUNKS
+                     + (j % FA4_KV_SLOTS) * FA4_K_CHUNKS + chunk); }
+FA4_DEV u32 v_full(const sm100_ctx &c, int j)
+{ return bar_addr(c, BAR_RING + 2 * FA4_KV_SLOTS * FA4_K_CHUNKS + j % FA4_KV_SLOTS); }
+FA4_DEV u32 v_empty(const sm100_ctx &c, int j)
+{ return bar_addr(c, BAR_RING + 2 * FA4_KV_SLOTS * FA4_K_CHUNKS + FA4_KV_SLOTS
+                     + j % FA4_KV_SLOTS); }
+FA4_DEV u32 k_phase(int j) { return (u32)(j / FA4_KV_SLOTS) & 1u; }
+FA4_DEV u32 v_phase(int j) { return (u32)(j / FA4_KV_SLOTS) & 1u; }
+#endif
+
+/* Key KEY is visible to query ROW (absolute indices), FlashAttention's
+ * bottom-right aligned causal / sliding window. */
+FA4_DEV bool key_visible(const fa4_params &p, int row, int key)
+{
+    if (key >= p.seqlen_k)
+        return false;
+#if FA4_MASK
+    {
+        int d = row + p.seqlen_k - p.seqlen_q;
+        if (p.window_left >= 0 && key < d - p.window_left)
+            return false;
+        if (p.window_right >= 0 && key > d + p.window_right)
+            return false;
+    }
+#endif
+    return true;
+}
+
+/* The dynamic shared memory, 1024-aligned (no static smem, so the base is
+ * the start of the CTA's window; fa4_fwd checks it). */
+extern __shared__ __align__(1024) u8 fa4_smem[];
+
+#include "sm100/mainloop.cuh"
+#include "sm100/softmax.cuh"
+#include "sm100/correction.cuh"
+
+/* The KV blocks any of the CTA's 256 rows can see. */
+FA4_DEV void kv_range(const fa4_params &p, int m0, int &n_begin, int &n)
+{
+    int hi = p.seqlen_k, lo = 0;
+#if FA4_MASK
+    {
+        int diag = p.seqlen_k - p.seqlen_q;
+        if (p.window_right >= 0) {
+            int last = m0 + FA4_BM - 1 + diag + p.window_right + 1;
+            hi = last < hi ? last : hi;
+        }
+        if (p.window_left >= 0) {
+            int first = m0 + diag - p.window_left;
+            lo = first > 0 ? first : 0;
+        }
+    }
+#endif
+    n_begin = lo / FA4_BN;
+    n = hi > lo ? (hi + FA4_BN - 1) / FA4_BN - n_begin : 0;
+}
+
+extern "C" __global__ void __launch_bounds__(FA4_THREADS, 1)
+fa4_fwd(const __grid_constant__ fa4_params p,
+        const __grid_constant__ fa4_tma_map tm_q,
+        const __grid_constant__ fa4_tma_map tm_k,
+        const __grid_constant__ fa4_tma_map tm_v,
+        const __grid_constant__ fa4_tma_map tm_o)
+{
+    sm100_ctx c;
+    const int warp = warp_id_uniform();
+    int m_block = (int)blockIdx.x;
+
+    (void)tm_o;
+#if FA4_CAUSAL
+    m_block = p.m_blocks - 1 - m_block;        /* longest tiles first */
+#endif
+    c.smem = smem_u32(fa4_smem);
+    c.m0 = m_block * FA4_BM;
+    c.head = (int)blockIdx.y;
+    c.kv_head = c.head / p.group;
+    c.batch = (int)blockIdx.z;
+    kv_range(p, c.m0, c.n_begin, c.n);
+    /* The layout's offsets assume a 1024-aligned base (no static smem). */
+    if (c.smem & 1023u)
+        __trap();
+
+    if (threadIdx.x == 0) {
+        int i;
+        for (i = 0; i < BAR_TOTAL; i++) {
+            u32 count = 1;                    /* TMA tx, tcgen05.commit */
+            if ((i >= BAR_C_FULL && i < BAR_Q1_FULL))
+                count = 128;                  /* one warpgroup's arrivals */
+            mbarrier_init(bar_addr(c, i), count);
+        }
+        fence_mbarrier_init();
+    }
+    if (warp == 12 && elect_one_sync()) {
+        prefetch_tensormap(&tm_q);
+        prefetch_tensormap(&tm_k);
+        prefetch_tensormap(&tm_v);
+    }
+    if (warp == 13) {
+        tcgen05_alloc<FA4_TMEM_COLS>(c.smem + FA4_SMEM_TMEMPTR_OFF);
+        tcgen05_relinquish_alloc_permit();
+    }
+    tcgen05_fence_before_thread_sync();
+    __syncthreads();
+    tcgen05_fence_after_thread_sync();
+    c.tmem = *(volatile u32 *)(fa4_smem + FA4_SMEM_TMEMPTR_OFF);
+
+    if (warp < 8)
+        softmax_warpgroup(p, c, warp >> 2, warp & 3);
+    else if (warp < 12)
+        correction_warpgroup(p, c, warp & 3);
+    else if (warp == 12)
+        load_warp(p, c, &tm_q, &tm_k, &tm_v);
+    else if (warp == 13)
+        mma_warp(c);
+
+    tcgen05_fence_before_thread_sync();
+    __syncthreads();
+    if (warp == 13) {
+        tcgen05_fence_after_thread_sync();
+        tcgen05_dealloc<FA4_TMEM_COLS>(c.tmem);
+    }
+}
+
+#endif

@@ -1,0 +1,162 @@
+/*
+** sm100/mainloop.cuh -- the load warp (TMA into the K/V ring) and the MMA
+** warp (S_i = Q_i K^T into TMEM, O_i += P_i V with P from TMEM).
+** Included by sm100/kernel.cuh after the ring and barrier helpers.
+** UNVERIFIED ON HARDWARE (see kernel.cuh).
+*/
+#ifndef FA4_SM100_MAINLOOP_CUH
+#define FA4_SM100_MAINLOOP_CUH
+
+/* Load warp: Q tile 1 per depth box (its own barriers), Q tile 0 on the
+ * first K barrier, then K_j, V_j in order.  Producers wait on "empty"
+ * with the parity flipped, so the first pass through the ring falls
+ * through. */
+FA4_DEV void load_warp(const fa4_params &p, const sm100_ctx &c,
+                       const fa4_tma_map *tq, const fa4_tma_map *tk,
+                       const fa4_tma_map *tv)
+{
+    int j, ch;
+
+    if (c.n == 0 || !elect_one_sync())
+        return;
+    for (ch = 0; ch < SM100_DQK_CHUNKS; ch++) {
+        u32 bar = bar_addr(c, BAR_Q1_FULL + ch);
+        mbarrier_arrive_expect_tx(bar, SM100_Q_CHUNK_BYTES);
+        tma_load_4d(c.smem + FA4_SMEM_Q_OFF + SM100_Q_TILE_BYTES + ch * SM100_Q_CHUNK_BYTES,
+                    tq, bar, ch * SM100_SW_ELEMS, c.m0 + 128, c.head, c.batch);
+    }
+    for (j = 0; j < c.n; j++) {
+        int key0 = (c.n_begin + j) * FA4_BN;
+        u32 kt = k_tile(c, j), vt = v_tile(c, j);
+
+        /* K_j: one barrier per depth chunk in split mode, one in fused. */
+        for (ch = 0; ch < SM100_DQK_CHUNKS; ch++) {
+            int kc = FA4_K_CHUNKS == 1 ? 0 : ch;
+            u32 full = k_full(c, j, kc);
+            if (ch == 0 || FA4_K_CHUNKS > 1) {
+                u32 bytes = FA4_K_CHUNKS > 1 ? SM100_KV_CHUNK_BYTES : SM100_K_TILE_BYTES;
+                if (j == 0 && ch == 0)
+                    bytes += SM100_Q_TILE_BYTES;          /* Q tile 0 rides here */
+                mbarrier_wait(k_empty(c, j, kc), k_phase(j) ^ 1u);
+                mbarrier_arrive_expect_tx(full, bytes);
+            }
+            tma_load_4d(kt + ch * SM100_KV_CHUNK_BYTES, tk, full,
+                        ch * SM100_SW_ELEMS, key0, c.kv_head, c.batch);
+            if (j == 0 && ch == 0) {
+                int qc;
+                for (qc = 0; qc < SM100_DQK_CHUNKS; qc++)
+                    tma_load_4d(c.smem + FA4_SMEM_Q_OFF + qc * SM100_Q_CHUNK_BYTES,
+                                tq, full, qc * SM100_SW_ELEMS, c.m0, c.head, c.batch);
+            }
+        }
+        /* V_j */
+        mbarrier_wait(v_empty(c, j), v_phase(j) ^ 1u);
+        mbarrier_arrive_expect_tx(v_full(c, j), SM100_V_TILE_BYTES);
+        for (ch = 0; ch < SM100_DV_CHUNKS; ch++)
+            tma_load_4d(vt + ch * SM100_KV_CHUNK_BYTES, tv, v_full(c, j),
+                        ch * SM100_SW_ELEMS, key0, c.kv_head, c.batch);
+    }
+}
+
+/* S_i = Q_i K_j^T (M 128, N BN, K padded depth), both K-major in smem. */
+FA4_DEV void mma_s(const sm100_ctx &c, int i, int j)
+{
+    constexpr u32 idesc = umma_idesc_f16(FA4_DTYPE == 1, 128, FA4_BN, 0, 0);
+    const u32 q = c.smem + FA4_SMEM_Q_OFF + (u32)i * SM100_Q_TILE_BYTES;
+    const u32 k = k_tile(c, j);
+    const u32 d = c.tmem + (i ? FA4_TMEM_S1 : FA4_TMEM_S0);
+    int kk;
+
+#pragma unroll
+    for (kk = 0; kk < FA4_PAD_DQK / 16; kk++) {
+        const int ch = kk / 4;            /* 64-element box of the depth */
+        const u32 in = (u32)(kk % 4) * 32; /* k16 step inside a 128 B row */
+        if (kk % 4 == 0) {
+            if (i == 1 && j == 0)
+                mbarrier_wait(bar_addr(c, BAR_Q1_FULL + ch), 0);
+            if (i == 0 && (FA4_K_CHUNKS > 1 || ch == 0))
+                mbarrier_wait(k_full(c, j, FA4_K_CHUNKS > 1 ? ch : 0), k_phase(j));
+        }
+        tcgen05_mma_f16_ss(d,
+            umma_smem_desc(q + ch * SM100_Q_CHUNK_BYTES + in, 16, 1024, 2),
+            umma_smem_desc(k + ch * SM100_KV_CHUNK_BYTES + in, 16, 1024, 2),
+            idesc, kk > 0);
+    }
+}
+
+/* O_i (+)= P_i V_j for key half H: P from TMEM (bf16 pairs per column,
+ * aliasing S_i), V MN-major in smem (LBO = distance between 64-wide boxes
+ * of dv, SBO = 8 keys x 128 B, k16 step = 16 keys x 128 B). */
+FA4_DEV void mma_pv(const sm100_ctx &c, int i, int j, int h)
+{
+    constexpr u32 idesc = umma_idesc_f16(FA4_DTYPE == 1, 128, FA4_PAD_DV, 0, 1);
+    const u32 v = v_tile(c, j);
+    const u32 s = c.tmem + (i ? FA4_TMEM_S1 : FA4_TMEM_S0);
+    const u32 d = c.tmem + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
+    const int steps = FA4_BN / 16 / FA4_PV_STAGES;
+    int kk;
+
+#pragma unroll
+    for (kk = h * steps; kk < (h + 1) * steps; kk++)
+        tcgen05_mma_f16_ts(d, s + (u32)kk * 8,
+                           umma_smem_desc(v + (u32)kk * 16 * SM100_ROW_BYTES,
+                                          SM100_KV_CHUNK_BYTES, 1024, 2),
+                           idesc, j > 0 || kk > 0);
+}
+
+/* Both halves of P_i V_j, each after softmax i released it; then tell the
+ * correction warpgroup O_i is complete for step j. */
+FA4_DEV void mma_pv_tile(const sm100_ctx &c, int i, int j)
+{
+    int h;
+    for (h = 0; h < FA4_PV_STAGES; h++) {
+        mbarrier_wait(bar_addr(c, BAR_P_FULL + i * FA4_PV_STAGES + h), (u32)j & 1u);
+        tcgen05_fence_after_thread_sync();
+        mma_pv(c, i, j, h);
+    }
+    tcgen05_commit(bar_addr(c, BAR_O_FULL + i));
+}
+
+/* Release every barrier of K_j's slot (stage) to the load warp. */
+FA4_DEV void release_k(const sm100_ctx &c, int j)
+{
+    int ch;
+    for (ch = 0; ch < FA4_K_CHUNKS; ch++)
+        tcgen05_commit(k_empty(c, j, ch));
+}
+
+/* MMA warp, one elected thread issues everything.  Order per step j:
+ *   P0 V_{j-1} | S0 = Q0 K_j | P1 V_{j-1} | S1 = Q1 K_j
+ * P_i aliases S_i, so P_i V_{j-1} is issued before S_i of step j
+ * overwrites those columns (tcgen05.mma from one thread run in issue
+ * order -- PTX ISA; unverified here). */
+FA4_DEV void mma_warp(const sm100_ctx &c)
+{
+    int j;
+
+    if (c.n == 0 || !elect_one_sync())
+        return;
+    for (j = 0; j < c.n; j++) {
+        if (j > 0) {
+            mbarrier_wait(v_full(c, j - 1), v_phase(j - 1));
+            tcgen05_fence_after_thread_sync();
+            mma_pv_tile(c, 0, j - 1);
+        }
+        mma_s(c, 0, j);
+        tcgen05_commit(bar_addr(c, BAR_S_FULL + 0));
+        if (j > 0) {
+            mma_pv_tile(c, 1, j - 1);
+            tcgen05_commit(v_empty(c, j - 1));
+        }
+        mma_s(c, 1, j);
+        tcgen05_commit(bar_addr(c, BAR_S_FULL + 1));
+        release_k(c, j);
+    }
+    mbarrier_wait(v_full(c, c.n - 1), v_phase(c.n - 1));
+    tcgen05_fence_after_thread_sync();
+    mma_pv_tile(c, 0, c.n - 1);
+    mma_pv_tile(c, 1, c.n - 1);
+    tcgen05_commit(v_empty(c, c.n - 1));
+}
+
+#endif

@@ -1,0 +1,127 @@
+/*
+** sm100/softmax.cuh -- the two softmax warpgroups: thread t of warpgroup i
+** owns row t of query tile i (TMEM lane t).  Per KV step: S from TMEM in
+** 16-column chunks, row max (pass 1), lazy rescale decision, alpha to the
+** correction warpgroup through CORR, then exp2 and P back into TMEM over
+** S in two halves (pass 2).  Base-2 online softmax, FA4 tricks: rescale
+** only when the max grew by more than 2^FA4_RESCALE_THRESHOLD, and
+** FA4_EXP2_EMU_PCT % of exp2 on the FMA units.
+** UNVERIFIED ON HARDWARE (see kernel.cuh).
+*/
+#ifndef FA4_SM100_SOFTMAX_CUH
+#define FA4_SM100_SOFTMAX_CUH
+
+#define SM100_NEG_INF (-__int_as_float(0x7f800000))
+
+/* 2^x on the FMA units: 2^floor(x) through the exponent field times a
+ * degree-3 polynomial of the fraction (max rel. error ~1e-4, below bf16's
+ * 2^-8).  x below -127 gives 0. */
+FA4_DEV float exp2_poly(float x)
+{
+    x = fmaxf(x, -127.0f);
+    float j = floorf(x);
+    float f = x - j;
+    float r = fmaf(f, 0.0790677f, 0.2249423f);
+    r = fmaf(r, f, 0.6960656f);
+    r = fmaf(r, f, 1.0f);
+    return __int_as_float(__float_as_int(r) + ((int)j << 23));
+}
+
+/* Pack two probabilities into the 16-bit type's pair, low column low. */
+FA4_DEV u32 pack_p(float lo, float hi)
+{
+#if FA4_DTYPE == 1
+    return cvt_rn_bf16x2_f32(lo, hi);
+#else
+    return cvt_rn_f16x2_f32(lo, hi);
+#endif
+}
+
+FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
+                               int wq)
+{
+    const int r = wq * 32 + (int)(threadIdx.x & 31);   /* lane = row */
+    const int row = c.m0 + i * 128 + r;
+    const u32 lane_base = (u32)(wq * 32) << 16;
+    const u32 s_col = c.tmem + lane_base + (i ? FA4_TMEM_S1 : FA4_TMEM_S0);
+    float *corr = (float *)(fa4_smem + FA4_SMEM_CORR_OFF) + i * 128;
+    const float sc = p.scale_log2;
+    const int emu = 16 * FA4_EXP2_EMU_PCT / 100;      /* per 16-column chunk */
+    float m = SM100_NEG_INF, l = 0.0f;
+    int j;
+
+    for (j = 0; j < c.n; j++) {
+        const int key0 = (c.n_begin + j) * FA4_BN;
+        float mx = SM100_NEG_INF, alpha = 1.0f, ms, sum = 0.0f;
+        int ch, e, h;
+
+        mbarrier_wait(bar_addr(c, BAR_S_FULL + i), (u32)j & 1u);
+        tcgen05_fence_after_thread_sync();
+
+        /* pass 1: row max of the scaled, masked scores */
+        for (ch = 0; ch < FA4_BN / 16; ch++) {
+            u32 v[16];
+            tcgen05_ld_32x32b_x16(v, s_col + (u32)ch * 16);
+            tcgen05_wait_ld();
+#pragma unroll
+            for (e = 0; e < 16; e++)
+                if (key_visible(p, row, key0 + ch * 16 + e))
+                    mx = fmaxf(mx, __uint_as_float(v[e]) * sc);
+        }
+
+        /* lazy rescale: keep the stale max unless it grew by > threshold;
+           the final 1/l uses the same stale max, so results stay exact. */
+        if (mx > m + (float)FA4_RESCALE_THRESHOLD || (m == SM100_NEG_INF && mx > m)) {
+            alpha = m == SM100_NEG_INF ? 0.0f : ex2_approx_ftz(m - mx);
+            m = mx;
+        }
+        corr[r] = alpha;
+        mbarrier_arrive(bar_addr(c, BAR_C_FULL + i));
+        /* A fully masked row has max = -inf; use 0 so exp2(x - max) gives 0. */
+        ms = m == SM100_NEG_INF ? 0.0f : m;
+
+        /* pass 2: P = exp2(s - max) over S, in two halves */
+        for (h = 0; h < FA4_PV_STAGES; h++) {
+            for (ch = h * (FA4_BN / 32); ch < (h + 1) * (FA4_BN / 32); ch++) {
+                u32 v[16], pk[8];
+                float pr[16];
+                tcgen05_ld_32x32b_x16(v, s_col + (u32)ch * 16);
+                tcgen05_wait_ld();
+#pragma unroll
+                for (e = 0; e < 16; e++) {
+                    float x = __uint_as_float(v[e]) * sc - ms;
+                    float y = e < emu ? exp2_poly(x) : ex2_approx_ftz(x);
+                    pr[e] = key_visible(p, row, key0 + ch * 16 + e) ? y : 0.0f;
+                    sum += pr[e];
+                }
+#pragma unroll
+                for (e = 0; e < 8; e++)
+                    pk[e] = pack_p(pr[2 * e], pr[2 * e + 1]);
+                /* P columns 16ch..16ch+15 packed into TMEM columns 8ch..8ch+7
+                   of S_i: already read (they hold S columns < 16ch + 8). */
+                tcgen05_st_32x32b_x8(s_col + (u32)ch * 8, pk);
+            }
+            tcgen05_wait_st();
+            if (h == 0)   /* O_i must be rescaled before P_i V is added */
+                mbarrier_wait(bar_addr(c, BAR_C_EMPTY + i), (u32)j & 1u);
+            tcgen05_fence_before_thread_sync();
+            mbarrier_arrive(bar_addr(c, BAR_P_FULL + i * FA4_PV_STAGES + h));
+        }
+        l = l * alpha + sum;
+    }
+
+    if (c.n > 0) {
+        corr[r] = l > 0.0f ? 1.0f / l : 0.0f;
+        mbarrier_arrive(bar_addr(c, BAR_C_FULL + i));
+    }
+    if (p.lse && row < p.seqlen_q) {
+        float *lse = (float *)p.lse
+                     + ((long long)c.batch * p.heads_q + c.head) * p.seqlen_q + row;
+        /* natural log-sum-exp of the scaled scores: (m + log2 l) * ln 2 */
+        *lse = (l > 0.0f && m != SM100_NEG_INF)
+                   ? (m + lg2_approx_ftz(l)) * 0.6931471805599453f
+                   : SM100_NEG_INF;
+    }
+}
+
+#endif

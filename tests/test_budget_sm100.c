@@ -1,0 +1,224 @@
+/*
+** test_budget_sm100.c -- the sm100 budget model against the seeds' worked
+** numbers (KERNEL_NOTES.md, "SM100 budgets"; the derivation is at the top
+** of lib/budget_sm100.c), and the invariants every enumerated sm100
+** config must keep: TMEM <= 512 columns, smem <= the carveout, regions
+** contiguous and the tiles 1024-aligned.  No GPU needed.
+*/
+#include <stdlib.h>
+
+#include "tap.h"
+#include "budget.h"
+#include "config.h"
+#include "family.h"
+
+static device_limits dev;
+
+/* A problem of DTYPE with head dim D (V the same). */
+static fa4_problem problem(fa4_dtype dtype, int d)
+{
+    fa4_problem p = FA4_PROBLEM_INIT;
+    p.dtype = dtype;
+    p.batch = 1;
+    p.seqlen_q = p.seqlen_k = 4096;
+    p.heads_q = p.heads_kv = 16;
+    p.head_dim_qk = p.head_dim_v = d;
+    return p;
+}
+
+/* The sm100 config with BN automatic and the slot rule's ring. */
+static fa4_config auto_config(void)
+{
+    fa4_config c = FA4_CONFIG_INIT;
+    c.family = FA4_FAMILY_SM100;
+    c.bm = 256;
+    c.q_tiles = 2;
+    return c;
+}
+
+/* Size of region NAME, -1 when absent. */
+static int rsize(const fa4_layout *l, const char *name)
+{
+    const budget_region *r = budget_region_find(l, name);
+    return r ? r->size : -1;
+}
+
+static int roff(const fa4_layout *l, const char *name)
+{
+    const budget_region *r = budget_region_find(l, name);
+    return r ? r->offset : -1;
+}
+
+/* 1 when L's regions follow one another with no gap and sum to smem. */
+static int contiguous(const fa4_layout *l)
+{
+    int i, off = 0;
+    for (i = 0; i < l->nregions; i++) {
+        if (l->region[i].offset != off)
+            return 0;
+        off += l->region[i].size;
+    }
+    return off == l->smem_bytes;
+}
+
+/* Check every enumerated config of (DTYPE, D); returns failures. */
+static int check_space(fa4_dtype dtype, int d, int *count)
+{
+    fa4_problem p = problem(dtype, d);
+    int n = family_sm100.candidates(NULL, 0, &dev, &p), i, bad = 0;
+    fa4_config *c = calloc((size_t)(n ? n : 1), sizeof *c);
+
+    family_sm100.candidates(c, n, &dev, &p);
+    for (i = 0; i < n; i++) {
+        fa4_layout l;
+        char why[160];
+        if (budget_fit(&l, &dev, &p, &c[i], why, sizeof why) != FA4_OK)
+            continue;
+        ++*count;
+        if (l.tmem_o1 + (l.tmem_o1 - l.tmem_o0) > 512 || l.tmem_columns > 512
+            || l.smem_bytes > dev.smem_per_block_optin || l.kv_slots < 2
+            || !contiguous(&l) || roff(&l, "CORR") % 1024 != 0
+            || c[i].bn < 64 || c[i].bn % 16 != 0) {
+            char buf[256];
+            diag("  bad: %s (smem %d, tmem to %d)",
+                 fa4_config_format(&c[i], buf, sizeof buf), l.smem_bytes,
+                 2 * l.tmem_o1 - l.tmem_o0);
+            bad++;
+        }
+    }
+    free(c);
+    return bad;
+}
+
+int main(void)
+{
+    fa4_problem p;
+    fa4_config c;
+    fa4_layout l;
+    char why[256], defs[4096];
+    fa4_status st;
+    int n, bad, fitting;
+
+    if (device_limits_for_arch(&dev, "sm_100a", why, sizeof why) != FA4_OK) {
+        /* the lead's table missing: the numbers of KERNEL_NOTES.md */
+        memset(&dev, 0, sizeof dev);
+        dev.cc = 100;
+        dev.smem_per_block_optin = 232448;
+        dev.tmem_columns = 512;
+    }
+    plan(30);
+
+    is_int(dev.smem_per_block_optin, 232448, "sm_100a table carveout is 232448 B");
+
+    /* bf16 d128: BN 128, 5 fused slots, 230,596 B */
+    p = problem(FA4_DTYPE_BF16, 128);
+    c = auto_config();
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    is_int(st, FA4_OK, "bf16 d128 fits (%s)", why);
+    is_int(l.smem_bytes, 230596, "bf16 d128 uses 230,596 B");
+    ok(budget_region_find(&l, "KV") && l.kv_slots == 5,
+       "bf16 d128 has a fused ring of 5 slots");
+    is_int(rsize(&l, "BAR"), 24 * 8, "bf16 d128 has 24 mbarriers (14 fixed + 2 per slot)");
+    ok(l.tmem_s0 == 0 && l.tmem_s1 == 128 && l.tmem_o0 == 256
+       && l.tmem_o1 == 384 && l.tmem_columns == 512,
+       "bf16 d128 TMEM map S0 0, S1 128, O0 256, O1 384 of 512");
+    ok(roff(&l, "Q") == 0 && rsize(&l, "Q") == 65536 && roff(&l, "KV") == 65536
+       && roff(&l, "CORR") == 229376 && roff(&l, "TMEMPTR") == 230592,
+       "bf16 d128 regions: Q 0, KV 65536, CORR 229376, TMEMPTR 230592");
+    family_sm100.heuristic(&c, &dev, &p);
+    ok(c.bn == 128 && c.stages == 5 && c.fused_kv == 1 && c.bm == 256,
+       "bf16 d128 heuristic resolves to bn 128, 5 fused slots");
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && l.smem_bytes == 230596,
+       "the resolved heuristic fits with the same 230,596 B");
+
+    /* bf16 d64: BN 192, 4 split stages, 230,636 B */
+    p = problem(FA4_DTYPE_BF16, 64);
+    c = auto_config();
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    is_int(st, FA4_OK, "bf16 d64 fits (%s)", why);
+    is_int(l.smem_bytes, 230636, "bf16 d64 uses 230,636 B");
+    ok(!budget_region_find(&l, "KV") && l.kv_slots == 4
+       && rsize(&l, "K") == 4 * 192 * 64 * 2 && rsize(&l, "V") == 4 * 192 * 64 * 2,
+       "bf16 d64 splits into 4 K and 4 V stages of 192 x 64");
+    is_int(rsize(&l, "BAR"), 29 * 8, "bf16 d64 has 29 mbarriers (13 fixed + 16)");
+    ok(l.tmem_s1 == 192 && l.tmem_o0 == 384 && l.tmem_o1 == 448,
+       "bf16 d64 TMEM map S1 192, O0 384, O1 448");
+    family_sm100.heuristic(&c, &dev, &p);
+    ok(c.bn == 192 && c.stages == 4 && c.fused_kv == 0,
+       "bf16 d64 heuristic resolves to bn 192, 4 split stages");
+
+    /* fp8 d128: BN 128, 6 split stages (64 B swizzle, MMA_K 32) */
+    p = problem(FA4_DTYPE_FP8_E4M3, 128);
+    c = auto_config();
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    is_int(st, FA4_OK, "fp8 d128 fits (%s)", why);
+    ok(l.tmem_s1 == 128 && !budget_region_find(&l, "KV") && l.kv_slots == 6,
+       "fp8 d128 has BN 128 and 6 split stages");
+    is_int(l.smem_bytes, 230804, "fp8 d128 uses 230,804 B (K staged in 2 depth chunks)");
+
+    /* d256 does not fit 2Q */
+    p = problem(FA4_DTYPE_BF16, 256);
+    c = auto_config();
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    is_int(st, FA4_ENOFIT, "bf16 d256 does not fit 2Q");
+    has_str(why, "bn=0 < 64", "the reason names bn=0 < 64");
+
+    /* d192 leaves bn 64 */
+    p = problem(FA4_DTYPE_BF16, 192);
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && l.tmem_s1 == 64, "bf16 d192 fits with BN 64");
+
+    /* explicit configs are checked, not adjusted */
+    p = problem(FA4_DTYPE_BF16, 128);
+    c = auto_config();
+    c.bn = 256;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_ENOFIT, "bn 256 at d128 is refused");
+    has_str(why, "tmem 768 columns > 512", "the reason names the TMEM columns");
+    c.bn = 48;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    has_str(why, "bn=48 < 64", "bn 48 is refused as < 64");
+    c.bn = 120;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    is_int(st, FA4_EINVAL, "bn 120 (not a multiple of 16) is malformed");
+    c.bn = 128;
+    c.stages = 1;
+    c.fused_kv = 1;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    has_str(why, "kv stages 1 < 2", "one KV stage is refused");
+    c.stages = 4;
+    c.fused_kv = 0;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    has_str(why, "> opt-in limit 232448 B", "4 split d128 stages exceed the carveout");
+
+    /* the kernel's constants */
+    c = auto_config();
+    family_sm100.heuristic(&c, &dev, &p);
+    budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = budget_defines(defs, sizeof defs, &p, &c, &l);
+    ok(n > 0 && strstr(defs, "#define FA4_TMEM_O1 384\n")
+       && strstr(defs, "#define FA4_KV_SLOTS 5\n")
+       && strstr(defs, "#define FA4_FUSED_KV 1\n")
+       && strstr(defs, "#define FA4_NUM_BARRIERS 24\n")
+       && strstr(defs, "#define FA4_SMEM_BAR_OFF 230400\n"),
+       "budget_defines carries the TMEM map, ring and barrier count");
+
+    /* invariants over the whole enumerated space */
+    bad = 0;
+    fitting = 0;
+    bad += check_space(FA4_DTYPE_BF16, 64, &fitting);
+    bad += check_space(FA4_DTYPE_BF16, 96, &fitting);
+    bad += check_space(FA4_DTYPE_BF16, 128, &fitting);
+    bad += check_space(FA4_DTYPE_FP16, 128, &fitting);
+    bad += check_space(FA4_DTYPE_BF16, 192, &fitting);
+    bad += check_space(FA4_DTYPE_FP8_E4M3, 128, &fitting);
+    diag("%d enumerated sm100 configs fit", fitting);
+    ok(fitting > 0 && bad == 0,
+       "every enumerated sm100 config keeps TMEM <= 512 and smem <= carveout");
+    p = problem(FA4_DTYPE_BF16, 128);
+    n = family_sm100.candidates(NULL, 0, &dev, &p);
+    is_int(n, 3 * 6, "bf16 d128 enumerates bn {128, 96, 64} x 3 exp2 x 2 thresholds");
+
+    return done_testing() ? 1 : 0;
+}

@@ -1,0 +1,87 @@
+/*
+** test_sm100_compile.c -- NVRTC compiles the sm100 heuristic variants
+** (kernels/sm100/) for sm_100a: bf16 d64 (split rings) and d128 (fused
+** ring), with and without the causal mask, plus one split ring with K
+** staged by depth chunk.  Each must compile with no spill and within the
+** 128 registers a 512-thread CTA has.  The kernel cannot run here (no
+** sm_100 GPU), which the last line records as a skip.
+*/
+#include <stdlib.h>
+
+#include "tap.h"
+#include "budget.h"
+#include "config.h"
+#include "family.h"
+#include "jit.h"
+
+/* A bf16 problem with head dim D. */
+static fa4_problem problem(int d, int causal)
+{
+    fa4_problem p = FA4_PROBLEM_INIT;
+    p.dtype = FA4_DTYPE_BF16;
+    p.batch = 2;
+    p.seqlen_q = p.seqlen_k = 4096;
+    p.heads_q = p.heads_kv = 16;
+    p.head_dim_qk = p.head_dim_v = d;
+    p.causal = causal;
+    p.window_right = causal ? 0 : -1;
+    return p;
+}
+
+/* Compile CFG for sm_100a; one ok line saying what compiled and how. */
+static void check_compile(const device_limits *dev, const fa4_problem *p,
+                          const fa4_config *cfg, const char *what)
+{
+    char why[1024], desc[256];
+    fa4_layout layout;
+    jit_kernel k;
+    fa4_status st;
+
+    fa4_config_format(cfg, desc, sizeof desc);
+    st = budget_fit(&layout, dev, p, cfg, why, sizeof why);
+    if (st != FA4_OK) {
+        ok(0, "sm_100a bf16 d%d%s %s fits", p->head_dim_qk,
+           p->causal ? " causal" : "", desc);
+        diag("  %s", why);
+        return;
+    }
+    st = jit_compile(&k, "sm_100a", p, cfg, &layout, why, sizeof why);
+    if (!ok(st == FA4_OK && k.spill_bytes == 0 && k.regs > 0 && k.regs <= 128,
+            "sm_100a bf16 d%d%s %s (%s) compiles without spills (%d regs of 128, "
+            "%.0f ms)", p->head_dim_qk, p->causal ? " causal" : "", what, desc,
+            st == FA4_OK ? k.regs : -1, st == FA4_OK ? k.compile_ms : 0.0))
+        diag("  %s", st == FA4_OK ? k.log : why);
+    if (st == FA4_OK)
+        jit_kernel_free(&k);
+}
+
+int main(void)
+{
+    static const int dims[] = { 64, 128 };
+    device_limits dev;
+    fa4_problem p;
+    fa4_config cfg;
+    char why[512];
+    int i, causal;
+
+    if (jit_nvrtc_version() == 0)
+        skip_all("NVRTC not available");
+    if (device_limits_for_arch(&dev, "sm_100a", why, sizeof why) != FA4_OK)
+        skip_all("no sm_100a limits table (%s)", why);
+    plan(6);
+    for (i = 0; i < 2; i++)
+        for (causal = 0; causal < 2; causal++) {
+            p = problem(dims[i], causal);
+            family_sm100.heuristic(&cfg, &dev, &p);
+            check_compile(&dev, &p, &cfg, cfg.fused_kv ? "fused ring" : "split rings");
+        }
+    /* bn 96 at d128: 6 slots, split into 3 stages, K in two depth chunks */
+    p = problem(128, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bn = 96;
+    cfg.stages = 3;
+    cfg.fused_kv = 0;
+    check_compile(&dev, &p, &cfg, "split rings, K by depth chunk");
+    skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
+    return done_testing() ? 1 : 0;
+}

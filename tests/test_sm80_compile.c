@@ -1,0 +1,120 @@
+/*
+** test_sm80_compile.c -- NVRTC compiles a representative sample of sm80
+** variants (kernels/sm80/) for sm_80 and sm_90a: the heuristic default of
+** every head dim (64, 96, 128, 192/128, 256) in bf16 and fp16, causal and
+** not, and a spread of enumerated configs.  Each must compile with no
+** spill, since the JIT rejects spilling variants.  No GPU needed;
+** FA4_TEST_ALL=1 compiles every enumerated config instead of a sample.
+*/
+#include <stdlib.h>
+
+#include "tap.h"
+#include "budget.h"
+#include "config.h"
+#include "family.h"
+#include "jit.h"
+
+/* A problem of DTYPE with head dims D / DV. */
+static fa4_problem problem(fa4_dtype dtype, int d, int dv, int causal)
+{
+    fa4_problem p = FA4_PROBLEM_INIT;
+    p.dtype = dtype;
+    p.batch = 2;
+    p.seqlen_q = p.seqlen_k = 2048;
+    p.heads_q = p.heads_kv = 16;
+    p.head_dim_qk = d;
+    p.head_dim_v = dv;
+    p.causal = causal;
+    p.window_right = causal ? 0 : -1;
+    p.softmax_scale = 1.0f;
+    return p;
+}
+
+/* Compile CFG for ARCH; one ok line saying what compiled and how. */
+static void check_compile(const char *arch, const device_limits *dev,
+                          const fa4_problem *p, const fa4_config *cfg)
+{
+    char why[1024], desc[256];
+    fa4_layout layout;
+    jit_kernel k;
+    fa4_status st;
+
+    fa4_config_format(cfg, desc, sizeof desc);
+    st = budget_fit(&layout, dev, p, cfg, why, sizeof why);
+    if (st != FA4_OK) {
+        ok(0, "%s %s d%d/%d%s %s fits", arch, p->dtype == FA4_DTYPE_BF16 ? "bf16" : "fp16",
+           p->head_dim_qk, p->head_dim_v, p->causal ? " causal" : "", desc);
+        diag("  %s", why);
+        return;
+    }
+    st = jit_compile(&k, arch, p, cfg, &layout, why, sizeof why);
+    if (!ok(st == FA4_OK && k.spill_bytes == 0,
+            "%s %s d%d/%d%s %s compiles without spills (%d regs, estimate %d, %.0f ms)",
+            arch, p->dtype == FA4_DTYPE_BF16 ? "bf16" : "fp16", p->head_dim_qk,
+            p->head_dim_v, p->causal ? " causal" : "", desc, st == FA4_OK ? k.regs : -1,
+            layout.regs_estimate, k.compile_ms))
+        diag("  %s", why);
+    if (st == FA4_OK)
+        jit_kernel_free(&k);
+}
+
+int main(void)
+{
+    static const char *archs[] = { "sm_80", "sm_90a" };
+    static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
+                                   { 256, 256 } };
+    const int all = getenv("FA4_TEST_ALL") && atoi(getenv("FA4_TEST_ALL"));
+    char why[512];
+    int a, i, t, c, j;
+
+    if (jit_nvrtc_version() == 0)
+        skip_all("NVRTC not available");
+    plan_lazy();
+    for (a = 0; a < 2; a++) {
+        device_limits dev;
+        if (device_limits_for_arch(&dev, archs[a], why, sizeof why) != FA4_OK) {
+            ok(0, "device limits for %s", archs[a]);
+            diag("  %s", why);
+            continue;
+        }
+        for (i = 0; i < 5; i++) {
+            /* The default, in both dtypes, causal and not. */
+            for (t = 0; t < 2; t++)
+                for (c = 0; c < 2; c++) {
+                    fa4_problem p = problem(t ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16,
+                                            dims[i][0], dims[i][1], c);
+                    fa4_config cfg;
+                    if (config_default(&cfg, &dev, &p, FA4_FAMILY_SM80, why,
+                                       sizeof why) != FA4_OK) {
+                        ok(0, "%s has an sm80 default for d%d/%d", archs[a], dims[i][0],
+                           dims[i][1]);
+                        diag("  %s", why);
+                        continue;
+                    }
+                    check_compile(archs[a], &dev, &p, &cfg);
+                }
+            /* A spread of the enumerated space (every config with
+               FA4_TEST_ALL), dtype and causality alternating. */
+            {
+                fa4_problem p = problem(FA4_DTYPE_BF16, dims[i][0], dims[i][1], 0);
+                config_space sp;
+                int step;
+                if (config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM80, why, sizeof why) != FA4_OK
+                    || sp.count == 0) {
+                    ok(0, "%s enumerates sm80 configs for d%d/%d", archs[a], dims[i][0],
+                       dims[i][1]);
+                    diag("  %s", why);
+                    continue;
+                }
+                step = all ? 1 : (sp.count + 3) / 4;
+                for (j = (all ? 0 : (i + a) % step); j < sp.count; j += step) {
+                    fa4_problem q = problem(j & 1 ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16,
+                                            dims[i][0], dims[i][1], (j >> 1) & 1);
+                    check_compile(archs[a], &dev, &q, &sp.configs[j]);
+                }
+                config_space_free(&sp);
+            }
+        }
+    }
+    return done_testing();
+}
