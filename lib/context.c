@@ -27,20 +27,25 @@ static const char *system_db_path(const fa4_context_options *opts)
 /* Open the databases; a failure to open is a warning, never fatal. */
 static void open_databases(fa4_context *ctx, const fa4_context_options *opts)
 {
-    char path[4096], warn[512] = "", why[512] = "";
+    char path[4096], warn[512] = "", why[512] = "", why2[512] = "";
     const char *user = opts ? opts->db_path : NULL;
 
     if (!user)
         user = db_default_path(path, sizeof path);
-    if (db_open(&ctx->db, user, system_db_path(opts), 0, warn, sizeof warn,
-                why, sizeof why) != FA4_OK) {
-        ctx->db = NULL;
-        snprintf(ctx->warnings, sizeof ctx->warnings,
-                 "config database not used: %s\n", why);
+    if (db_open(&ctx->db, user, system_db_path(opts), 0, warn, sizeof warn, why, sizeof why) == FA4_OK) {
+        if (warn[0])
+            snprintf(ctx->warnings, sizeof ctx->warnings, "%s\n", warn);
         return;
     }
-    if (warn[0])
-        snprintf(ctx->warnings, sizeof ctx->warnings, "%s\n", warn);
+    /* A bad system database must not cost the user's own: retry without it. */
+    ctx->db = NULL;
+    if (db_open(&ctx->db, user, NULL, 0, warn, sizeof warn, why2, sizeof why2) == FA4_OK) {
+        snprintf(ctx->warnings, sizeof ctx->warnings, "system database not used: %s\n%s%s", why, warn,
+                 warn[0] ? "\n" : "");
+        return;
+    }
+    ctx->db = NULL;
+    snprintf(ctx->warnings, sizeof ctx->warnings, "config database not used: %s\n", why2);
 }
 
 static void free_thread_buffer(void *p) { free(p); }

@@ -89,6 +89,9 @@ fa4_status fa4_forward(const fa4_plan *plan, const fa4_tensors *t, fa4_stream st
     if (!plan->fn)
         return error_set(ctx, FA4_ENOTSUP, "plan was made in a plan_only context for %s: it cannot be launched",
                          ctx->limits.arch);
+    if (plan->config.family == FA4_FAMILY_SM100)
+        return error_set(ctx, FA4_ENOTSUP, "sm100 kernels are compiled and budget-checked only: "
+                         "they have not run on an sm_100 GPU, so this version does not launch them");
     if (bad_pointer(t->q) || bad_pointer(t->k) || bad_pointer(t->v) || bad_pointer(t->o))
         return error_set(ctx, FA4_EINVAL, "%s pointer is NULL or not 16-byte aligned",
                          bad_pointer(t->q) ? "q" : bad_pointer(t->k) ? "k" : bad_pointer(t->v) ? "v" : "o");

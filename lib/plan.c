@@ -83,7 +83,10 @@ static fa4_status choose_config(fa4_plan *plan, fa4_context *ctx, const fa4_plan
            (plan_only) since it cannot be checked on hardware here. */
         static const fa4_family order[] = { FA4_FAMILY_SM90, FA4_FAMILY_SM80, FA4_FAMILY_SM100 };
         size_t i;
+        const char *allowed = getenv("FA4_FAMILIES");   /* e.g. "sm80": restrict the choice */
         for (i = 0; i < sizeof order / sizeof order[0]; i++) {
+            if (allowed && *allowed && !strstr(allowed, family_lookup(order[i])->name))
+                continue;
             if (order[i] == FA4_FAMILY_SM100 && ctx->limits.cc != 100)
                 continue;
             if (order[i] == FA4_FAMILY_SM80 && ctx->limits.cc == 100 && ctx->plan_only)

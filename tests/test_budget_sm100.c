@@ -176,9 +176,9 @@ int main(void)
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
     ok(st == FA4_ENOFIT, "bn 256 at d128 is refused");
     has_str(why, "tmem 768 columns > 512", "the reason names the TMEM columns");
-    c.bn = 48;
+    c.bn = 32;
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
-    has_str(why, "bn=48 < 64", "bn 48 is refused as < 64");
+    has_str(why, "bn=32 < 64", "bn 32 is refused as < 64");
     c.bn = 120;
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
     is_int(st, FA4_EINVAL, "bn 120 (not a multiple of 16) is malformed");

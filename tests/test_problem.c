@@ -50,13 +50,13 @@ int main(void)
     CHECK(p.window_right = -7, FA4_EINVAL, "window_right=-7", "rejects window_right -7");
     CHECK((p.causal = 1, p.window_right = 4), FA4_EINVAL, "causal means window_right 0", "rejects causal with window_right 4");
     CHECK(p.softmax_scale = -1.0f, FA4_EINVAL, "softmax_scale=-1", "rejects a negative scale");
-    CHECK(p.softmax_scale = 0.0f / 0.0f, FA4_EINVAL, "softmax_scale=nan", "rejects a NaN scale");
+    CHECK(p.softmax_scale = 0.0f / 0.0f, FA4_EINVAL, "nan; must be > 0", "rejects a NaN scale");
     CHECK(p.return_lse = 5, FA4_EINVAL, "return_lse=5", "rejects return_lse 5");
     CHECK(p.varlen = 1, FA4_ENOTSUP, "varlen", "reports varlen as not supported yet");
     CHECK(p.page_size = 16, FA4_ENOTSUP, "paged", "reports paged KV as not supported yet");
     CHECK(p.attention_sinks = 1, FA4_ENOTSUP, "attention_sinks", "reports sinks as not supported yet");
     CHECK((p.batch = 1 << 20, p.seqlen_q = 1 << 20), FA4_EINVAL, "2^40-byte", "rejects a q tensor over 2^40 bytes");
-    CHECK((p.batch = 1 << 20, p.seqlen_k = 1 << 20), FA4_EINVAL, "k is", "rejects a k tensor over 2^40 bytes");
+    CHECK((p.batch = 1 << 20, p.seqlen_q = 1, p.seqlen_k = 1 << 20), FA4_EINVAL, "k is", "rejects a k tensor over 2^40 bytes");
     CHECK((p.q_strides[0] = 1000 * 8 * 128, p.q_strides[1] = 100, p.q_strides[2] = 128), FA4_EINVAL,
           "q_strides[1]=100 (row stride): must be a multiple of 8 elements", "rejects a row stride TMA cannot use");
     CHECK((p.k_strides[0] = 1, p.k_strides[1] = 0, p.k_strides[2] = 128), FA4_EINVAL,

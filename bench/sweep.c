@@ -1,0 +1,156 @@
+/*
+** sweep.c -- the correctness sweep: every enumerated variant of a family,
+** for head dims, dtypes and causal/non-causal, on random inputs with
+** ragged sequence lengths, against the float64 CPU reference.
+**
+**   sweep FAMILY [DIMS] [SEQLENS]     e.g.  sweep sm80 64,128,256 1,17,129,1000,4096
+**
+** Plans are compiled in parallel threads first (fa4_plan_create is
+** thread-safe), then run one by one.  Prints one line per failure and a
+** summary: variants, cases, failures.
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../tests/gpu_check.h"
+#include "config.h"
+#include "family.h"
+
+typedef struct job {
+    fa4_context *ctx;
+    fa4_problem problem;
+    fa4_config config;
+    fa4_plan *plan;
+    char err[512];
+} job;
+
+static job *jobs;
+static int njobs, next_job;
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *compile_worker(void *arg)
+{
+    for (;;) {
+        job *j;
+        fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+        pthread_mutex_lock(&job_lock);
+        j = next_job < njobs ? &jobs[next_job++] : NULL;
+        pthread_mutex_unlock(&job_lock);
+        if (!j)
+            return arg;
+        po.config = &j->config;
+        if (fa4_plan_create(&j->plan, j->ctx, &j->problem, &po) != FA4_OK)
+            snprintf(j->err, sizeof j->err, "%s", fa4_context_errmsg(j->ctx));
+    }
+}
+
+static int parse_list(int *out, int max, const char *s)
+{
+    int n = 0;
+    while (s && *s && n < max) {
+        out[n++] = atoi(s);
+        s = strchr(s, ',');
+        if (s)
+            s++;
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
+    fa4_context *ctx;
+    fa4_family fam = FA4_FAMILY_SM80;
+    int dims[8], nd, seqs[8], ns, di, dt, causal, i, s, cap = 0;
+    int cases = 0, failures = 0, compile_fail = 0;
+    double worst = 0;
+    uint64_t seed = 12345;
+    pthread_t th[16];
+
+    if (argc > 1 && !strcmp(argv[1], "sm90"))
+        fam = FA4_FAMILY_SM90;
+    nd = parse_list(dims, 8, argc > 2 ? argv[2] : "64,128,256");
+    ns = parse_list(seqs, 8, argc > 3 ? argv[3] : "1,17,129,1000,4096");
+    co.no_database = 1;
+    if (fa4_context_create(&ctx, 0, &co) != FA4_OK) {
+        fprintf(stderr, "sweep: %s\n", fa4_context_last_error());
+        return 2;
+    }
+    if (getenv("FA4_TEST_SEED"))
+        seed = strtoull(getenv("FA4_TEST_SEED"), NULL, 10);
+    printf("sweep %s on %s, seed %llu\n", config_family_name(fam), ctx->limits.name, (unsigned long long)seed);
+    for (di = 0; di < nd; di++)
+        for (dt = 1; dt <= 2; dt++)
+            for (causal = 0; causal <= 1; causal++) {
+                fa4_problem p = FA4_PROBLEM_INIT;
+                config_space sp;
+                char why[512];
+                p.dtype = (fa4_dtype)dt; p.batch = 1; p.heads_q = 4; p.heads_kv = 2;
+                p.head_dim_qk = p.head_dim_v = dims[di]; p.causal = causal; p.return_lse = 1;
+                p.seqlen_q = p.seqlen_k = 1024;
+                if (config_enumerate(&sp, &ctx->limits, &p, fam, why, sizeof why) != FA4_OK)
+                    continue;
+                if (njobs + sp.count > cap) {
+                    cap = (njobs + sp.count) * 2;
+                    jobs = realloc(jobs, sizeof *jobs * (size_t)cap);
+                }
+                for (i = 0; i < sp.count; i++) {
+                    memset(&jobs[njobs], 0, sizeof *jobs);
+                    jobs[njobs].ctx = ctx;
+                    jobs[njobs].problem = p;
+                    jobs[njobs++].config = sp.configs[i];
+                }
+                config_space_free(&sp);
+            }
+    printf("%d variants; compiling on 16 threads\n", njobs);
+    fflush(stdout);
+    for (i = 0; i < 16; i++)
+        pthread_create(&th[i], NULL, compile_worker, NULL);
+    for (i = 0; i < 16; i++)
+        pthread_join(th[i], NULL);
+    for (i = 0; i < njobs; i++) {
+        char cs[256];
+        fa4_config_format(&jobs[i].config, cs, sizeof cs);
+        if (!jobs[i].plan) {
+            compile_fail++;
+            printf("COMPILE FAIL d%d %s causal=%d [%s]: %s\n", jobs[i].problem.head_dim_qk,
+                   jobs[i].problem.dtype == 1 ? "bf16" : "fp16", jobs[i].problem.causal, cs, jobs[i].err);
+            continue;
+        }
+        fa4_plan_destroy(jobs[i].plan);
+        for (s = 0; s < ns; s++) {
+            fa4_problem p = jobs[i].problem;
+            fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+            fa4_plan *plan = NULL;
+            gpu_check_result r;
+            int sk_variants[2], v;
+            sk_variants[0] = seqs[s];
+            sk_variants[1] = seqs[s] > 1 ? seqs[s] / 2 + 3 : 5;   /* seqlen_q != seqlen_k */
+            for (v = 0; v < 2; v++) {
+                p.seqlen_q = seqs[s];
+                p.seqlen_k = sk_variants[v];
+                po.config = &jobs[i].config;
+                cases++;
+                if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK || gpu_check(&r, ctx, plan, &p, &seed) != 0) {
+                    failures++;
+                    printf("FAIL d%d %s causal=%d sq=%d sk=%d [%s]: %s\n", p.head_dim_qk, p.dtype == 1 ? "bf16" : "fp16",
+                           p.causal, p.seqlen_q, p.seqlen_k, cs, plan ? r.msg : fa4_context_errmsg(ctx));
+                } else if (r.rel_err > gpu_check_tolerance(p.dtype) || r.lse_bad || r.lse_err > 1e-2) {
+                    failures++;
+                    printf("FAIL d%d %s causal=%d sq=%d sk=%d [%s]: rel err %.3e lse err %.2e %s\n", p.head_dim_qk,
+                           p.dtype == 1 ? "bf16" : "fp16", p.causal, p.seqlen_q, p.seqlen_k, cs, r.rel_err,
+                           r.lse_err, r.msg);
+                } else if (r.rel_err > worst) {
+                    worst = r.rel_err;
+                }
+                fa4_plan_destroy(plan);
+                plan = NULL;
+            }
+        }
+    }
+    printf("SWEEP %s: %d variants (%d failed to compile), %d cases, %d failures, worst passing rel err %.2e\n",
+           config_family_name(fam), njobs, compile_fail, cases, failures, worst);
+    fa4_context_destroy(ctx);
+    return failures || compile_fail ? 1 : 0;
+}

@@ -1,0 +1,121 @@
+/*
+** sm80/kernel.cuh -- the portable attention forward kernel (mma.sync +
+** ldmatrix + cp.async), correct on sm_80 and every later arch.
+**
+** One CTA computes BM query rows of one (batch, head); each of the
+** FA4_WARPS = BM/16 warps owns 16 rows.  Q fragments stay in registers
+** (FA4_Q_IN_REGS), S = Q K^T is accumulated in registers, its accumulator
+** layout is reused as the A operand of O += P V (so P never touches shared
+** memory), V is read with ldmatrix.trans.  K and V tiles arrive through a
+** FA4_STAGES-deep cp.async ring (mainloop.cuh).
+**
+** Shared memory (offsets from lib/budget_sm80.c, relative to the dynamic
+** base aligned up to 1024 B here): Q [BM x D], K ring [STAGES][BN x D],
+** V ring [STAGES][BN x DV].  Every tile is stored as boxes FA4_SWIZZLE bytes
+** wide (rows x SWIZZLE B each, the TMA layout); inside a box the 16 B chunk
+** c of row r sits at c ^ (r % 8) (128 B) or c ^ ((r >> 1) % 4) (64 B), so
+** the 8 row addresses of one ldmatrix fall in 8 distinct bank groups.
+** The epilogue reuses the Q region to stage O for 16-byte stores.
+*/
+#ifndef FA4_SM80_KERNEL_CUH
+#define FA4_SM80_KERNEL_CUH
+
+#include "common/ptx.cuh"
+#include "common/params.h"
+
+#ifndef FA4_Q_IN_REGS
+#define FA4_Q_IN_REGS (FA4_D <= 128)
+#endif
+
+namespace sm80 {
+
+constexpr int BM = FA4_BM;
+constexpr int BN = FA4_BN;
+constexpr int D = FA4_D;
+constexpr int DV = FA4_DV;
+constexpr int WARPS = FA4_WARPS;
+constexpr int THREADS = FA4_THREADS;
+constexpr int STAGES = FA4_STAGES;
+constexpr int SWZ = FA4_SWIZZLE;
+constexpr bool Q_IN_REGS = FA4_Q_IN_REGS;
+constexpr bool MASK = FA4_MASK;
+constexpr int ELT = 2;                  /* bytes per bf16/fp16 element */
+
+constexpr int Q_TILE_BYTES = BM * D * ELT;
+constexpr int K_TILE_BYTES = BN * D * ELT;
+constexpr int V_TILE_BYTES = BN * DV * ELT;
+
+static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2, "sm80: bf16 or fp16 only");
+static_assert(FA4_FAMILY == 80, "sm80/kernel.cuh compiled for another family");
+static_assert(BM == 16 * WARPS, "sm80: each warp owns 16 query rows");
+static_assert(THREADS == 32 * WARPS, "sm80: FA4_THREADS = 32 * FA4_WARPS");
+static_assert(BN % 16 == 0 && BN >= 16, "sm80: BN a multiple of 16");
+static_assert(DV <= D, "sm80: head_dim_v <= head_dim_qk");
+static_assert(SWZ == 64 || SWZ == 128, "sm80: swizzle 64 or 128 B");
+static_assert((D * ELT) % SWZ == 0 && (DV * ELT) % SWZ == 0,
+              "sm80: head dims must fill whole swizzle boxes");
+static_assert(STAGES >= 1 && STAGES <= 4, "sm80: 1..4 stages");
+static_assert(FA4_SMEM_Q_OFF % 128 == 0 && FA4_SMEM_K_OFF % 128 == 0 &&
+              FA4_SMEM_V_OFF % 128 == 0,
+              "sm80: regions 128 B aligned (bank-conflict-free swizzle)");
+static_assert(FA4_SMEM_Q_SIZE >= Q_TILE_BYTES, "sm80: Q region too small");
+static_assert(FA4_SMEM_K_SIZE >= STAGES * K_TILE_BYTES, "sm80: K region too small");
+static_assert(FA4_SMEM_V_SIZE >= STAGES * V_TILE_BYTES, "sm80: V region too small");
+static_assert(FA4_SMEM_Q_SIZE >= BM * DV * ELT, "sm80: O staging reuses Q");
+__host__ __device__ constexpr int cmax(int a, int b) { return a > b ? a : b; }
+constexpr int SMEM_END = cmax(FA4_SMEM_Q_OFF + FA4_SMEM_Q_SIZE,
+                              cmax(FA4_SMEM_K_OFF + FA4_SMEM_K_SIZE,
+                                   FA4_SMEM_V_OFF + FA4_SMEM_V_SIZE));
+static_assert(SMEM_END + 1024 <= FA4_SMEM_BYTES,
+              "sm80: smem_bytes must include 1024 B of alignment slack");
+
+} /* namespace sm80 */
+
+#include "sm80/mask.cuh"
+#include "sm80/softmax.cuh"
+#include "sm80/mainloop.cuh"
+#include "sm80/epilogue.cuh"
+
+extern "C" __global__ void __launch_bounds__(FA4_THREADS, 1)
+fa4_fwd(const fa4_params p)
+{
+    using namespace sm80;
+    extern __shared__ __align__(16) unsigned char fa4_smem_raw[];
+
+    /* The budget's offsets are from a 1024-aligned base. */
+    const u32 smem_base = (cvta_to_shared_u32(fa4_smem_raw) + 1023u) & ~1023u;
+    const u32 sq = smem_base + FA4_SMEM_Q_OFF;
+    const u32 sk = smem_base + FA4_SMEM_K_OFF;
+    const u32 sv = smem_base + FA4_SMEM_V_OFF;
+
+#if FA4_CAUSAL
+    const int m_block = p.m_blocks - 1 - (int)blockIdx.x;   /* longest first */
+#else
+    const int m_block = (int)blockIdx.x;
+#endif
+    const int head = (int)blockIdx.y;
+    const int batch = (int)blockIdx.z;
+    const int head_kv = head / p.group;
+    const int m_start = m_block * BM;
+
+    const unsigned char *gq = (const unsigned char *)p.q +
+        ((i64)batch * p.q_batch_stride + (i64)head * p.q_head_stride +
+         (i64)m_start * p.q_row_stride) * ELT;
+    const unsigned char *gk = (const unsigned char *)p.k +
+        ((i64)batch * p.k_batch_stride + (i64)head_kv * p.k_head_stride) * ELT;
+    const unsigned char *gv = (const unsigned char *)p.v +
+        ((i64)batch * p.v_batch_stride + (i64)head_kv * p.v_head_stride) * ELT;
+
+    float o[DV / 8][4];
+    online_softmax sm;
+    mainloop_run(p, m_start, gq, gk, gv, sq, sk, sv, o, sm);
+
+    unsigned char *go = (unsigned char *)p.o +
+        ((i64)batch * p.o_batch_stride + (i64)head * p.o_head_stride +
+         (i64)m_start * p.o_row_stride) * ELT;
+    float *lse = p.lse ? (float *)p.lse +
+        ((i64)batch * p.heads_q + head) * p.seqlen_q + m_start : (float *)0;
+    epilogue_store(p, m_start, go, lse, sq, o, sm);
+}
+
+#endif

@@ -1,0 +1,71 @@
+/*
+** epilogue.cuh -- O and LSE of one consumer warpgroup (64 query rows).
+** O (scaled by 1/l, converted to the 16-bit type) goes through shared
+** memory in the 128 B-swizzled layout of the O TMA map's box (64 columns x
+** 64 rows per box, 1024-aligned), then one TMA store per 64-column chunk:
+** rows >= seqlen_q and columns >= head_dim_v fall outside the map and are
+** not written.  LSE goes straight to global memory from the quad leaders.
+*/
+#ifndef FA4_SM90_EPILOGUE_CUH
+#define FA4_SM90_EPILOGUE_CUH
+
+/* Pack two f32 into the kernel's 16-bit type, LO in the low half. */
+FA4_DEV u32 pack_out(float lo, float hi)
+{
+#if FA4_DTYPE == 2
+    return cvt_rn_f16x2_f32(lo, hi);
+#else
+    return cvt_rn_bf16x2_f32(lo, hi);
+#endif
+}
+
+/* Write O (NO f32 registers of an m64n(2*NO) accumulator) and LSE of
+ * warpgroup WG for TILE; O_TILE is the O region (BM rows x DVP columns,
+ * chunks of 64 columns, each BM x 128 B).  TID is the thread's index in its
+ * warpgroup.  On return thread 0 has issued (not waited for) the TMA store;
+ * the next call, or the caller, waits for it to read shared memory. */
+template <int NO>
+FA4_DEV void epilogue_store(const fa4_params &p, const fa4_tma_map *tm_o, u32 o_tile,
+                            float (&o)[NO], const float (&inv)[2], const float (&lse)[2],
+                            const fa4_tile &tile, int wg, int tid)
+{
+    const int warp = tid / 32, lane = tid % 32, g = lane / 4, q = lane % 4;
+    const u32 wg_base = o_tile + (u32)(wg * 64 * 128);
+    /* The previous tile's O store must have read these bytes. */
+    if (tid == 0)
+        cp_async_bulk_wait_group_read0();
+    named_barrier_sync(FA4_BAR_EPILOGUE_WG0 + wg, 128);
+    /* 128 B swizzle: 16 B unit u of row r sits at u ^ (r % 8); r % 8 == g. */
+#pragma unroll
+    for (int i = 0; i < NO; i += 2) {
+        const int h = (i >> 1) & 1;
+        const int row = 16 * warp + g + 8 * h;
+        const int col = 8 * (i / 4) + 2 * q;
+        const int chunk = col / 64, unit = (col % 64) / 8;
+        const u32 addr = wg_base + (u32)(chunk * FA4_BM * 128 + row * 128 + ((unit ^ g) * 16) + 4 * q);
+        st_shared_u32(addr, pack_out(o[i] * inv[h], o[i + 1] * inv[h]));
+    }
+    if (p.lse != 0 && q == 0) {
+        float *lse_out = (float *)p.lse + ((long long)tile.batch * p.heads_q + tile.head) * p.seqlen_q;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int r = tile.m_block * FA4_BM + wg * 64 + 16 * warp + g + 8 * h;
+            if (r < p.seqlen_q)
+                lse_out[r] = lse[h];
+        }
+    }
+    fence_proxy_async_shared_cta();
+    named_barrier_sync(FA4_BAR_EPILOGUE_WG0 + wg, 128);
+    if (tid == 0) {
+        const int row0 = tile.m_block * FA4_BM + wg * 64;
+        if (row0 < p.seqlen_q) {
+#pragma unroll
+            for (int c = 0; c < NO / 32; ++c)
+                tma_store_4d(tm_o, wg_base + (u32)(c * FA4_BM * 128), c * 64, tile.head, row0,
+                             tile.batch);
+            cp_async_bulk_commit_group();
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,152 @@
+/*
+** kernel.cuh -- sm90 (sm_90a) attention forward: entry point, shared-memory
+** carve-up, producer/consumer split.
+**
+** CTA = 1 producer warpgroup (warp 0 lane 0 issues every TMA load; the
+** warpgroup drops to FA4_PRODUCER_REGS registers) + FA4_CONSUMER_WGS
+** consumer warpgroups of 64 query rows each (FA4_CONSUMER_REGS registers).
+** Shared memory (offsets from the 1024-aligned base, from the budget model,
+** lib/budget_sm90.c): Q (BM x DP), K and V rings (FA4_STAGES x BN x DP/DVP),
+** O (BM x DVP; may be Q's bytes), BAR (mbarriers).  Every tile is stored as
+** 64-column chunks of rows x 128 B, 128 B swizzle, as the TMA boxes
+** {64, 1, rows, 1} of the rank-4 maps {dim, heads, seq, batch} land.
+** Head dims pad to DP = 64 * ceil(D / 64): the map's dim extent is D, so
+** TMA zero-fills the pad columns, which add 0 to Q K^T and are clipped from
+** the O store.  Parameters: (fa4_params, tm_q, tm_k, tm_v, tm_o).
+*/
+#ifndef FA4_SM90_KERNEL_CUH
+#define FA4_SM90_KERNEL_CUH
+
+#include "common/types.cuh"
+#include "common/params.h"
+#include "common/ptx_sm90.cuh"
+
+#if FA4_DV == 0 /* head_dim_v 0 means head_dim_qk */
+#undef FA4_DV
+#define FA4_DV FA4_D
+#endif
+
+#if FA4_DTYPE == 1
+#define FA4_AB FA4_AB_BF16
+#elif FA4_DTYPE == 2
+#define FA4_AB FA4_AB_F16
+#else
+#error "sm90 kernel: FA4_DTYPE must be 1 (bf16) or 2 (fp16)"
+#endif
+
+#define FA4_DP (((FA4_D) + 63) / 64 * 64)
+#define FA4_DVP (((FA4_DV) + 63) / 64 * 64)
+#define FA4_Q_BYTES (FA4_BM * FA4_DP * 2)
+#define FA4_K_STAGE_BYTES (FA4_BN * FA4_DP * 2)
+#define FA4_V_STAGE_BYTES (FA4_BN * FA4_DVP * 2)
+
+static_assert(FA4_SWIZZLE == 128, "sm90 kernel: only the 128 B swizzle is implemented");
+static_assert(FA4_FUSED_KV == 0, "sm90 kernel: the fused K/V ring is not implemented");
+static_assert(FA4_CLUSTER == 1, "sm90 kernel: clusters are not implemented");
+static_assert(FA4_BM == 64 * FA4_CONSUMER_WGS, "sm90: BM = 64 rows per consumer warpgroup");
+static_assert(FA4_THREADS == 128 * (1 + FA4_CONSUMER_WGS), "sm90: one producer warpgroup");
+static_assert(FA4_BN % 16 == 0 && FA4_BN >= 64 && FA4_BN <= 256, "sm90: BN in 64..256, step 16");
+static_assert(FA4_DVP <= 256 && FA4_DP <= 256, "sm90: head dims up to 256");
+static_assert(FA4_DV <= FA4_D, "sm90: head_dim_v <= head_dim_qk");
+static_assert(FA4_STAGES >= 2, "sm90: at least 2 K/V stages");
+static_assert(FA4_SMEM_Q_OFF % 1024 == 0 && FA4_SMEM_K_OFF % 1024 == 0 &&
+              FA4_SMEM_V_OFF % 1024 == 0 && FA4_SMEM_O_OFF % 1024 == 0,
+              "sm90: swizzled tiles are 1024-aligned");
+static_assert(FA4_SMEM_Q_SIZE >= FA4_Q_BYTES, "sm90: Q region");
+static_assert(FA4_SMEM_K_SIZE >= FA4_STAGES * FA4_K_STAGE_BYTES, "sm90: K region");
+static_assert(FA4_SMEM_V_SIZE >= FA4_STAGES * FA4_V_STAGE_BYTES, "sm90: V region");
+static_assert(FA4_SMEM_O_SIZE >= FA4_BM * FA4_DVP * 2, "sm90: O region");
+static_assert(FA4_SMEM_BAR_SIZE >= 16 + 32 * FA4_STAGES, "sm90: BAR region");
+static_assert(FA4_SMEM_BAR_OFF + FA4_SMEM_BAR_SIZE + 1024 <= FA4_SMEM_BYTES,
+              "sm90: layout + 1024 B base-alignment slack within FA4_SMEM_BYTES");
+
+#include "sm90/barriers.cuh"
+#include "sm90/scheduler.cuh"
+#include "sm90/mask.cuh"
+#include "sm90/softmax.cuh"
+#include "sm90/epilogue.cuh"
+#include "sm90/mainloop.cuh"
+
+/* A consumer warpgroup: every tile of the CTA, main loop then epilogue. */
+FA4_DEV void consumer_run(const fa4_params &p, const fa4_tma_map *tm_o, u32 smem,
+                          fa4_bars bars, int wg, int tid)
+{
+    fa4_pipe st = {0, 0u};
+    u32 q_phase = 0;
+#if FA4_PINGPONG
+    /* The last warpgroup hands the first turn to warpgroup 0. */
+    if (wg == FA4_CONSUMER_WGS - 1)
+        named_barrier_arrive(FA4_BAR_PINGPONG_WG0, 256);
+#endif
+    for (int t = sched_first(); sched_valid(p, t); t = sched_next(p, t)) {
+        const fa4_tile tile = sched_tile(p, t);
+        int n_lo, n_hi;
+        kv_block_range(p, tile.m_block, &n_lo, &n_hi);
+        float o[FA4_DVP / 2];
+#pragma unroll
+        for (int i = 0; i < FA4_DVP / 2; ++i)
+            o[i] = 0.0f;
+        fa4_softmax sm;
+        softmax_init(sm);
+
+        mbarrier_wait(bars.q_full(), q_phase);
+        q_phase ^= 1u;
+        if (n_hi > n_lo)
+            consumer_mainloop(p, smem, bars, st, tile, n_lo, n_hi, wg, tid, o, sm);
+
+        float inv[2], lse[2];
+        softmax_finish(sm, inv, lse);
+        epilogue_store(p, tm_o, smem + FA4_SMEM_O_OFF, o, inv, lse, tile, wg, tid);
+        /* Q not yet released (the main loop does when O has its own bytes):
+         * after the O store has read Q's bytes, for the 4 warps at once. */
+        if ((FA4_O_ALIASES_Q || n_hi <= n_lo) && tid == 0) {
+            cp_async_bulk_wait_group_read0();
+            mbarrier_arrive_count(bars.q_empty(), 4);
+        }
+    }
+    if (tid == 0)
+        cp_async_bulk_wait_group0();
+}
+
+extern "C" __global__ void __launch_bounds__(FA4_THREADS, 1)
+fa4_fwd(const __grid_constant__ fa4_params p, const __grid_constant__ fa4_tma_map tm_q,
+        const __grid_constant__ fa4_tma_map tm_k, const __grid_constant__ fa4_tma_map tm_v,
+        const __grid_constant__ fa4_tma_map tm_o)
+{
+    extern __shared__ __align__(1024) u8 fa4_smem[];
+    /* The budget adds 1024 B of slack: align the base here. */
+    const u32 smem = (smem_u32(fa4_smem) + 1023u) & ~1023u;
+    fa4_bars bars;
+    bars.base = smem + FA4_SMEM_BAR_OFF;
+    const int warp = warp_id_uniform();
+    const int lane = (int)(threadIdx.x % 32);
+
+    if (threadIdx.x == 0) {
+        prefetch_tensormap(&tm_q);
+        prefetch_tensormap(&tm_k);
+        prefetch_tensormap(&tm_v);
+        prefetch_tensormap(&tm_o);
+        mbarrier_init(bars.q_full(), 1);
+        mbarrier_init(bars.q_empty(), 4 * FA4_CONSUMER_WGS);
+        for (int s = 0; s < FA4_STAGES; ++s) {
+            mbarrier_init(bars.k_full(s), 1);
+            mbarrier_init(bars.v_full(s), 1);
+            mbarrier_init(bars.k_empty(s), 4 * FA4_CONSUMER_WGS);
+            mbarrier_init(bars.v_empty(s), 4 * FA4_CONSUMER_WGS);
+        }
+        fence_mbarrier_init();
+    }
+    __syncthreads();
+
+    if (warp < 4) {
+        setmaxnreg_dec<FA4_PRODUCER_REGS>();
+        if (warp == 0 && lane == 0)
+            producer_run(p, &tm_q, &tm_k, &tm_v, smem, bars);
+    } else {
+        setmaxnreg_inc<FA4_CONSUMER_REGS>();
+        const int wg = warp / 4 - 1;
+        consumer_run(p, &tm_o, smem, bars, wg, (int)threadIdx.x % 128);
+    }
+}
+
+#endif

@@ -1,0 +1,248 @@
+/*
+** mainloop.cuh -- the producer (TMA loads into the K/V ring) and the
+** consumer main loop (S = Q K^T by wgmma from shared memory, online
+** softmax, O += P V with P from registers).
+**
+** Ring protocol: stage s has k_full/v_full (count 1, TMA transaction bytes)
+** and k_empty/v_empty (one arrival per consumer warp).  Key blocks run from
+** the last to the first, so masked blocks (diagonal, ragged tail) come
+** first; producer and consumers walk the same order and the same stage
+** counter across tiles.  Q has q_full/q_empty (one arrival per consumer
+** warp): released after the tile's last Q K^T, or, when O shares Q's
+** bytes, after the O store has read them.
+*/
+#ifndef FA4_SM90_MAINLOOP_CUH
+#define FA4_SM90_MAINLOOP_CUH
+
+/* Stage index and phase parity of a ring of FA4_STAGES stages. */
+struct fa4_pipe {
+    int stage;
+    u32 phase;
+};
+
+FA4_DEV void pipe_advance(fa4_pipe &st)
+{
+    if (++st.stage == FA4_STAGES) {
+        st.stage = 0;
+        st.phase ^= 1u;
+    }
+}
+
+/* Shared-memory addresses of the barriers (BAR region, 8 B each). */
+struct fa4_bars {
+    u32 base;
+    __device__ __forceinline__ u32 q_full() const { return base; }
+    __device__ __forceinline__ u32 q_empty() const { return base + 8; }
+    __device__ __forceinline__ u32 k_full(int s) const { return base + 16 + 8 * s; }
+    __device__ __forceinline__ u32 k_empty(int s) const { return base + 16 + 8 * (FA4_STAGES + s); }
+    __device__ __forceinline__ u32 v_full(int s) const { return base + 16 + 8 * (2 * FA4_STAGES + s); }
+    __device__ __forceinline__ u32 v_empty(int s) const { return base + 16 + 8 * (3 * FA4_STAGES + s); }
+};
+#define FA4_BAR_BYTES (16 + 32 * FA4_STAGES)
+
+/* ------------------------------------------------------------ producer */
+
+/* One thread issues every TMA load of the CTA's tiles. */
+FA4_DEV void producer_run(const fa4_params &p, const fa4_tma_map *tm_q, const fa4_tma_map *tm_k,
+                          const fa4_tma_map *tm_v, u32 smem, fa4_bars bars)
+{
+    fa4_pipe st = {0, 0u};
+    u32 q_phase = 0;
+    for (int t = sched_first(); sched_valid(p, t); t = sched_next(p, t)) {
+        const fa4_tile tile = sched_tile(p, t);
+        int n_lo, n_hi;
+        kv_block_range(p, tile.m_block, &n_lo, &n_hi);
+        const int kv_head = tile.head / p.group;
+
+        mbarrier_wait(bars.q_empty(), q_phase ^ 1u);
+        mbarrier_arrive_expect_tx(bars.q_full(), FA4_Q_BYTES);
+#pragma unroll
+        for (int c = 0; c < FA4_DP / 64; ++c)
+            tma_load_4d(smem + FA4_SMEM_Q_OFF + c * FA4_BM * 128, tm_q, bars.q_full(), c * 64,
+                        tile.head, tile.m_block * FA4_BM, tile.batch);
+        q_phase ^= 1u;
+
+        for (int n = n_hi - 1; n >= n_lo; --n) {
+            const u32 k_dst = smem + FA4_SMEM_K_OFF + st.stage * FA4_K_STAGE_BYTES;
+            const u32 v_dst = smem + FA4_SMEM_V_OFF + st.stage * FA4_V_STAGE_BYTES;
+            mbarrier_wait(bars.k_empty(st.stage), st.phase ^ 1u);
+            mbarrier_arrive_expect_tx(bars.k_full(st.stage), FA4_K_STAGE_BYTES);
+#pragma unroll
+            for (int c = 0; c < FA4_DP / 64; ++c)
+                tma_load_4d(k_dst + c * FA4_BN * 128, tm_k, bars.k_full(st.stage), c * 64,
+                            kv_head, n * FA4_BN, tile.batch);
+            mbarrier_wait(bars.v_empty(st.stage), st.phase ^ 1u);
+            mbarrier_arrive_expect_tx(bars.v_full(st.stage), FA4_V_STAGE_BYTES);
+#pragma unroll
+            for (int c = 0; c < FA4_DVP / 64; ++c)
+                tma_load_4d(v_dst + c * FA4_BN * 128, tm_v, bars.v_full(st.stage), c * 64,
+                            kv_head, n * FA4_BN, tile.batch);
+            pipe_advance(st);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ consumer */
+
+/* Ping-pong: wait for this warpgroup's turn to issue GEMMs / pass the turn on. */
+FA4_DEV void pingpong_wait(int wg)
+{
+#if FA4_PINGPONG
+    named_barrier_sync(FA4_BAR_PINGPONG_WG0 + wg, 256);
+#endif
+}
+FA4_DEV void pingpong_pass(int wg)
+{
+#if FA4_PINGPONG
+    named_barrier_arrive(FA4_BAR_PINGPONG_WG0 + (wg + 1) % FA4_CONSUMER_WGS, 256);
+#endif
+}
+
+/* 1 when O's bytes overlap Q's (the budget puts O in Q when both do not
+ * fit): Q is then released only after the O store has read them. */
+#define FA4_O_ALIASES_Q                                                    \
+    (FA4_SMEM_O_OFF < FA4_SMEM_Q_OFF + FA4_SMEM_Q_SIZE &&                  \
+     FA4_SMEM_Q_OFF < FA4_SMEM_O_OFF + FA4_SMEM_O_SIZE)
+
+/* One arrival per warp on an "empty" barrier, after the warp's wgmma wait. */
+FA4_DEV void release_stage(u32 bar, int lane)
+{
+    if (lane == 0)
+        mbarrier_arrive(bar);
+}
+
+/* S = Q K^T for warpgroup WG's 64 rows against K stage K_SMEM. */
+FA4_DEV void gemm_qk(float (&s)[FA4_BN / 2], u32 q_wg, u32 k_smem)
+{
+#pragma unroll
+    for (int kk = 0; kk < FA4_DP / 16; ++kk) {
+        const u32 off = (u32)((kk % 4) * 32); /* k16 step inside a 128 B row */
+        const u64 da = smem_desc_kmajor_sw128(q_wg + (kk / 4) * FA4_BM * 128 + off);
+        const u64 db = smem_desc_kmajor_sw128(k_smem + (kk / 4) * FA4_BN * 128 + off);
+        wgmma_ss<FA4_BN, FA4_AB>(s, da, db, kk > 0 ? 1 : 0);
+    }
+}
+
+/* O += P V with P (BN/4 packed registers) and V stage V_SMEM (MN-major). */
+FA4_DEV void gemm_pv(float (&o)[FA4_DVP / 2], const u32 (&pr)[FA4_BN / 4], u32 v_smem)
+{
+#pragma unroll
+    for (int kk = 0; kk < FA4_BN / 16; ++kk) {
+        const u64 db = smem_desc_mnmajor_sw128(v_smem + kk * 2048, FA4_BN * 128);
+        wgmma_rs_tb<FA4_DVP, FA4_AB>(o, pr[4 * kk], pr[4 * kk + 1], pr[4 * kk + 2],
+                                     pr[4 * kk + 3], db, 1);
+    }
+}
+
+/* P (16-bit pairs, the A-register layout of a 16-column slab equals the
+ * accumulator's) from the exponentiated scores. */
+FA4_DEV void convert_p(u32 (&pr)[FA4_BN / 4], const float (&s)[FA4_BN / 2])
+{
+#pragma unroll
+    for (int i = 0; i < FA4_BN / 4; ++i)
+        pr[i] = pack_out(s[2 * i], s[2 * i + 1]);
+}
+
+/* Scale row h of O by FACTOR[h]. */
+FA4_DEV void rescale_o(float (&o)[FA4_DVP / 2], const float (&factor)[2])
+{
+#pragma unroll
+    for (int i = 0; i < FA4_DVP / 2; ++i)
+        o[i] *= factor[(i >> 1) & 1];
+}
+
+template <int N> FA4_DEV void fence_array(float (&r)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+        reg_fence(r[i]);
+}
+template <int N> FA4_DEV void fence_array(u32 (&r)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+        reg_fence(r[i]);
+}
+
+/* The main loop of consumer warpgroup WG over key blocks [n_lo, n_hi) of
+ * TILE: O and the softmax state on return (O unnormalised).  Overlap inside
+ * the warpgroup: S(n-1) = Q K^T is issued together with O += P(n) V(n), and
+ * the softmax of S(n-1) runs while P(n) V(n) is in flight. */
+FA4_DEV void consumer_mainloop(const fa4_params &p, u32 smem, fa4_bars bars, fa4_pipe &st,
+                               const fa4_tile &tile, int n_lo, int n_hi, int wg, int tid,
+                               float (&o)[FA4_DVP / 2], fa4_softmax &sm)
+{
+    const int lane = tid % 32, warp = tid / 32;
+    const u32 q_wg = smem + FA4_SMEM_Q_OFF + wg * 64 * 128;
+    const int row0 = tile.m_block * FA4_BM + wg * 64 + 16 * warp + lane / 4;
+    const int col0 = 2 * (lane % 4);
+    const float scale_log2 = p.scale_log2;
+    float s[FA4_BN / 2];
+    u32 pr[FA4_BN / 4];
+    float factor[2];
+
+    int n = n_hi - 1;
+    mbarrier_wait(bars.k_full(st.stage), st.phase);
+    pingpong_wait(wg);
+    wgmma_fence();
+    gemm_qk(s, q_wg, smem + FA4_SMEM_K_OFF + st.stage * FA4_K_STAGE_BYTES);
+    wgmma_commit_group();
+    pingpong_pass(wg);
+    wgmma_wait_group<0>();
+    fence_array(s);
+    release_stage(bars.k_empty(st.stage), lane);
+    if (!FA4_O_ALIASES_Q && n == n_lo)
+        release_stage(bars.q_empty(), lane);
+    if (kv_block_needs_mask(p, tile.m_block, n))
+        mask_scores(s, p, row0, n * FA4_BN + col0);
+    softmax_update_max(sm, s, scale_log2, factor);
+    softmax_exp(sm, s, scale_log2, factor);
+    convert_p(pr, s);
+    fa4_pipe vst = st;
+    pipe_advance(st);
+
+    for (; n > n_lo; ) {
+        --n;
+        mbarrier_wait(bars.k_full(st.stage), st.phase);
+        mbarrier_wait(bars.v_full(vst.stage), vst.phase);
+        pingpong_wait(wg);
+        fence_array(pr);
+        fence_array(o);
+        wgmma_fence();
+        gemm_qk(s, q_wg, smem + FA4_SMEM_K_OFF + st.stage * FA4_K_STAGE_BYTES);
+        wgmma_commit_group();
+        gemm_pv(o, pr, smem + FA4_SMEM_V_OFF + vst.stage * FA4_V_STAGE_BYTES);
+        wgmma_commit_group();
+        pingpong_pass(wg);
+        wgmma_wait_group<1>();
+        fence_array(s);
+        release_stage(bars.k_empty(st.stage), lane);
+        if (!FA4_O_ALIASES_Q && n == n_lo)
+            release_stage(bars.q_empty(), lane);
+        if (kv_block_needs_mask(p, tile.m_block, n))
+            mask_scores(s, p, row0, n * FA4_BN + col0);
+        const bool rescale = softmax_update_max(sm, s, scale_log2, factor);
+        softmax_exp(sm, s, scale_log2, factor);
+        wgmma_wait_group<0>();
+        fence_array(o);
+        fence_array(s);
+        release_stage(bars.v_empty(vst.stage), lane);
+        if (__any_sync(0xffffffffu, rescale))
+            rescale_o(o, factor);
+        convert_p(pr, s);
+        vst = st;
+        pipe_advance(st);
+    }
+
+    mbarrier_wait(bars.v_full(vst.stage), vst.phase);
+    fence_array(pr);
+    fence_array(o);
+    wgmma_fence();
+    gemm_pv(o, pr, smem + FA4_SMEM_V_OFF + vst.stage * FA4_V_STAGE_BYTES);
+    wgmma_commit_group();
+    wgmma_wait_group<0>();
+    fence_array(o);
+    release_stage(bars.v_empty(vst.stage), lane);
+}
+
+#endif

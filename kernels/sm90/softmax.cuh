@@ -1,0 +1,129 @@
+/*
+** softmax.cuh -- online softmax in base 2 over one consumer warpgroup's
+** 64 x BN score block.  Thread layout (m64nN f32 accumulator, KERNEL_NOTES):
+** register i holds row g + 8 * ((i >> 1) & 1) of the warp's 16, column
+** 8 * (i / 4) + 2 * (lane % 4) + (i & 1); a row lives in the 4 threads of a
+** quad, so row reductions are two xor-shuffles.
+**
+** FA4 tricks:
+**  - Lazy rescale: the running max m only moves when a row's new max beats
+**    it by more than FA4_RESCALE_THRESHOLD (log2 units); otherwise exp2 uses
+**    the stale max, values stay <= 2^threshold, and O and the sum skip the
+**    multiply.  The result is exact: the final 1/l uses the same stale m.
+**  - FA4_EXP2_EMU_PCT percent of the exponentials run as a degree-3
+**    polynomial on the FMA pipe instead of MUFU.ex2.
+*/
+#ifndef FA4_SM90_SOFTMAX_CUH
+#define FA4_SM90_SOFTMAX_CUH
+
+#define FA4_NEG_INF (-__int_as_float(0x7f800000))
+
+struct fa4_softmax {
+    float m[2];   /* running max (scaled, log2 units) of rows g and g+8 */
+    float l[2];   /* this thread's partial row sums (reduced at the end) */
+};
+
+/* Max of A and B across the 4 threads of a quad. */
+FA4_DEV float quad_max(float x)
+{
+    x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+    return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+FA4_DEV float quad_sum(float x)
+{
+    x += __shfl_xor_sync(0xffffffffu, x, 1);
+    return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+/* 2^x as 2^floor(x) * p(frac x), p of degree 3 fitted to 2^f on [0, 1)
+ * (relative error ~1e-4, below bf16/fp16 rounding of P).  x <= 2^7. */
+FA4_DEV float exp2_poly3(float x)
+{
+    x = fmaxf(x, -127.0f);
+    const float j = cvt_rmi_f32(x);
+    const float f = x - j;
+    float r = fmaf(0.077119089663028717f, f, 0.227564394474029541f);
+    r = fmaf(r, f, 0.695146143436431885f);
+    r = fmaf(r, f, 1.0f);
+    return __int_as_float(__float_as_int(r) + ((int)j << 23));
+}
+
+/* 1 when element I of N goes to the polynomial (spread evenly, PCT %). */
+__host__ __device__ constexpr bool exp2_emulated(int i, int n, int pct)
+{
+    return pct > 0 && (i * pct) / 100 != ((i + 1) * pct) / 100;
+}
+
+FA4_DEV void softmax_init(fa4_softmax &sm)
+{
+    sm.m[0] = sm.m[1] = FA4_NEG_INF;
+    sm.l[0] = sm.l[1] = 0.0f;
+}
+
+/* Update the running max with score block S (raw scores) and return in
+ * FACTOR the multiplier for O and l of each row (1 when the max stays).
+ * Returns 1 when some row of this thread needs the rescale. */
+template <int NS>
+FA4_DEV bool softmax_update_max(fa4_softmax &sm, const float (&s)[NS], float scale_log2,
+                                float (&factor)[2])
+{
+    bool any = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        float mx = FA4_NEG_INF;
+#pragma unroll
+        for (int c = 0; c < NS / 4; ++c)
+            mx = fmaxf(mx, fmaxf(s[4 * c + 2 * h], s[4 * c + 2 * h + 1]));
+        mx = quad_max(mx) * scale_log2;
+        const float m_old = sm.m[h];
+        factor[h] = 1.0f;
+        /* m_old = -inf and mx finite: the difference is +inf, so the row
+         * takes mx and factor 0 (O and l are still 0).  Both -inf: NaN
+         * compares false and the row stays empty. */
+        if (mx - m_old > (float)FA4_RESCALE_THRESHOLD) {
+            factor[h] = ex2_approx_ftz(m_old - mx);
+            sm.m[h] = mx;
+            any = true;
+        }
+    }
+    return any;
+}
+
+/* S := 2^(S * scale_log2 - m) in place; l := l * factor + row sums. */
+template <int NS>
+FA4_DEV void softmax_exp(fa4_softmax &sm, float (&s)[NS], float scale_log2,
+                         const float (&factor)[2])
+{
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        /* A fully masked row has m = -inf; use 0 so 2^(x - m) gives 0, not NaN. */
+        const float m_use = sm.m[h] == FA4_NEG_INF ? 0.0f : sm.m[h];
+        float sum = 0.0f;
+#pragma unroll
+        for (int c = 0; c < NS / 4; ++c) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int i = 4 * c + 2 * h + e;
+                const float x = fmaf(s[i], scale_log2, -m_use);
+                s[i] = exp2_emulated(i, NS, FA4_EXP2_EMU_PCT) ? exp2_poly3(x) : ex2_approx_ftz(x);
+                sum += s[i];
+            }
+        }
+        sm.l[h] = fmaf(sm.l[h], factor[h], sum);
+    }
+}
+
+/* Finish: full row sums; INV = 1/l (0 for an empty row), LSE natural log
+ * (-inf for an empty row). */
+FA4_DEV void softmax_finish(const fa4_softmax &sm, float (&inv)[2], float (&lse)[2])
+{
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const float l = quad_sum(sm.l[h]);
+        const bool empty = !(l > 0.0f);
+        inv[h] = empty ? 0.0f : 1.0f / l;
+        lse[h] = empty ? FA4_NEG_INF : (sm.m[h] + lg2_approx_ftz(l)) * 0.69314718055994531f;
+    }
+}
+
+#endif

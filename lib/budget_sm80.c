@@ -1,0 +1,260 @@
+/*
+** budget_sm80.c -- the sm80 family (mma.sync + ldmatrix + cp.async,
+** kernels/sm80/): shared-memory layout, register estimate, config space
+** and default.  Every number here reaches the kernel as a compile-time
+** constant; the kernel static_asserts what it relies on.
+**
+** Shape of a CTA: BM query rows, WARPS = BM/16 warps of 16 rows each,
+** BN keys per step, STAGES-deep cp.async rings for K and V.
+**
+** Shared memory, from the 1024-aligned dynamic base (the kernel aligns it):
+**     Q [BM x D] | K [STAGES][BN x D] | V [STAGES][BN x DV]
+** each region 1024 B aligned, plus 1024 B of slack for the base alignment.
+** A tile is stored as boxes SWIZZLE bytes wide (rows x SWIZZLE B), chunk c
+** of row r at c ^ (r % 8) (128 B) or c ^ ((r >> 1) % 4) (64 B), so a head
+** dim must fill whole boxes: 128 B swizzle needs D and DV multiples of 64,
+** 64 B swizzle multiples of 32.  The epilogue stages O in the Q region.
+**
+** Registers per thread, fitted to ptxas (CUDA 13.0, sm_80 and sm_90a):
+**     O accumulator DV/2 + S accumulator BN/2 + packed P BN/4
+**     + Q fragments D/4 (when kept in registers, D <= 128)
+**       or 30 for re-reading Q from shared memory
+**     + 2 per 16-byte cp.async chunk a thread issues per K tile, and 10
+**       more for each chunk beyond 8 (fitted: d192/128 bm64 bn64, 12
+**       chunks, needs 255+ registers and spills 12 B on sm_80)
+**     + 56 (addresses, softmax state, indices)
+** e.g. d128 bm128 bn64: 64+32+16+32+8+56 = 208 (ptxas 196/212);
+**      d256 bm128 bn32: 128+16+8+30+8+56 = 246 (ptxas 241/241);
+**      d256 bm64 bn64: 294 (ptxas: 255 and 88 B of spill loads).
+** Variants over 255 are rejected: ptxas would spill and the JIT rejects
+** spills anyway.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "family.h"
+
+#define SM80_ALIGN      1024     /* region alignment, bytes */
+#define SM80_SLACK      1024     /* the kernel aligns its base up to 1024 B */
+#define SM80_MAX_REGS   255
+#define SM80_ROWS_PER_WARP 16
+
+static const int sm80_bms[] = { 64, 128 };
+static const int sm80_bns[] = { 32, 64, 128 };
+static const int sm80_swizzles[] = { 64, 128 };
+
+/* N rounded up to a multiple of A. */
+static int align_up(int n, int a) { return (n + a - 1) / a * a; }
+
+/* head_dim_v with 0 meaning head_dim_qk. */
+static int sm80_dv(const fa4_problem *pb)
+{
+    return pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+}
+
+/* 1 when the kernel keeps Q's mma fragments in registers (D/4 of them). */
+static int sm80_q_in_regs(int d) { return d <= 128; }
+
+/* 1 when V is one of the N values in SET. */
+static int in_set(int v, const int *set, int n)
+{
+    int i;
+    for (i = 0; i < n; i++)
+        if (set[i] == v)
+            return 1;
+    return 0;
+}
+
+/* The register estimate of the file comment; THREADS = 32 * BM/16. */
+static int sm80_regs_estimate(int d, int dv, int bm, int bn)
+{
+    int threads = 32 * (bm / SM80_ROWS_PER_WARP);
+    int k_chunks = (bn * d / 8 + threads - 1) / threads;
+    int q = sm80_q_in_regs(d) ? d / 4 : 30;
+    int loads = 2 * k_chunks + (k_chunks > 8 ? 10 * (k_chunks - 8) : 0);
+    return dv / 2 + bn / 2 + bn / 4 + q + loads + 56;
+}
+
+/* Append region NAME of SIZE bytes at *OFF (1024-aligned) to L. */
+static void add_region(fa4_layout *l, const char *name, int *off, int size)
+{
+    budget_region *r = &l->region[l->nregions++];
+    *off = align_up(*off, SM80_ALIGN);
+    r->name = name;
+    r->offset = *off;
+    r->size = size;
+    *off += size;
+}
+
+/* family_ops.fit: see budget_fit() in budget.h. */
+static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
+                           const fa4_problem *pb, const fa4_config *cfg,
+                           char *why, size_t wn)
+{
+    const int d = pb->head_dim_qk, dv = sm80_dv(pb);
+    const int esize = 2;
+    int warps, threads, off = 0, smem, regs;
+    char dummy[8];
+
+    if (why == NULL || wn == 0) {
+        why = dummy;
+        wn = sizeof(dummy);
+    }
+    why[0] = '\0';
+    memset(out, 0, sizeof(*out));
+
+    /* What the family cannot run at all (config_enumerate stops on these). */
+    if (pb->dtype != FA4_DTYPE_BF16 && pb->dtype != FA4_DTYPE_FP16) {
+        snprintf(why, wn, "sm80 kernels run bf16 and fp16 only (dtype=%d)", (int)pb->dtype);
+        return FA4_ENOTSUP;
+    }
+    if (d <= 0 || d > 256 || d % 32 != 0 || dv <= 0 || dv > d || dv % 32 != 0) {
+        snprintf(why, wn, "sm80 kernels need head dims multiple of 32, head_dim_v <= "
+                 "head_dim_qk <= 256 (head_dim_qk=%d head_dim_v=%d)", d, dv);
+        return FA4_ENOTSUP;
+    }
+
+    /* A config malformed for the family. */
+    if (!in_set(cfg->bm, sm80_bms, 2)) {
+        snprintf(why, wn, "sm80: bm=%d; supported: 64 128", cfg->bm);
+        return FA4_EINVAL;
+    }
+    if (!in_set(cfg->bn, sm80_bns, 3)) {
+        snprintf(why, wn, "sm80: bn=%d; supported: 32 64 128", cfg->bn);
+        return FA4_EINVAL;
+    }
+    if (cfg->stages < 1 || cfg->stages > 3) {
+        snprintf(why, wn, "sm80: stages=%d; supported: 1 2 3", cfg->stages);
+        return FA4_EINVAL;
+    }
+    if (!in_set(cfg->swizzle, sm80_swizzles, 2)) {
+        snprintf(why, wn, "sm80: swizzle=%d; supported: 64 128", cfg->swizzle);
+        return FA4_EINVAL;
+    }
+    if ((d * esize) % cfg->swizzle != 0 || (dv * esize) % cfg->swizzle != 0) {
+        snprintf(why, wn, "sm80: swizzle=%d needs head dims multiple of %d "
+                 "(head_dim_qk=%d head_dim_v=%d)", cfg->swizzle, cfg->swizzle / esize, d, dv);
+        return FA4_EINVAL;
+    }
+    warps = cfg->bm / SM80_ROWS_PER_WARP;
+    if (cfg->warps != 0 && cfg->warps != warps) {
+        snprintf(why, wn, "sm80: warps=%d; bm=%d needs %d (16 rows per warp)",
+                 cfg->warps, cfg->bm, warps);
+        return FA4_EINVAL;
+    }
+    if (cfg->fused_kv || cfg->q_tiles > 1 || cfg->cluster > 1 ||
+        cfg->scheduler != FA4_SCHED_PLAIN) {
+        snprintf(why, wn, "sm80: fused_kv=%d q_tiles=%d cluster=%d scheduler=%d; "
+                 "supported: split rings, 1 Q tile, no cluster, plain scheduler",
+                 cfg->fused_kv, cfg->q_tiles, cfg->cluster, (int)cfg->scheduler);
+        return FA4_EINVAL;
+    }
+    threads = 32 * warps;
+
+    add_region(out, "Q", &off, cfg->bm * d * esize);
+    add_region(out, "K", &off, cfg->stages * cfg->bn * d * esize);
+    add_region(out, "V", &off, cfg->stages * cfg->bn * dv * esize);
+    smem = align_up(off, SM80_ALIGN) + SM80_SLACK;
+    regs = sm80_regs_estimate(d, dv, cfg->bm, cfg->bn);
+
+    out->threads = threads;
+    out->smem_bytes = smem;
+    out->regs_estimate = regs;
+    out->kv_slots = cfg->stages;
+
+    if (smem > dev->smem_per_block_optin) {
+        snprintf(why, wn, "smem %d B > opt-in limit %d B", smem, dev->smem_per_block_optin);
+        return FA4_ENOFIT;
+    }
+    if (threads > dev->max_threads_per_block) {
+        snprintf(why, wn, "threads %d > limit %d", threads, dev->max_threads_per_block);
+        return FA4_ENOFIT;
+    }
+    if (regs > SM80_MAX_REGS) {
+        snprintf(why, wn, "regs estimate %d > %d per thread (O %d + S %d + P %d + Q %d + "
+                 "loads %d + 56)", regs, SM80_MAX_REGS, dv / 2, cfg->bn / 2, cfg->bn / 4,
+                 sm80_q_in_regs(d) ? d / 4 : 30,
+                 regs - dv / 2 - cfg->bn / 2 - cfg->bn / 4 - (sm80_q_in_regs(d) ? d / 4 : 30) - 56);
+        return FA4_ENOFIT;
+    }
+    if (dev->regs_per_block > 0 && regs * threads > dev->regs_per_block) {
+        snprintf(why, wn, "regs %d x %d threads > %d per block", regs, threads,
+                 dev->regs_per_block);
+        return FA4_ENOFIT;
+    }
+    return FA4_OK;
+}
+
+/* family_ops.defines: FA4_WARPS, and FA4_Q_IN_REGS (the register estimate
+** above assumes the same choice). */
+static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
+                        const fa4_config *cfg, const fa4_layout *l)
+{
+    int n = snprintf(buf, size, "#define FA4_WARPS %d\n#define FA4_Q_IN_REGS %d\n",
+                     l->threads / 32, sm80_q_in_regs(pb->head_dim_qk));
+    (void)cfg;
+    return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
+/* Fill the fields every sm80 config shares. */
+static void sm80_base(fa4_config *c, int bm, int bn, int stages, int swizzle)
+{
+    fa4_config init = FA4_CONFIG_INIT;
+    *c = init;
+    c->family = FA4_FAMILY_SM80;
+    c->bm = bm;
+    c->bn = bn;
+    c->stages = stages;
+    c->swizzle = swizzle;
+    c->warps = bm / SM80_ROWS_PER_WARP;
+    c->q_tiles = 1;
+    c->cluster = 1;
+    c->scheduler = FA4_SCHED_PLAIN;
+}
+
+/* family_ops.candidates: bm {64, 128} x bn {32, 64, 128} x stages {1, 2, 3}
+** x swizzle {64, 128} (128 only where the head dims fill 64-element boxes). */
+static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
+                           const fa4_problem *pb)
+{
+    int d = pb->head_dim_qk, dv = sm80_dv(pb), n = 0, i, j, s, w;
+
+    (void)dev;
+    for (i = 0; i < 2; i++)
+        for (j = 0; j < 3; j++)
+            for (s = 1; s <= 3; s++)
+                for (w = 0; w < 2; w++) {
+                    int swz = sm80_swizzles[w];
+                    if (swz == 128 && (d % 64 != 0 || dv % 64 != 0))
+                        continue;
+                    if (n < max)
+                        sm80_base(&out[n], sm80_bms[i], sm80_bns[j], s, swz);
+                    n++;
+                }
+    return max == 0 ? n : (n < max ? n : max);
+}
+
+/* family_ops.heuristic: bm 128 (8 warps), 2 stages; bn 128 at d64, 64 up
+** to d192, 32 at d256 (the O accumulator takes 128 registers there);
+** 128 B swizzle where the head dims allow it. */
+static void sm80_heuristic(fa4_config *out, const device_limits *dev,
+                           const fa4_problem *pb)
+{
+    int d = pb->head_dim_qk, dv = sm80_dv(pb);
+    int bn = d <= 64 ? 128 : d <= 192 ? 64 : 32;
+    int swz = (d % 64 == 0 && dv % 64 == 0) ? 128 : 64;
+
+    (void)dev;
+    sm80_base(out, 128, bn, 2, swz);
+}
+
+const family_ops family_sm80 = {
+    FA4_FAMILY_SM80,
+    "sm80",
+    80,
+    0,
+    sm80_fit,
+    sm80_defines,
+    sm80_candidates,
+    sm80_heuristic,
+};

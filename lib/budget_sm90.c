@@ -1,0 +1,337 @@
+/*
+** budget_sm90.c -- the sm90 family (sm_90a: TMA + wgmma + warp
+** specialization, kernels/sm90/): shared-memory layout, register check,
+** config space and default.  Every number here reaches the kernel as a
+** compile-time constant; the kernel static_asserts what it relies on.
+**
+** Shape of a CTA: one producer warpgroup (one thread issues the TMA loads)
+** and CONSUMER_WGS consumer warpgroups of 64 query rows each, so
+** BM = 64 * CONSUMER_WGS and THREADS = 128 * (1 + CONSUMER_WGS).
+**
+** Shared memory, from the 1024-aligned dynamic base (the kernel aligns it):
+**     Q [BM x DP] | K [STAGES][BN x DP] | V [STAGES][BN x DVP] | O [BM x DVP] | BAR
+** with DP, DVP the head dims rounded up to 64 (TMA zero-fills the pad
+** columns), tiles stored as 64-column chunks of rows x 128 B (128 B
+** swizzle), each region 1024 B aligned, plus 1024 B of slack for the base
+** alignment.  When O does not fit beside Q it takes Q's bytes (O region
+** offset = Q's): the kernel writes O only after its last Q K^T and the
+** producer reloads Q only after the O store has read shared memory.
+** BAR: q_full, q_empty, then k_full, k_empty, v_full, v_empty per stage.
+**
+** Registers: setmaxnreg gives the producer warpgroup PRODUCER_REGS and each
+** consumer CONSUMER_REGS; the block's total must stay within the register
+** file (65536).  A consumer thread holds the O accumulator (DVP/2 f32), the
+** S accumulator of the next block (BN/2) and P of the current one (BN/4,
+** packed 16-bit pairs) at once, plus about 28 for addresses, softmax state
+** and indices (fitted to ptxas, CUDA 13.0: d256 bn80 -> 216 of 240 without
+** spills, d128 bn192 -> 236 without, bn208 -> 248 spills; d64 bn128 at 160
+** registers without spills).  The persistent schedulers keep tile state
+** live across the epilogue: DVP/4 - 16 more.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "family.h"
+
+#define SM90_ALIGN       1024   /* region alignment, bytes */
+#define SM90_SLACK       1024   /* the kernel aligns its base up to 1024 B */
+#define SM90_ROWS_PER_WG 64
+#define SM90_REG_FILE    65536
+#define SM90_REG_OVERHEAD 28
+#define SM90_MAX_STAGES  4
+#define SM90_RESCALE_THRESHOLD 8  /* log2 units: 2^8 headroom before O rescales */
+
+/* N rounded up to a multiple of A. */
+static int align_up(int n, int a) { return (n + a - 1) / a * a; }
+
+/* head_dim_v with 0 meaning head_dim_qk. */
+static int sm90_dv(const fa4_problem *pb)
+{
+    return pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+}
+
+/* Extra consumer registers of the persistent schedulers (tile state live
+** across the epilogue), DVP/4 - 16, fitted to ptxas: without it d256 bn64
+** (204) and d128 bn192 (236) spill; d192 bn112 (208 + 32), d128 bn176
+** (224 + 16) and d64 bn128 at 160 registers (156 + 0) do not. */
+static int sm90_persistent_extra(int dv, fa4_scheduler sched)
+{
+    return sched == FA4_SCHED_PLAIN ? 0 : align_up(dv, 64) / 4 - 16;
+}
+
+/* The consumer's register need (file comment). */
+static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched)
+{
+    return align_up(dv, 64) / 2 + bn / 2 + bn / 4 + SM90_REG_OVERHEAD +
+           sm90_persistent_extra(dv, sched);
+}
+
+/* The setmaxnreg split used for WGS consumer warpgroups. */
+static void sm90_reg_split(int wgs, int *producer, int *consumer)
+{
+    *producer = wgs == 2 ? 24 : 32;
+    *consumer = wgs == 2 ? 240 : 160;
+}
+
+/* Append region NAME of SIZE bytes at *OFF (1024-aligned) to L. */
+static void add_region(fa4_layout *l, const char *name, int *off, int size)
+{
+    budget_region *r = &l->region[l->nregions++];
+    *off = align_up(*off, SM90_ALIGN);
+    r->name = name;
+    r->offset = *off;
+    r->size = size;
+    *off += size;
+}
+
+/* 1 when the problem has a mask the kernel must apply (causal or window). */
+static int sm90_masked(const fa4_problem *pb)
+{
+    return pb->causal || pb->window_left >= 0 || pb->window_right >= 0;
+}
+
+/* family_ops.fit: see budget_fit() in budget.h. */
+static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
+                           const fa4_problem *pb, const fa4_config *cfg,
+                           char *why, size_t wn)
+{
+    const int d = pb->head_dim_qk, dv = sm90_dv(pb), esize = 2;
+    int dp, dvp, wgs, threads, off = 0, o_off, smem, need, bar_bytes;
+    char dummy[8];
+
+    if (why == NULL || wn == 0) {
+        why = dummy;
+        wn = sizeof(dummy);
+    }
+    why[0] = '\0';
+    memset(out, 0, sizeof(*out));
+
+    /* What the family cannot run at all (config_enumerate stops on these). */
+    if (pb->dtype != FA4_DTYPE_BF16 && pb->dtype != FA4_DTYPE_FP16) {
+        snprintf(why, wn, "sm90 kernels run bf16 and fp16 only (dtype=%d)", (int)pb->dtype);
+        return FA4_ENOTSUP;
+    }
+    if (d < 64 || d > 256 || d % 8 != 0 || dv < 8 || dv > d || dv % 8 != 0) {
+        snprintf(why, wn, "sm90 kernels need 64 <= head_dim_qk <= 256, head_dim_v <= "
+                 "head_dim_qk, both multiples of 8 (head_dim_qk=%d head_dim_v=%d)", d, dv);
+        return FA4_ENOTSUP;
+    }
+    if (pb->varlen || pb->page_size || pb->attention_sinks) {
+        snprintf(why, wn, "sm90 kernels: varlen=%d page_size=%d attention_sinks=%d not "
+                 "implemented", pb->varlen, pb->page_size, pb->attention_sinks);
+        return FA4_ENOTSUP;
+    }
+
+    /* A config malformed for the family. */
+    wgs = cfg->consumer_wgs;
+    if (wgs != 2 && wgs != 3) {
+        snprintf(why, wn, "sm90: consumer_wgs=%d; supported: 2 3", wgs);
+        return FA4_EINVAL;
+    }
+    if (cfg->bm != SM90_ROWS_PER_WG * wgs) {
+        snprintf(why, wn, "sm90: bm=%d; consumer_wgs=%d needs bm=%d (64 rows per warpgroup)",
+                 cfg->bm, wgs, SM90_ROWS_PER_WG * wgs);
+        return FA4_EINVAL;
+    }
+    if (cfg->bn < 64 || cfg->bn > 256 || cfg->bn % 16 != 0) {
+        snprintf(why, wn, "sm90: bn=%d; supported: 64..256 in steps of 16", cfg->bn);
+        return FA4_EINVAL;
+    }
+    if (cfg->stages < 2 || cfg->stages > SM90_MAX_STAGES) {
+        snprintf(why, wn, "sm90: stages=%d; supported: 2..%d", cfg->stages, SM90_MAX_STAGES);
+        return FA4_EINVAL;
+    }
+    if (cfg->swizzle != 128) {
+        snprintf(why, wn, "sm90: swizzle=%d; supported: 128", cfg->swizzle);
+        return FA4_EINVAL;
+    }
+    if (cfg->fused_kv || cfg->q_tiles > 1 || cfg->cluster > 1) {
+        snprintf(why, wn, "sm90: fused_kv=%d q_tiles=%d cluster=%d; supported: split K/V "
+                 "rings, 1 Q tile, no cluster", cfg->fused_kv, cfg->q_tiles, cfg->cluster);
+        return FA4_EINVAL;
+    }
+    if (cfg->scheduler != FA4_SCHED_PLAIN && cfg->scheduler != FA4_SCHED_PERSISTENT &&
+        cfg->scheduler != FA4_SCHED_LPT) {
+        snprintf(why, wn, "sm90: scheduler=%d; supported: 0 plain, 1 persistent, "
+                 "2 longest-first", (int)cfg->scheduler);
+        return FA4_EINVAL;
+    }
+    if (cfg->exp2_emu_pct < 0 || cfg->exp2_emu_pct > 100 || cfg->rescale_threshold < 0 ||
+        cfg->rescale_threshold > 16) {
+        snprintf(why, wn, "sm90: exp2_emu_pct=%d (0..100), rescale_threshold=%d (0..16)",
+                 cfg->exp2_emu_pct, cfg->rescale_threshold);
+        return FA4_EINVAL;
+    }
+    if (cfg->producer_regs < 24 || cfg->producer_regs > 256 || cfg->producer_regs % 8 ||
+        cfg->consumer_regs < 24 || cfg->consumer_regs > 256 || cfg->consumer_regs % 8) {
+        snprintf(why, wn, "sm90: producer_regs=%d consumer_regs=%d; setmaxnreg takes "
+                 "multiples of 8 in 24..256", cfg->producer_regs, cfg->consumer_regs);
+        return FA4_EINVAL;
+    }
+
+    dp = align_up(d, 64);
+    dvp = align_up(dv, 64);
+    threads = 128 * (1 + wgs);
+    bar_bytes = 16 + 32 * cfg->stages;
+
+    add_region(out, "Q", &off, cfg->bm * dp * esize);
+    add_region(out, "K", &off, cfg->stages * cfg->bn * dp * esize);
+    add_region(out, "V", &off, cfg->stages * cfg->bn * dvp * esize);
+    o_off = align_up(off, SM90_ALIGN);
+    if (o_off + cfg->bm * dvp * esize + bar_bytes + SM90_SLACK <= dev->smem_per_block_optin) {
+        add_region(out, "O", &off, cfg->bm * dvp * esize);
+    } else {
+        /* O takes Q's bytes (dv <= d, same rows): see the file comment. */
+        budget_region *r = &out->region[out->nregions++];
+        r->name = "O";
+        r->offset = out->region[0].offset;
+        r->size = cfg->bm * dvp * esize;
+    }
+    add_region(out, "BAR", &off, bar_bytes);
+    smem = align_up(off, 16) + SM90_SLACK;
+    need = sm90_consumer_need(dv, cfg->bn, cfg->scheduler);
+
+    out->threads = threads;
+    out->smem_bytes = smem;
+    out->regs_estimate = need;
+    out->kv_slots = cfg->stages;
+
+    if (smem > dev->smem_per_block_optin) {
+        snprintf(why, wn, "smem %d B > opt-in limit %d B (Q %d + K %d + V %d, O in Q, "
+                 "BAR %d, slack %d)", smem, dev->smem_per_block_optin,
+                 out->region[0].size, out->region[1].size, out->region[2].size, bar_bytes,
+                 SM90_SLACK);
+        return FA4_ENOFIT;
+    }
+    if (threads > dev->max_threads_per_block) {
+        snprintf(why, wn, "threads %d > limit %d", threads, dev->max_threads_per_block);
+        return FA4_ENOFIT;
+    }
+    if (cfg->consumer_regs * 128 * wgs + cfg->producer_regs * 128 > SM90_REG_FILE) {
+        snprintf(why, wn, "regs %d x %d consumer threads + %d x 128 producer threads > %d",
+                 cfg->consumer_regs, 128 * wgs, cfg->producer_regs, SM90_REG_FILE);
+        return FA4_ENOFIT;
+    }
+    if (need > cfg->consumer_regs) {
+        snprintf(why, wn, "consumer regs estimate %d > consumer_regs %d (O %d + S %d + "
+                 "P %d + %d + persistent scheduler %d)", need, cfg->consumer_regs, dvp / 2,
+                 cfg->bn / 2, cfg->bn / 4, SM90_REG_OVERHEAD,
+                 sm90_persistent_extra(dv, cfg->scheduler));
+        return FA4_ENOFIT;
+    }
+    return FA4_OK;
+}
+
+/* family_ops.defines: the sm90 constants of kernels/README.md. */
+static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
+                        const fa4_config *cfg, const fa4_layout *l)
+{
+    int n = snprintf(buf, size,
+                     "#define FA4_CONSUMER_WGS %d\n#define FA4_PRODUCER_REGS %d\n"
+                     "#define FA4_CONSUMER_REGS %d\n#define FA4_FUSED_KV %d\n"
+                     "#define FA4_PINGPONG %d\n#define FA4_EXP2_EMU_PCT %d\n"
+                     "#define FA4_RESCALE_THRESHOLD %d\n#define FA4_SCHEDULER %d\n"
+                     "#define FA4_CLUSTER %d\n",
+                     cfg->consumer_wgs, cfg->producer_regs, cfg->consumer_regs,
+                     cfg->fused_kv, cfg->pingpong, cfg->exp2_emu_pct,
+                     cfg->rescale_threshold, (int)cfg->scheduler,
+                     cfg->cluster > 0 ? cfg->cluster : 1);
+    (void)pb;
+    (void)l;
+    return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
+/* Fill the fields every sm90 config shares. */
+static void sm90_base(fa4_config *c, int wgs, int bn, int stages)
+{
+    fa4_config init = FA4_CONFIG_INIT;
+    *c = init;
+    c->family = FA4_FAMILY_SM90;
+    c->consumer_wgs = wgs;
+    c->bm = SM90_ROWS_PER_WG * wgs;
+    c->bn = bn;
+    c->stages = stages;
+    c->swizzle = 128;
+    c->fused_kv = 0;
+    c->q_tiles = 1;
+    c->cluster = 1;
+    sm90_reg_split(wgs, &c->producer_regs, &c->consumer_regs);
+    c->rescale_threshold = SM90_RESCALE_THRESHOLD;
+    c->exp2_emu_pct = 0;
+    c->pingpong = 0;
+    c->scheduler = FA4_SCHED_PLAIN;
+}
+
+/* family_ops.candidates: consumer_wgs {2, 3} x bn {64..256 step 16} x
+** stages {2..4} x pingpong {0, 1} x exp2_emu_pct {0, 25} x scheduler
+** (plain, persistent; with a mask plain and longest-first).  Shapes whose
+** registers cannot fit (bn too wide for the O accumulator) are left out
+** here; the rest go through the budget filter. */
+static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
+                           const fa4_problem *pb)
+{
+    static const int emus[] = { 0, 25 };
+    const int dv = sm90_dv(pb);
+    const fa4_scheduler scheds[2] = {
+        FA4_SCHED_PLAIN, sm90_masked(pb) ? FA4_SCHED_LPT : FA4_SCHED_PERSISTENT
+    };
+    int n = 0, wgs, bn, st, pp, e, sc;
+
+    (void)dev;
+    for (wgs = 2; wgs <= 3; wgs++)
+        for (bn = 64; bn <= 256; bn += 16) {
+            int pr, cr;
+            sm90_reg_split(wgs, &pr, &cr);
+            if (sm90_consumer_need(dv, bn, FA4_SCHED_PLAIN) > cr)
+                continue;
+            for (st = 2; st <= SM90_MAX_STAGES; st++)
+                for (pp = 0; pp <= 1; pp++)
+                    for (e = 0; e < 2; e++)
+                        for (sc = 0; sc < 2; sc++) {
+                            if (n < max) {
+                                sm90_base(&out[n], wgs, bn, st);
+                                out[n].pingpong = pp;
+                                out[n].exp2_emu_pct = emus[e];
+                                out[n].scheduler = scheds[sc];
+                            }
+                            n++;
+                        }
+        }
+    return max == 0 ? n : (n < max ? n : max);
+}
+
+/* family_ops.heuristic, from H100 measurements (2026-11-22, 16k tokens,
+** hidden 2048, bf16): two stages, ping-pong on (d128 8k: 673 vs 587
+** TFLOP/s), no exp2 emulation (647 vs 578 at 4k), plain scheduler (causal
+** tiles reversed; the static longest-first walk was slower: 685 vs 578 at
+** 16k).  d64 192x128 (3 consumers: 555 vs 430 with 2), d96 128x128, d128
+** 128x176 from 2k keys on (692 vs 673 at 8k) else 128x128, d192 128x112,
+** d256 128x80 (807 vs 731 with bn 64). */
+static void sm90_heuristic(fa4_config *out, const device_limits *dev,
+                           const fa4_problem *pb)
+{
+    const int d = pb->head_dim_qk;
+    (void)dev;
+    if (d <= 64)
+        sm90_base(out, 3, 128, 2);
+    else if (d <= 96)
+        sm90_base(out, 2, 128, 2);
+    else if (d <= 128)
+        sm90_base(out, 2, pb->seqlen_k > 1024 ? 176 : 128, 2);
+    else if (d <= 192)
+        sm90_base(out, 2, 112, 2);
+    else
+        sm90_base(out, 2, 80, 2);
+    out->pingpong = 1;
+}
+
+const family_ops family_sm90 = {
+    FA4_FAMILY_SM90,
+    "sm90",
+    90,
+    90,
+    sm90_fit,
+    sm90_defines,
+    sm90_candidates,
+    sm90_heuristic,
+};

@@ -1,0 +1,872 @@
+/*
+** db_json.c -- JSON (jansson) exchange of tuned configs: export the user
+** database's devices and winners (optionally trials) to a file, import
+** such a file, and merge another database file.  The format and the
+** import policy are documented in db.h and fa4-db(5): every well-formed
+** record is imported, and each kind of mismatch (library version, NVRTC
+** version, device, stale kernel source) is reported in the summary.
+*/
+#define _POSIX_C_SOURCE 200809L
+
+#include "db.h"
+#include "jit.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+#include <jansson.h>
+
+#define DB_JSON_FORMAT "fa4-db"
+#define DB_JSON_FORMAT_VERSION 1
+
+/* The key columns, in the order of db/schema.sql. */
+static const char *const key_names[] = {
+    "dtype", "head_dim_qk", "head_dim_v", "gqa_group", "causal",
+    "window_left", "window_right", "varlen", "paged", "page_size",
+    "seqlen_q_bucket", "seqlen_k_bucket"
+};
+#define NKEY 12
+#define KEY_COLS "dtype, head_dim_qk, head_dim_v, gqa_group, causal, " \
+                 "window_left, window_right, varlen, paged, page_size, " \
+                 "seqlen_q_bucket, seqlen_k_bucket"
+
+/* Write the formatted message into WHY; returns ST. */
+static fa4_status fail(char *why, size_t why_size, fa4_status st,
+                       const char *fmt, ...)
+{
+    va_list ap;
+
+    if (why && why_size) {
+        va_start(ap, fmt);
+        vsnprintf(why, why_size, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+/* Column I of ST as JSON: integer, real, text or null. */
+static json_t *column_json(sqlite3_stmt *st, int i)
+{
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_INTEGER:
+        return json_integer(sqlite3_column_int64(st, i));
+    case SQLITE_FLOAT:
+        return json_real(sqlite3_column_double(st, i));
+    case SQLITE_NULL:
+        return json_null();
+    default:
+        return json_string((const char *)sqlite3_column_text(st, i));
+    }
+}
+
+/* Run SQL on H and append one object per row to ARR: columns named in
+** NAMES become members, except that the NKEY columns starting at KEY_AT
+** (when >= 0) go into a "key" member.  SQLite's code. */
+static int rows_to_json(json_t *arr, sqlite3 *h, const char *sql, int key_at)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, i, n;
+
+    if ((rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL)) != SQLITE_OK)
+        return rc;
+    n = sqlite3_column_count(st);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *obj = json_object(), *key = key_at >= 0 ? json_object() : NULL;
+
+        if (!obj || (key_at >= 0 && !key)) {
+            json_decref(obj);
+            json_decref(key);
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        for (i = 0; i < n; i++) {
+            json_t *target = key && i >= key_at && i < key_at + NKEY ? key : obj;
+
+            json_object_set_new(target, sqlite3_column_name(st, i),
+                                column_json(st, i));
+        }
+        if (key)
+            json_object_set_new(obj, "key", key);
+        json_array_append_new(arr, obj);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* The exchange document of H (schema VERSION) into *OUT.  FA4_OK or
+** FA4_EDB/FA4_ENOMEM with WHY. */
+static fa4_status dump_db(json_t **out, sqlite3 *h, int version,
+                          const char *path, int flags, char *why,
+                          size_t why_size)
+{
+    const char *wlib = version >= 2 ? "w.library_version"
+                                    : "'' AS library_version";
+    const char *tlib = version >= 2 ? "t.library_version"
+                                    : "'' AS library_version";
+    json_t *root = NULL, *devs, *wins, *trials = NULL;
+    char *sql = NULL, stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    int rc, nomem = 0;
+
+    *out = NULL;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    root = json_pack("{s:s, s:i, s:s, s:i, s:i, s:s, s:[], s:[]}",
+                     "format", DB_JSON_FORMAT,
+                     "format_version", DB_JSON_FORMAT_VERSION,
+                     "library_version", fa4_version(),
+                     "nvrtc_version", jit_nvrtc_version(),
+                     "schema_version", version,
+                     "exported_at", stamp, "devices", "winners");
+    if (!root)
+        return fail(why, why_size, FA4_ENOMEM, "out of memory");
+    devs = json_object_get(root, "devices");
+    wins = json_object_get(root, "winners");
+    rc = rows_to_json(devs, h, "SELECT fingerprint, name, cc, sm_count, "
+                      "smem_per_block_optin, driver_version, nvrtc_version, "
+                      "created_at FROM devices ORDER BY id", -1);
+    if (rc != SQLITE_OK)
+        goto err;
+    sql = sqlite3_mprintf("SELECT d.fingerprint AS device, w.family, "
+                          "w.source_hash, %s, w.config, w.median_ms, "
+                          "w.tflops, w.updated_at, %s, d.driver_version, "
+                          "d.nvrtc_version FROM winners w JOIN devices d ON "
+                          "d.id = w.device_id ORDER BY d.id, w.family, %s",
+                          KEY_COLS, wlib, KEY_COLS);
+    if (!sql)
+        goto nomem;
+    if ((rc = rows_to_json(wins, h, sql, 3)) != SQLITE_OK)
+        goto err;
+    sqlite3_free(sql);
+    sql = NULL;
+    if (flags & DB_JSON_TRIALS) {
+        trials = json_array();
+        if (!trials || json_object_set_new(root, "trials", trials) != 0)
+            goto nomem;
+        sql = sqlite3_mprintf("SELECT d.fingerprint AS device, t.family, "
+                              "t.source_hash, %s, t.batch, t.heads_q, "
+                              "t.seqlen_q, t.seqlen_k, t.config, t.ok, "
+                              "t.failure, t.median_ms, t.min_ms, t.max_ms, "
+                              "t.reps, t.tflops, t.max_rel_err, t.created_at, "
+                              "%s, d.driver_version, d.nvrtc_version FROM "
+                              "trials t JOIN devices d ON d.id = t.device_id "
+                              "ORDER BY t.id", KEY_COLS, tlib);
+        if (!sql)
+            goto nomem;
+        if ((rc = rows_to_json(trials, h, sql, 3)) != SQLITE_OK)
+            goto err;
+        sqlite3_free(sql);
+    }
+    *out = root;
+    return FA4_OK;
+nomem:
+    nomem = 1;
+    rc = SQLITE_NOMEM;
+err:
+    sqlite3_free(sql);
+    json_decref(root);
+    if (nomem || rc == SQLITE_NOMEM)
+        return fail(why, why_size, FA4_ENOMEM, "out of memory");
+    return db_sqlite_error(h, path, rc, "export", why, why_size);
+}
+
+fa4_status db_export_json_text(db *d, char **text, int flags, char *why,
+                               size_t why_size)
+{
+    json_t *root = NULL;
+    sqlite3 *h;
+    fa4_status st;
+    int version;
+
+    if (!text)
+        return fail(why, why_size, FA4_EINVAL, "db_export_json: NULL argument");
+    *text = NULL;
+    if (!d)
+        return fail(why, why_size, FA4_EINVAL, "db_export_json: NULL argument");
+    db_lock(d);
+    h = db_handle(d, 0, &version);
+    st = dump_db(&root, h, version, db_user_path(d), flags, why, why_size);
+    db_unlock(d);
+    if (st != FA4_OK)
+        return st;
+    *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    if (!*text)
+        return fail(why, why_size, FA4_ENOMEM, "out of memory");
+    return FA4_OK;
+}
+
+fa4_status db_export_json(db *d, const char *path, int flags, char *why,
+                          size_t why_size)
+{
+    char *text = NULL, *tmp = NULL;
+    FILE *f = NULL;
+    fa4_status st;
+    int fd, err = 0;
+    size_t n;
+
+    if (!path)
+        return fail(why, why_size, FA4_EINVAL, "db_export_json: NULL path");
+    if ((st = db_export_json_text(d, &text, flags, why, why_size)) != FA4_OK)
+        return st;
+    tmp = malloc(strlen(path) + 8);
+    if (!tmp) {
+        free(text);
+        return fail(why, why_size, FA4_ENOMEM, "out of memory");
+    }
+    sprintf(tmp, "%s.XXXXXX", path);
+    fd = mkstemp(tmp);
+    if (fd < 0 || !(f = fdopen(fd, "w"))) {
+        err = errno;
+        if (fd >= 0)
+            close(fd);
+        st = fail(why, why_size, FA4_EDB, "%s: cannot write: %s", path,
+                  strerror(err));
+        goto done;
+    }
+    fchmod(fd, 0644);
+    n = strlen(text);
+    if (fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF)
+        err = errno ? errno : EIO;
+    if (fclose(f) != 0 && !err)
+        err = errno;
+    if (!err && rename(tmp, path) != 0)
+        err = errno;
+    if (err) {
+        unlink(tmp);
+        st = fail(why, why_size, FA4_EDB, "%s: cannot write: %s", path,
+                  strerror(err));
+    }
+done:
+    free(tmp);
+    free(text);
+    return st;
+}
+
+/* ------------------------------------------------------------- import */
+
+/* Counts and mismatch tallies of one import. */
+typedef struct tally {
+    int devices;
+    int win_added, win_replaced, win_kept;
+    int trial_added, trial_present;
+    json_t *libver;     /* version -> count of records */
+    json_t *nvrtc;      /* nvrtc version -> count */
+    json_t *other_dev;  /* device name -> count */
+    int stale;
+    int records;
+} tally;
+
+/* Add one to counter NAME in the object MAP. */
+static void bump(json_t *map, const char *name)
+{
+    json_t *v = json_object_get(map, name);
+
+    json_object_set_new(map, name,
+                        json_integer(v ? json_integer_value(v) + 1 : 1));
+}
+
+/* Append "NAME: COUNT, ..." of MAP to B (at most SIZE). */
+static void list_counts(char *b, size_t size, json_t *map)
+{
+    const char *k;
+    json_t *v;
+    size_t n;
+    int first = 1;
+
+    json_object_foreach(map, k, v) {
+        n = strlen(b);
+        snprintf(b + n, size - n, "%s%s: %lld", first ? "" : ", ",
+                 *k ? k : "unknown", (long long)json_integer_value(v));
+        first = 0;
+    }
+}
+
+/* Run ST to completion; SQLite's code (SQLITE_DONE on success). */
+static int run(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* Bind JSON number or null V to parameter I; 0, or -1 when V is neither. */
+static int bind_num(sqlite3_stmt *st, int i, json_t *v)
+{
+    if (!v || json_is_null(v))
+        return sqlite3_bind_null(st, i), 0;
+    if (json_is_integer(v))
+        return sqlite3_bind_int64(st, i, json_integer_value(v)), 0;
+    if (json_is_real(v))
+        return sqlite3_bind_double(st, i, json_real_value(v)), 0;
+    return -1;
+}
+
+/* Import the devices of ROOT (label LABEL) into H.  FA4_OK or error. */
+static fa4_status import_devices(tally *t, sqlite3 *h, json_t *root,
+                                 const char *label, char *why, size_t why_size)
+{
+    sqlite3_stmt *st = NULL;
+    json_t *devs = json_object_get(root, "devices"), *dv;
+    json_error_t jerr;
+    size_t i;
+    int rc;
+
+    if (!json_is_array(devs))
+        return fail(why, why_size, FA4_EINVAL, "%s: \"devices\" missing or "
+                    "not an array", label);
+    rc = sqlite3_prepare_v2(h, "INSERT OR IGNORE INTO devices (fingerprint, "
+                            "name, cc, sm_count, smem_per_block_optin, "
+                            "driver_version, nvrtc_version, created_at) "
+                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                            "coalesce(?8, strftime('%Y-%m-%dT%H:%M:%fZ', "
+                            "'now')))", -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return db_sqlite_error(h, NULL, rc, "import devices", why, why_size);
+    json_array_foreach(devs, i, dv) {
+        const char *fp, *name, *created = NULL;
+        int cc, sms, smem, drv, nvrtc;
+
+        if (json_unpack_ex(dv, &jerr, 0, "{s:s, s:s, s:i, s:i, s:i, s:i, "
+                           "s:i, s?s}", "fingerprint", &fp, "name", &name,
+                           "cc", &cc, "sm_count", &sms, "smem_per_block_optin",
+                           &smem, "driver_version", &drv, "nvrtc_version",
+                           &nvrtc, "created_at", &created) != 0) {
+            sqlite3_finalize(st);
+            return fail(why, why_size, FA4_EINVAL, "%s: devices[%zu]: %s",
+                        label, i, jerr.text);
+        }
+        sqlite3_bind_text(st, 1, fp, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 3, cc);
+        sqlite3_bind_int(st, 4, sms);
+        sqlite3_bind_int(st, 5, smem);
+        sqlite3_bind_int(st, 6, drv);
+        sqlite3_bind_int(st, 7, nvrtc);
+        if (created)
+            sqlite3_bind_text(st, 8, created, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, 8);
+        if ((rc = run(st)) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return db_sqlite_error(h, NULL, rc, "import devices", why,
+                                   why_size);
+        }
+        t->devices++;
+    }
+    sqlite3_finalize(st);
+    return FA4_OK;
+}
+
+/* The common part of a winner or trial record REC (ARRAY[I] of LABEL):
+** device id, family, source hash, key, config, library version; tallies
+** its mismatches against DEV_FP (may be NULL).  FA4_OK or FA4_EINVAL. */
+typedef struct record {
+    sqlite3_int64 device_id;
+    int family;
+    const char *hash, *config, *libver, *updated;
+    int key[NKEY];
+    json_t *median, *tflops;
+} record;
+
+/* *OUT = the string V, or NULL when V is absent or null; -1 when V is
+** something else. */
+static int opt_string(const char **out, json_t *v)
+{
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v))
+        return -1;
+    *out = json_string_value(v);
+    return 0;
+}
+
+static fa4_status read_record(record *r, tally *t, sqlite3 *h, json_t *rec,
+                              const char *label, const char *array, size_t i,
+                              const char *dev_fp, int my_nvrtc, char *why,
+                              size_t why_size)
+{
+    sqlite3_stmt *st = NULL;
+    json_error_t jerr;
+    json_t *key = NULL, *libver = NULL, *updated = NULL, *created = NULL;
+    const char *fp, *cur, *name;
+    int k, nvrtc = 0, rc;
+    char buf[32];
+
+    memset(r, 0, sizeof *r);
+    if (json_unpack_ex(rec, &jerr, 0, "{s:s, s:i, s:s, s:o, s:s, s?o, s?o, "
+                       "s?o, s?o, s?o}", "device", &fp, "family", &r->family,
+                       "source_hash", &r->hash, "key", &key, "config",
+                       &r->config, "library_version", &libver,
+                       "updated_at", &updated, "created_at", &created,
+                       "median_ms", &r->median, "tflops", &r->tflops) != 0)
+        return fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: %s", label,
+                    array, i, jerr.text);
+    if (opt_string(&r->libver, libver) || opt_string(&r->updated, updated) ||
+        (!r->updated && opt_string(&r->updated, created)))
+        return fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: library_version, "
+                    "updated_at and created_at must be strings or null",
+                    label, array, i);
+    if (!json_is_object(key))
+        return fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: \"key\" is not "
+                    "an object", label, array, i);
+    for (k = 0; k < NKEY; k++) {
+        json_t *v = json_object_get(key, key_names[k]);
+
+        if (!json_is_integer(v))
+            return fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: key.%s "
+                        "missing or not an integer", label, array, i,
+                        key_names[k]);
+        r->key[k] = (int)json_integer_value(v);
+    }
+    if ((r->median && !json_is_number(r->median) && !json_is_null(r->median))
+        || (r->tflops && !json_is_number(r->tflops) &&
+            !json_is_null(r->tflops)))
+        return fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: median_ms and "
+                    "tflops must be numbers or null", label, array, i);
+    rc = sqlite3_prepare_v2(h, "SELECT id, name, nvrtc_version FROM devices "
+                            "WHERE fingerprint = ?1", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, fp, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+    }
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        if (rc == SQLITE_DONE)
+            return fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: device "
+                        "\"%s\" is not in \"devices\"", label, array, i, fp);
+        return db_sqlite_error(h, NULL, rc, "import", why, why_size);
+    }
+    r->device_id = sqlite3_column_int64(st, 0);
+    name = (const char *)sqlite3_column_text(st, 1);
+    nvrtc = sqlite3_column_int(st, 2);
+
+    t->records++;
+    if (!r->libver)
+        r->libver = "";
+    if (strcmp(r->libver, fa4_version()) != 0)
+        bump(t->libver, r->libver);
+    if (my_nvrtc && nvrtc != my_nvrtc) {
+        snprintf(buf, sizeof buf, "%d", nvrtc);
+        bump(t->nvrtc, buf);
+    }
+    if (dev_fp && strcmp(fp, dev_fp) != 0)
+        bump(t->other_dev, name ? name : fp);
+    sqlite3_finalize(st);
+    cur = jit_source_hash((fa4_family)r->family);
+    if (!cur || strcmp(cur, r->hash) != 0)
+        t->stale++;
+    return FA4_OK;
+}
+
+/* Bind device, family, hash and key of R to parameters 1..15. */
+static void bind_record(sqlite3_stmt *st, const record *r)
+{
+    int k;
+
+    sqlite3_bind_int64(st, 1, r->device_id);
+    sqlite3_bind_int(st, 2, r->family);
+    sqlite3_bind_text(st, 3, r->hash, -1, SQLITE_STATIC);
+    for (k = 0; k < NKEY; k++)
+        sqlite3_bind_int(st, 4 + k, r->key[k]);
+}
+
+#define PK_WHERE "device_id = ?1 AND family = ?2 AND source_hash = ?3 AND " \
+    "dtype = ?4 AND head_dim_qk = ?5 AND head_dim_v = ?6 AND gqa_group = ?7 " \
+    "AND causal = ?8 AND window_left = ?9 AND window_right = ?10 AND " \
+    "varlen = ?11 AND paged = ?12 AND page_size = ?13 AND " \
+    "seqlen_q_bucket = ?14 AND seqlen_k_bucket = ?15"
+
+/* Import ROOT's winners into H: a record replaces an existing one only
+** when it is faster. */
+static fa4_status import_winners(tally *t, sqlite3 *h, json_t *root,
+                                 const char *label, const char *dev_fp,
+                                 int my_nvrtc, char *why, size_t why_size)
+{
+    sqlite3_stmt *sel = NULL, *ins = NULL, *upd = NULL;
+    json_t *wins = json_object_get(root, "winners"), *rec;
+    fa4_status st = FA4_OK;
+    record r;
+    size_t i;
+    int rc;
+
+    if (!json_is_array(wins))
+        return fail(why, why_size, FA4_EINVAL, "%s: \"winners\" missing or "
+                    "not an array", label);
+    rc = sqlite3_prepare_v2(h, "SELECT median_ms FROM winners WHERE "
+                            PK_WHERE, -1, &sel, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(h, "INSERT INTO winners (device_id, family, "
+                                "source_hash, " KEY_COLS ", config, "
+                                "median_ms, tflops, updated_at, "
+                                "library_version) VALUES (?1, ?2, ?3, ?4, "
+                                "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+                                "?15, ?16, ?17, ?18, coalesce(?19, "
+                                "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), ?20)",
+                                -1, &ins, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(h, "UPDATE winners SET config = ?16, "
+                                "median_ms = ?17, tflops = ?18, updated_at = "
+                                "coalesce(?19, strftime('%Y-%m-%dT%H:%M:%fZ', "
+                                "'now')), library_version = ?20 WHERE "
+                                PK_WHERE, -1, &upd, NULL);
+    if (rc != SQLITE_OK) {
+        st = db_sqlite_error(h, NULL, rc, "import winners", why, why_size);
+        goto done;
+    }
+    json_array_foreach(wins, i, rec) {
+        sqlite3_stmt *w;
+        int exists, faster;
+
+        st = read_record(&r, t, h, rec, label, "winners", i, dev_fp, my_nvrtc,
+                         why, why_size);
+        if (st != FA4_OK)
+            goto done;
+        bind_record(sel, &r);
+        rc = sqlite3_step(sel);
+        exists = rc == SQLITE_ROW;
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+            sqlite3_reset(sel);
+            st = db_sqlite_error(h, NULL, rc, "import winners", why, why_size);
+            goto done;
+        }
+        /* Faster: a number below the existing one, or any number where
+           the existing median is missing. */
+        faster = !exists ||
+                 (json_is_number(r.median) &&
+                  (sqlite3_column_type(sel, 0) == SQLITE_NULL ||
+                   json_number_value(r.median) < sqlite3_column_double(sel, 0)));
+        sqlite3_reset(sel);
+        if (exists && !faster) {
+            t->win_kept++;
+            continue;
+        }
+        w = exists ? upd : ins;
+        bind_record(w, &r);
+        sqlite3_bind_text(w, 16, r.config, -1, SQLITE_STATIC);
+        bind_num(w, 17, r.median);
+        bind_num(w, 18, r.tflops);
+        if (r.updated)
+            sqlite3_bind_text(w, 19, r.updated, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(w, 19);
+        sqlite3_bind_text(w, 20, r.libver, -1, SQLITE_STATIC);
+        if ((rc = run(w)) != SQLITE_DONE) {
+            st = db_sqlite_error(h, NULL, rc, "import winners", why, why_size);
+            goto done;
+        }
+        if (exists)
+            t->win_replaced++;
+        else
+            t->win_added++;
+    }
+done:
+    sqlite3_finalize(sel);
+    sqlite3_finalize(ins);
+    sqlite3_finalize(upd);
+    return st;
+}
+
+/* Import ROOT's trials (when present) into H; an identical trial (same
+** device, problem, config, time and median) is not added twice. */
+static fa4_status import_trials(tally *t, sqlite3 *h, json_t *root,
+                                const char *label, const char *dev_fp,
+                                int my_nvrtc, char *why, size_t why_size)
+{
+    static const char cols[] =
+        "device_id, family, source_hash, " KEY_COLS ", batch, heads_q, "
+        "seqlen_q, seqlen_k, config, ok, failure, median_ms, min_ms, max_ms, "
+        "reps, tflops, max_rel_err, created_at, library_version";
+    sqlite3_stmt *sel = NULL, *ins = NULL;
+    json_t *trials = json_object_get(root, "trials"), *rec;
+    fa4_status st = FA4_OK;
+    json_error_t jerr;
+    char sql[1024];
+    record r;
+    size_t i;
+    int rc;
+
+    if (!trials)
+        return FA4_OK;
+    if (!json_is_array(trials))
+        return fail(why, why_size, FA4_EINVAL, "%s: \"trials\" is not an "
+                    "array", label);
+    rc = sqlite3_prepare_v2(h, "SELECT 1 FROM trials WHERE " PK_WHERE
+                            " AND batch = ?16 AND heads_q = ?17 AND "
+                            "seqlen_q = ?18 AND seqlen_k = ?19 AND config = "
+                            "?20 AND created_at IS ?27 AND median_ms IS ?23",
+                            -1, &sel, NULL);
+    snprintf(sql, sizeof sql, "INSERT INTO trials (%s) VALUES (?1, ?2, ?3, "
+             "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+             "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, "
+             "coalesce(?29, strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', 'now')), "
+             "?30)", cols);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(h, sql, -1, &ins, NULL);
+    if (rc != SQLITE_OK) {
+        st = db_sqlite_error(h, NULL, rc, "import trials", why, why_size);
+        goto done;
+    }
+    json_array_foreach(trials, i, rec) {
+        int batch, heads, sq, sk, pass;
+        const char *failure = NULL;
+        json_t *mn = NULL, *mx = NULL, *reps = NULL, *err = NULL;
+        json_t *okv = NULL, *fv = NULL;
+        sqlite3_stmt *s2[2];
+        int j;
+
+        st = read_record(&r, t, h, rec, label, "trials", i, dev_fp, my_nvrtc,
+                         why, why_size);
+        if (st != FA4_OK)
+            goto done;
+        if (json_unpack_ex(rec, &jerr, 0, "{s:i, s:i, s:i, s:i, s:o, s?o, "
+                           "s?o, s?o, s?o, s?o}", "batch", &batch, "heads_q",
+                           &heads, "seqlen_q", &sq, "seqlen_k", &sk, "ok",
+                           &okv, "failure", &fv, "min_ms", &mn, "max_ms", &mx,
+                           "reps", &reps, "max_rel_err", &err) != 0) {
+            st = fail(why, why_size, FA4_EINVAL, "%s: trials[%zu]: %s",
+                      label, i, jerr.text);
+            goto done;
+        }
+        if ((!json_is_integer(okv) && !json_is_boolean(okv)) ||
+            opt_string(&failure, fv)) {
+            st = fail(why, why_size, FA4_EINVAL, "%s: trials[%zu]: \"ok\" must "
+                      "be 0/1 or a boolean and \"failure\" a string or null",
+                      label, i);
+            goto done;
+        }
+        s2[0] = sel;
+        s2[1] = ins;
+        pass = 1;
+        for (j = 0; j < 2; j++) {
+            sqlite3_stmt *w = s2[j];
+
+            bind_record(w, &r);
+            sqlite3_bind_int(w, 16, batch);
+            sqlite3_bind_int(w, 17, heads);
+            sqlite3_bind_int(w, 18, sq);
+            sqlite3_bind_int(w, 19, sk);
+            sqlite3_bind_text(w, 20, r.config, -1, SQLITE_STATIC);
+            sqlite3_bind_int(w, 21, json_is_true(okv) ||
+                                    (json_is_integer(okv) &&
+                                     json_integer_value(okv) != 0));
+            if (failure)
+                sqlite3_bind_text(w, 22, failure, -1, SQLITE_STATIC);
+            else
+                sqlite3_bind_null(w, 22);
+            if (bind_num(w, 23, r.median) || bind_num(w, 24, mn) ||
+                bind_num(w, 25, mx) || bind_num(w, 26, reps) ||
+                bind_num(w, 27, r.tflops) || bind_num(w, 28, err))
+                pass = 0;
+            /* created_at: ?27 in the SELECT, ?29 in the INSERT */
+            if (j == 0) {
+                if (r.updated)
+                    sqlite3_bind_text(w, 27, r.updated, -1, SQLITE_STATIC);
+                else
+                    sqlite3_bind_null(w, 27);
+            } else {
+                if (r.updated)
+                    sqlite3_bind_text(w, 29, r.updated, -1, SQLITE_STATIC);
+                else
+                    sqlite3_bind_null(w, 29);
+                sqlite3_bind_text(w, 30, r.libver, -1, SQLITE_STATIC);
+            }
+            if (!pass) {
+                st = fail(why, why_size, FA4_EINVAL, "%s: trials[%zu]: "
+                          "measurements must be numbers or null", label, i);
+                goto done;
+            }
+            if (j == 0) {
+                rc = sqlite3_step(sel);
+                sqlite3_reset(sel);
+                if (rc == SQLITE_ROW) {
+                    t->trial_present++;
+                    break;
+                }
+                if (rc != SQLITE_DONE)
+                    break;
+            } else {
+                rc = run(ins);
+                if (rc == SQLITE_DONE)
+                    t->trial_added++;
+            }
+        }
+        if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+            st = db_sqlite_error(h, NULL, rc, "import trials", why, why_size);
+            goto done;
+        }
+    }
+done:
+    sqlite3_finalize(sel);
+    sqlite3_finalize(ins);
+    return st;
+}
+
+/* The summary text of T for LABEL (malloc'd). */
+static char *summary_text(const tally *t, const char *label)
+{
+    char *s = malloc(8192);
+    size_t n;
+
+    if (!s)
+        return NULL;
+    snprintf(s, 8192, "%s: %d devices; winners: %d added, %d replaced by "
+             "faster ones, %d kept (the existing one is as fast or faster); "
+             "trials: %d added, %d already present\n", label, t->devices,
+             t->win_added, t->win_replaced, t->win_kept, t->trial_added,
+             t->trial_present);
+    if (json_object_size(t->libver)) {
+        n = strlen(s);
+        snprintf(s + n, 8192 - n, "warning: records written by another "
+                 "libfa4 version than %s (", fa4_version());
+        list_counts(s, 8192, t->libver);
+        n = strlen(s);
+        snprintf(s + n, 8192 - n, "); imported; used only where their kernel "
+                 "source hash matches this library's\n");
+    }
+    if (json_object_size(t->nvrtc)) {
+        n = strlen(s);
+        snprintf(s + n, 8192 - n, "warning: records measured with another "
+                 "NVRTC than %d (", jit_nvrtc_version());
+        list_counts(s, 8192, t->nvrtc);
+        n = strlen(s);
+        snprintf(s + n, 8192 - n, "); imported\n");
+    }
+    if (json_object_size(t->other_dev)) {
+        n = strlen(s);
+        snprintf(s + n, 8192 - n, "warning: records for other devices (");
+        list_counts(s, 8192, t->other_dev);
+        n = strlen(s);
+        snprintf(s + n, 8192 - n, "); imported; this device uses them only "
+                 "as same-arch fallbacks\n");
+    }
+    if (t->stale) {
+        n = strlen(s);
+        snprintf(s + n, 8192 - n, "warning: %d records tuned with another "
+                 "kernel source (stale); imported; not used until re-tuned\n",
+                 t->stale);
+    }
+    return s;
+}
+
+/* Import the document ROOT (named LABEL) into D's user database in one
+** transaction. */
+static fa4_status import_root(db *d, json_t *root, const char *label,
+                              const device_limits *dev, char **summary,
+                              char *why, size_t why_size)
+{
+    tally t;
+    const char *format = NULL;
+    int fv = 0, my_nvrtc;
+    char fp[512], *dev_fp = NULL;
+    sqlite3 *h;
+    fa4_status st;
+    json_error_t jerr;
+
+    memset(&t, 0, sizeof t);
+    if (json_unpack_ex(root, &jerr, 0, "{s:s, s:i}", "format", &format,
+                       "format_version", &fv) != 0)
+        return fail(why, why_size, FA4_EINVAL, "%s: not an fa4-db export: %s",
+                    label, jerr.text);
+    if (strcmp(format, DB_JSON_FORMAT) != 0)
+        return fail(why, why_size, FA4_EINVAL, "%s: format \"%s\", expected "
+                    "\"%s\"", label, format, DB_JSON_FORMAT);
+    if (fv > DB_JSON_FORMAT_VERSION)
+        return fail(why, why_size, FA4_ENOTSUP, "%s: format_version %d is "
+                    "newer than this libfa4 %s reads (%d)", label, fv,
+                    fa4_version(), DB_JSON_FORMAT_VERSION);
+    if (dev)
+        dev_fp = db_device_fingerprint(fp, sizeof fp, dev);
+    my_nvrtc = dev && dev->nvrtc_version ? dev->nvrtc_version
+                                         : jit_nvrtc_version();
+    t.libver = json_object();
+    t.nvrtc = json_object();
+    t.other_dev = json_object();
+    if (!t.libver || !t.nvrtc || !t.other_dev) {
+        st = fail(why, why_size, FA4_ENOMEM, "out of memory");
+        goto out;
+    }
+    db_lock(d);
+    h = db_handle(d, 0, NULL);
+    st = db_write_begin(d, why, why_size);
+    if (st == FA4_OK)
+        st = import_devices(&t, h, root, label, why, why_size);
+    if (st == FA4_OK)
+        st = import_winners(&t, h, root, label, dev_fp, my_nvrtc, why,
+                            why_size);
+    if (st == FA4_OK)
+        st = import_trials(&t, h, root, label, dev_fp, my_nvrtc, why,
+                           why_size);
+    st = db_write_end(d, st, why, why_size);
+    db_unlock(d);
+    if (st == FA4_OK && summary && !(*summary = summary_text(&t, label)))
+        st = fail(why, why_size, FA4_ENOMEM, "out of memory");
+out:
+    json_decref(t.libver);
+    json_decref(t.nvrtc);
+    json_decref(t.other_dev);
+    return st;
+}
+
+fa4_status db_import_json(db *d, const char *path, const device_limits *dev,
+                          char **summary, char *why, size_t why_size)
+{
+    json_error_t jerr;
+    json_t *root;
+    fa4_status st;
+
+    if (summary)
+        *summary = NULL;
+    if (!d || !path)
+        return fail(why, why_size, FA4_EINVAL, "db_import_json: NULL argument");
+    root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root)
+        return fail(why, why_size, FA4_EINVAL, "%s:%d:%d: %s", path,
+                    jerr.line, jerr.column, jerr.text);
+    st = import_root(d, root, path, dev, summary, why, why_size);
+    json_decref(root);
+    return st;
+}
+
+fa4_status db_merge(db *d, const char *path, const device_limits *dev,
+                    char **summary, char *why, size_t why_size)
+{
+    db *other = NULL;
+    json_t *root = NULL;
+    struct stat sb;
+    sqlite3 *h;
+    fa4_status st;
+    int version;
+
+    if (summary)
+        *summary = NULL;
+    if (!d || !path)
+        return fail(why, why_size, FA4_EINVAL, "db_merge: NULL argument");
+    if (stat(path, &sb) != 0)
+        return fail(why, why_size, FA4_EDB, "%s: %s", path, strerror(errno));
+    st = db_open(&other, path, NULL, DB_READONLY, NULL, 0, why, why_size);
+    if (st != FA4_OK)
+        return st;
+    h = db_handle(other, 0, &version);
+    if (version < 1) {
+        db_close(other);
+        return fail(why, why_size, FA4_EDB, "%s: empty database, nothing to "
+                    "merge", path);
+    }
+    st = dump_db(&root, h, version, path, DB_JSON_TRIALS, why, why_size);
+    db_close(other);
+    if (st == FA4_OK)
+        st = import_root(d, root, path, dev, summary, why, why_size);
+    json_decref(root);
+    return st;
+}

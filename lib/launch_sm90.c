@@ -1,0 +1,101 @@
+/*
+** launch_sm90.c -- the TMA maps of the sm90 family (launch_sm90.h).  The
+** layout they describe is the kernel's: kernels/sm90/kernel.cuh.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "launch_sm90.h"
+
+/* Encode one rank-4 map {dim, heads, seq, batch} over ADDR with element
+** strides HEAD, ROW, BATCH and box {64, 1, ROWS, 1}.  NAME ("q") for
+** messages. */
+static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *name,
+                             CUtensorMapDataType dtype, unsigned long long addr,
+                             int dim, int heads, int seq, int batch, long long head_stride,
+                             long long row_stride, long long batch_stride, int rows,
+                             char *why, size_t wn)
+{
+    const int esize = 2;
+    cuuint64_t gdim[4], gstride[3];
+    cuuint32_t box[4] = { 64, 1, (cuuint32_t)rows, 1 };
+    cuuint32_t estride[4] = { 1, 1, 1, 1 };
+    long long strides[3];
+    CUresult res;
+    int i;
+
+    strides[0] = head_stride;
+    strides[1] = row_stride;
+    strides[2] = batch_stride;
+    if (addr % 16 != 0) {
+        snprintf(why, wn, "%s address 0x%llx is not 16-byte aligned (TMA)", name, addr);
+        return FA4_EINVAL;
+    }
+    for (i = 0; i < 3; i++) {
+        long long bytes = strides[i] * esize;
+        /* A stride over a dimension of extent 1 is never used: any legal value will do. */
+        int extent = i == 0 ? heads : i == 1 ? seq : batch;
+        if (extent <= 1 && (bytes <= 0 || bytes % 16 != 0))
+            bytes = 16;
+        if (bytes <= 0 || bytes % 16 != 0 || bytes >= (1LL << 40)) {
+            snprintf(why, wn, "%s %s stride %lld elements = %lld B; TMA needs a positive "
+                     "multiple of 16 B below 2^40", name,
+                     i == 0 ? "head" : i == 1 ? "row" : "batch", strides[i], bytes);
+            return FA4_EINVAL;
+        }
+        gstride[i] = (cuuint64_t)bytes;
+    }
+    gdim[0] = (cuuint64_t)dim;
+    gdim[1] = (cuuint64_t)heads;
+    gdim[2] = (cuuint64_t)seq;
+    gdim[3] = (cuuint64_t)batch;
+    memset(map, 0, sizeof(*map));
+    res = cu->cuTensorMapEncodeTiled(map, dtype, 4, (void *)(size_t)addr, gdim, gstride, box,
+                                     estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                     CU_TENSOR_MAP_SWIZZLE_128B,
+                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (res != CUDA_SUCCESS) {
+        char text[128];
+        snprintf(why, wn, "cuTensorMapEncodeTiled(%s: dims %d %d %d %d, box 64 1 %d 1): %s",
+                 name, dim, heads, seq, batch, rows, cuda_error_text(res, text, sizeof text));
+        return FA4_ECUDA;
+    }
+    return FA4_OK;
+}
+
+fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
+                            const fa4_problem *pb, const fa4_config *cfg,
+                            const fa4_params *p, char *why, size_t wn)
+{
+    const int d = pb->head_dim_qk, dv = pb->head_dim_v > 0 ? pb->head_dim_v : d;
+    const CUtensorMapDataType dtype = pb->dtype == FA4_DTYPE_FP16
+                                          ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                          : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    char dummy[8];
+    fa4_status st;
+
+    if (why == NULL || wn == 0) {
+        why = dummy;
+        wn = sizeof(dummy);
+    }
+    why[0] = '\0';
+    if (cu == NULL || cu->cuTensorMapEncodeTiled == NULL) {
+        snprintf(why, wn, "cuTensorMapEncodeTiled unavailable in this driver");
+        return FA4_ENOTSUP;
+    }
+    if ((st = encode_map(&maps[0], cu, "q", dtype, p->q, d, p->heads_q, p->seqlen_q, p->batch,
+                         p->q_head_stride, p->q_row_stride, p->q_batch_stride, cfg->bm, why,
+                         wn)) != FA4_OK)
+        return st;
+    if ((st = encode_map(&maps[1], cu, "k", dtype, p->k, d, p->heads_kv, p->seqlen_k,
+                         p->batch, p->k_head_stride, p->k_row_stride, p->k_batch_stride,
+                         cfg->bn, why, wn)) != FA4_OK)
+        return st;
+    if ((st = encode_map(&maps[2], cu, "v", dtype, p->v, dv, p->heads_kv, p->seqlen_k,
+                         p->batch, p->v_head_stride, p->v_row_stride, p->v_batch_stride,
+                         cfg->bn, why, wn)) != FA4_OK)
+        return st;
+    return encode_map(&maps[3], cu, "o", dtype, p->o, dv, p->heads_q, p->seqlen_q, p->batch,
+                      p->o_head_stride, p->o_row_stride, p->o_batch_stride, 64, why, wn);
+}

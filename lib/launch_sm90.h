@@ -1,0 +1,29 @@
+/*
+** launch_sm90.h -- host side of the sm90 family: the TMA maps of Q, K, V
+** and O that fa4_fwd (kernels/sm90/kernel.cuh) takes after fa4_params.
+*/
+#ifndef FA4_LAUNCH_SM90_H
+#define FA4_LAUNCH_SM90_H
+
+#include <stddef.h>
+#include "fa4.h"
+#include "device.h"
+#include "../kernels/common/params.h"
+
+/*
+** Encode MAPS[0..3] (Q, K, V, O) for PROBLEM under CONFIG from the device
+** addresses and element strides in PARAMS.  Each map is rank 4,
+** {dim, heads, seq, batch}, 128 B swizzle, box {64, 1, rows, 1} (rows: bm
+** for Q, bn for K and V, 64 for O), so rows past a sequence's end are
+** zero-filled on load and not written on store, and head-dim columns past
+** head_dim are zero-filled (the kernel pads head dims to 64).
+** Returns FA4_OK; FA4_EINVAL with WHY when an address is not 16-byte
+** aligned or a stride is not a multiple of 16 bytes (a TMA rule);
+** FA4_ECUDA with the driver's error text when encoding fails.
+** Thread-safe.
+*/
+fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
+                            const fa4_problem *problem, const fa4_config *config,
+                            const fa4_params *params, char *why, size_t why_size);
+
+#endif

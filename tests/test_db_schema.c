@@ -1,0 +1,355 @@
+/*
+** test_db_schema.c -- the config database's schema: creation of a new
+** file, the embedded SQL equal to db/schema.sql and db/migrations/, the
+** migration of a version-1 database made by hand from
+** db/migrations/0001-initial.sql, and the clear errors for a newer schema
+** or a foreign SQLite file.  No GPU needed.
+*/
+#define _XOPEN_SOURCE 700
+
+#include "tap.h"
+#include "db.h"
+#include "config.h"
+#include "jit.h"
+
+#include <ftw.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmpdir[512];
+
+/* Remove one entry (nftw callback). */
+static int rm_entry(const char *path, const struct stat *sb, int flag,
+                    struct FTW *ftw)
+{
+    (void)sb; (void)flag; (void)ftw;
+    return remove(path);
+}
+
+/* Make a fresh temporary directory under $TMPDIR or /tmp. */
+static void make_tmpdir(void)
+{
+    const char *t = getenv("TMPDIR");
+
+    snprintf(tmpdir, sizeof tmpdir, "%s/fa4-test-db-XXXXXX",
+             t && *t ? t : "/tmp");
+    if (!mkdtemp(tmpdir)) {
+        printf("Bail out! mkdtemp %s failed\n", tmpdir);
+        exit(1);
+    }
+}
+
+/* Read the whole file PATH (malloc'd, NUL-terminated) or NULL. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        if (len)
+            *len = (size_t)n;
+    }
+    return buf;
+}
+
+/* Read REL (relative to the source tree) from wherever the tree is:
+** $FA4_TOP_SRCDIR, $srcdir (automake), $srcdir/.., ., .. */
+static char *slurp_src(const char *rel)
+{
+    const char *dirs[5];
+    char path[1024];
+    char *text;
+    int i;
+
+    dirs[0] = getenv("FA4_TOP_SRCDIR");
+    dirs[1] = getenv("srcdir");
+    dirs[2] = NULL;
+    dirs[3] = ".";
+    dirs[4] = "..";
+    for (i = 0; i < 5; i++) {
+        if (i == 2) {
+            if (!dirs[1])
+                continue;
+            snprintf(path, sizeof path, "%s/../%s", dirs[1], rel);
+        } else {
+            if (!dirs[i])
+                continue;
+            snprintf(path, sizeof path, "%s/%s", dirs[i], rel);
+        }
+        if ((text = slurp(path, NULL)))
+            return text;
+    }
+    return NULL;
+}
+
+/* One integer from SQL on the file PATH, or -999. */
+static int query_int(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    int v = -999;
+
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+/* A text dump of PATH's schema as SQLite sees it: every column and index
+** column of every table and index, by name.  malloc'd. */
+static char *schema_shape(const char *path)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    char *out = calloc(1, 65536);
+    size_t n = 0;
+    int rc;
+
+    if (!out || sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        return out;
+    rc = sqlite3_prepare_v2(h,
+        "SELECT m.type, m.name, p.* FROM sqlite_master m, "
+        "pragma_table_xinfo(m.name) p WHERE m.type = 'table' "
+        "UNION ALL SELECT m.type, m.name, p.*, NULL FROM sqlite_master m, "
+        "pragma_index_xinfo(m.name) p WHERE m.type = 'index' "
+        "ORDER BY 1, 2, 3", -1, &st, NULL);
+    while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+        int i;
+
+        for (i = 0; i < sqlite3_column_count(st) && n < 65000; i++)
+            n += (size_t)snprintf(out + n, 65536 - n, "%s|",
+                                  sqlite3_column_text(st, i)
+                                      ? (const char *)sqlite3_column_text(st, i)
+                                      : "NULL");
+        n += (size_t)snprintf(out + n, 65536 - n, "\n");
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return out;
+}
+
+/* An H100 as the lookup sees it. */
+static void h100(device_limits *d)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "NVIDIA H100 80GB HBM3");
+    d->cc = 90;
+    snprintf(d->arch, sizeof d->arch, "sm_90a");
+    d->sm_count = 132;
+    d->smem_per_block_optin = 232448;
+    d->driver_version = 12040;
+    d->nvrtc_version = 12040;
+}
+
+int main(void)
+{
+    char path[1024], old[1024], newer[1024], foreign[1024], buf[1024];
+    char warn[1024], why[1024];
+    char *file, *a, *b, *before, *after;
+    size_t n1, n2;
+    db *d = NULL;
+    fa4_status st;
+    sqlite3 *h = NULL;
+    device_limits dev;
+    fa4_problem p = FA4_PROBLEM_INIT;
+    fa4_config cfg = FA4_CONFIG_INIT, got = FA4_CONFIG_INIT;
+    fa4_config_source src = 0;
+    int i, last;
+
+    plan_lazy();
+    make_tmpdir();
+    h100(&dev);
+
+    /* A new file, in a directory that does not exist yet. */
+    snprintf(path, sizeof path, "%s/a/b/fa4.db", tmpdir);
+    st = db_open(&d, path, NULL, 0, warn, sizeof warn, why, sizeof why);
+    is_int(st, FA4_OK, "db_open creates a new database with its directories");
+    ok(warn[0] == '\0', "a new database gives no warning");
+    db_close(d);
+    d = NULL;
+    is_int(query_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION,
+           "a new database has user_version %d", DB_SCHEMA_VERSION);
+    is_int(query_int(path, "SELECT count(*) FROM sqlite_master WHERE type = "
+                     "'table' AND name IN ('devices', 'winners', 'trials', "
+                     "'binaries')"), 4,
+           "a new database has the tables devices, winners, trials, binaries");
+    is_int(query_int(path, "SELECT journal_mode = 'wal' FROM "
+                     "pragma_journal_mode"), 1,
+           "a new database is in WAL mode");
+    st = db_open(&d, path, NULL, 0, warn, sizeof warn, why, sizeof why);
+    ok(st == FA4_OK && warn[0] == '\0', "reopening an up-to-date database "
+       "succeeds without warning");
+    db_close(d);
+    d = NULL;
+
+    /* One source of truth: the embedded SQL is the files'. */
+    file = slurp_src("db/schema.sql");
+    if (!file)
+        diag("db/schema.sql not found: run from the source tree or set "
+             "srcdir or FA4_TOP_SRCDIR");
+    ok(file && strcmp(file, db_schema_sql) == 0,
+       "the embedded schema equals db/schema.sql");
+    free(file);
+    last = 0;
+    for (i = 0; db_migrations[i].sql; i++) {
+        file = slurp_src(db_migrations[i].file);
+        ok(file && strcmp(file, db_migrations[i].sql) == 0,
+           "the embedded migration to version %d equals %s",
+           db_migrations[i].to, db_migrations[i].file);
+        free(file);
+        last = db_migrations[i].to;
+    }
+    is_int(last, DB_SCHEMA_VERSION, "the last migration produces the "
+           "current schema version");
+    snprintf(buf, sizeof buf, "PRAGMA user_version = %d;", DB_SCHEMA_VERSION);
+    has_str(db_schema_sql, buf, "db/schema.sql sets the current version");
+
+    /* A version-1 database made by hand, with a winner in it. */
+    snprintf(old, sizeof old, "%s/v1.db", tmpdir);
+    file = slurp_src("db/migrations/0001-initial.sql");
+    ok(file != NULL, "db/migrations/0001-initial.sql is readable");
+    cfg.family = FA4_FAMILY_SM90;
+    cfg.bm = 128;
+    cfg.bn = 176;
+    cfg.stages = 2;
+    cfg.consumer_wgs = 2;
+    fa4_config_format(&cfg, buf, sizeof buf);
+    {
+        char fp[512], *sql;
+
+        db_device_fingerprint(fp, sizeof fp, &dev);
+        sql = sqlite3_mprintf(
+            "%s INSERT INTO devices (fingerprint, name, cc, sm_count, "
+            "smem_per_block_optin, driver_version, nvrtc_version) VALUES "
+            "(%Q, %Q, 90, 132, 232448, 12040, 12040);"
+            "INSERT INTO winners (device_id, family, source_hash, dtype, "
+            "head_dim_qk, head_dim_v, gqa_group, causal, window_left, "
+            "window_right, varlen, paged, page_size, seqlen_q_bucket, "
+            "seqlen_k_bucket, config, median_ms, tflops) VALUES (1, 90, %Q, "
+            "1, 128, 128, 4, 1, -1, 0, 0, 0, 0, 4096, 4096, %Q, 1.5, 600);"
+            "INSERT INTO trials (device_id, family, source_hash, dtype, "
+            "head_dim_qk, head_dim_v, gqa_group, causal, window_left, "
+            "window_right, varlen, paged, page_size, seqlen_q_bucket, "
+            "seqlen_k_bucket, batch, heads_q, seqlen_q, seqlen_k, config, ok) "
+            "VALUES (1, 90, %Q, 1, 128, 128, 4, 1, -1, 0, 0, 0, 0, 4096, "
+            "4096, 2, 32, 4096, 4096, %Q, 1);",
+            file ? file : "", fp, dev.name, jit_source_hash(FA4_FAMILY_SM90),
+            buf, jit_source_hash(FA4_FAMILY_SM90), buf);
+        ok(sqlite3_open(old, &h) == SQLITE_OK &&
+           sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK,
+           "a version-1 database is made from 0001-initial.sql");
+        sqlite3_free(sql);
+        sqlite3_close(h);
+        h = NULL;
+    }
+    free(file);
+    is_int(query_int(old, "PRAGMA user_version"), 1, "it has user_version 1");
+    st = db_open(&d, old, NULL, 0, warn, sizeof warn, why, sizeof why);
+    is_int(st, FA4_OK, "db_open migrates a version-1 database");
+    p.seqlen_q = p.seqlen_k = 3000;
+    p.heads_q = 32;
+    p.heads_kv = 8;
+    p.head_dim_qk = 128;
+    p.causal = 1;
+    p.batch = 2;
+    st = d ? db_lookup(d, &got, &src, &dev, &p, why, sizeof why) : FA4_EDB;
+    ok(st == FA4_OK && src == FA4_SOURCE_USER_EXACT && got.bn == 176,
+       "the winner stored by version 1 is found after the migration");
+    db_close(d);
+    d = NULL;
+    is_int(query_int(old, "PRAGMA user_version"), DB_SCHEMA_VERSION,
+           "the migrated database has user_version %d", DB_SCHEMA_VERSION);
+    is_int(query_int(old, "SELECT count(*) FROM trials WHERE "
+                     "library_version = ''"), 1,
+           "rows from version 1 keep their data and get library_version ''");
+    a = schema_shape(old);
+    b = schema_shape(path);
+    ok(a && b && strlen(a) > 100 && strcmp(a, b) == 0,
+       "a migrated database has the same tables, columns and indexes as a "
+       "new one");
+    free(a);
+    free(b);
+
+    /* A database written by a newer libfa4. */
+    snprintf(newer, sizeof newer, "%s/newer.db", tmpdir);
+    ok(sqlite3_open(newer, &h) == SQLITE_OK &&
+       sqlite3_exec(h, db_schema_sql, NULL, NULL, NULL) == SQLITE_OK &&
+       sqlite3_exec(h, "PRAGMA user_version = 99", NULL, NULL, NULL) ==
+           SQLITE_OK, "a database with user_version 99 is made");
+    sqlite3_close(h);
+    h = NULL;
+    before = slurp(newer, &n1);
+    why[0] = '\0';
+    st = db_open(&d, newer, NULL, 0, warn, sizeof warn, why, sizeof why);
+    ok(st == FA4_EDB && d == NULL && strstr(why, newer) &&
+       strstr(why, "schema version 99 is newer"),
+       "a newer schema is FA4_EDB naming the file and the version");
+    diag("  %s", why);
+    after = slurp(newer, &n2);
+    ok(before && after && n1 == n2 && memcmp(before, after, n1) == 0,
+       "the newer database is left byte for byte as it was");
+    free(before);
+    free(after);
+
+    /* Another program's SQLite database. */
+    snprintf(foreign, sizeof foreign, "%s/foreign.db", tmpdir);
+    sqlite3_open(foreign, &h);
+    sqlite3_exec(h, "CREATE TABLE notes (t TEXT); INSERT INTO notes "
+                 "VALUES ('mine')", NULL, NULL, NULL);
+    sqlite3_close(h);
+    h = NULL;
+    st = db_open(&d, foreign, NULL, 0, warn, sizeof warn, why, sizeof why);
+    ok(st == FA4_EDB && strstr(why, foreign) &&
+       query_int(foreign, "SELECT count(*) FROM sqlite_master") == 1,
+       "another program's SQLite database is FA4_EDB and left without our "
+       "tables");
+    diag("  %s", why);
+
+    /* Where the user database lives by default. */
+    setenv("FA4_DB", "/srv/x/tuned.db", 1);
+    has_str(db_default_path(buf, sizeof buf), "/srv/x/tuned.db",
+            "db_default_path takes $FA4_DB first");
+    unsetenv("FA4_DB");
+    setenv("XDG_CACHE_HOME", "/xdg/cache", 1);
+    setenv("HOME", "/home/u", 1);
+    a = db_default_path(buf, sizeof buf);
+    ok(a && strcmp(a, "/xdg/cache/fa4/fa4.db") == 0,
+       "db_default_path uses $XDG_CACHE_HOME/fa4/fa4.db next");
+    setenv("XDG_CACHE_HOME", "relative/cache", 1);
+    a = db_default_path(buf, sizeof buf);
+    ok(a && strcmp(a, "/home/u/.cache/fa4/fa4.db") == 0,
+       "db_default_path ignores a relative $XDG_CACHE_HOME (XDG spec) and "
+       "falls back to ~/.cache/fa4/fa4.db");
+    unsetenv("XDG_CACHE_HOME");
+    a = db_default_path(buf, sizeof buf);
+    ok(a && strcmp(a, "/home/u/.cache/fa4/fa4.db") == 0,
+       "db_default_path uses ~/.cache/fa4/fa4.db without $XDG_CACHE_HOME");
+    setenv("FA4_SYSTEM_DB", "", 1);
+    ok(db_default_system_path(buf, sizeof buf) == NULL,
+       "an empty $FA4_SYSTEM_DB means no system database");
+    setenv("FA4_SYSTEM_DB", "/opt/fa4/system.db", 1);
+    a = db_default_system_path(buf, sizeof buf);
+    ok(a && strcmp(a, "/opt/fa4/system.db") == 0,
+       "db_default_system_path takes $FA4_SYSTEM_DB");
+
+    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return done_testing();
+}

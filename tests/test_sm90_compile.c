@@ -1,0 +1,199 @@
+/*
+** test_sm90_compile.c -- the sm90 family without a GPU: the budget model's
+** answers (layout, precise reasons for configs that do not fit) and NVRTC
+** compiles for sm_90a of a representative sample of variants: the default
+** of every head dim (64, 96, 128, 192/128, 192, 256) in bf16 and fp16,
+** causal and not, and a spread of enumerated configs (ping-pong, exp2
+** emulation, 3 stages, persistent and longest-first schedulers).  Each must
+** compile with no spill, since the JIT rejects spilling variants.
+** FA4_TEST_ALL=1 compiles every enumerated config instead of a sample.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "budget.h"
+#include "config.h"
+#include "family.h"
+#include "jit.h"
+
+/* A problem of DTYPE with head dims D / DV. */
+static fa4_problem problem(fa4_dtype dtype, int d, int dv, int causal)
+{
+    fa4_problem p = FA4_PROBLEM_INIT;
+    p.dtype = dtype;
+    p.batch = 2;
+    p.seqlen_q = p.seqlen_k = 2048;
+    p.heads_q = p.heads_kv = 16;
+    p.head_dim_qk = d;
+    p.head_dim_v = dv;
+    p.causal = causal;
+    p.window_right = causal ? 0 : -1;
+    p.softmax_scale = 1.0f;
+    return p;
+}
+
+/* The sm90 config WGS x BN, STAGES, with the family's register split. */
+static fa4_config sm90_config(int wgs, int bn, int stages)
+{
+    fa4_config c = FA4_CONFIG_INIT;
+    c.family = FA4_FAMILY_SM90;
+    c.consumer_wgs = wgs;
+    c.bm = 64 * wgs;
+    c.bn = bn;
+    c.stages = stages;
+    c.swizzle = 128;
+    c.cluster = 1;
+    c.producer_regs = wgs == 2 ? 24 : 32;
+    c.consumer_regs = wgs == 2 ? 240 : 160;
+    c.rescale_threshold = 8;
+    return c;
+}
+
+/* Compile CFG for sm_90a; one ok line saying what compiled and how. */
+static void check_compile(const device_limits *dev, const fa4_problem *p, const fa4_config *cfg)
+{
+    char why[1024], desc[256];
+    fa4_layout layout;
+    jit_kernel k;
+    fa4_status st;
+
+    fa4_config_format(cfg, desc, sizeof desc);
+    st = budget_fit(&layout, dev, p, cfg, why, sizeof why);
+    if (st != FA4_OK) {
+        ok(0, "sm_90a %s d%d/%d%s %s fits", p->dtype == FA4_DTYPE_BF16 ? "bf16" : "fp16",
+           p->head_dim_qk, p->head_dim_v, p->causal ? " causal" : "", desc);
+        diag("  %s", why);
+        return;
+    }
+    st = jit_compile(&k, "sm_90a", p, cfg, &layout, why, sizeof why);
+    if (!ok(st == FA4_OK && k.spill_bytes == 0,
+            "sm_90a %s d%d/%d%s %s compiles without spills (%d regs, estimate %d, %d B smem, "
+            "%.0f ms)", p->dtype == FA4_DTYPE_BF16 ? "bf16" : "fp16", p->head_dim_qk,
+            p->head_dim_v, p->causal ? " causal" : "", desc, st == FA4_OK ? k.regs : -1,
+            layout.regs_estimate, layout.smem_bytes, k.compile_ms))
+        diag("  %s", why);
+    if (st == FA4_OK)
+        jit_kernel_free(&k);
+}
+
+/* The budget model's answers for a few configs, one behaviour each. */
+static void check_budget(const device_limits *dev)
+{
+    fa4_problem p128 = problem(FA4_DTYPE_BF16, 128, 128, 0);
+    fa4_problem p256 = problem(FA4_DTYPE_BF16, 256, 256, 0);
+    fa4_problem p64 = problem(FA4_DTYPE_BF16, 64, 64, 0);
+    fa4_problem p8 = problem(FA4_DTYPE_FP8_E4M3, 128, 128, 0);
+    const budget_region *q, *o, *bar;
+    fa4_layout l;
+    fa4_config c;
+    char why[512];
+    fa4_status st;
+
+    c = sm90_config(2, 128, 2);
+    st = budget_fit(&l, dev, &p128, &c, why, sizeof why);
+    q = budget_region_find(&l, "Q");
+    o = budget_region_find(&l, "O");
+    bar = budget_region_find(&l, "BAR");
+    ok(st == FA4_OK && l.threads == 384 && q && o && bar && o->offset != q->offset &&
+       o->offset % 1024 == 0 && l.smem_bytes >= bar->offset + bar->size + 1024,
+       "d128 128x128 2 stages fits with its own O region, 384 threads (%d B smem)",
+       l.smem_bytes);
+
+    c = sm90_config(2, 80, 2);
+    st = budget_fit(&l, dev, &p256, &c, why, sizeof why);
+    q = budget_region_find(&l, "Q");
+    o = budget_region_find(&l, "O");
+    ok(st == FA4_OK && q && o && o->offset == q->offset,
+       "d256 128x80 fits with O sharing Q's bytes (%d B smem)", l.smem_bytes);
+
+    c = sm90_config(2, 96, 2);
+    st = budget_fit(&l, dev, &p256, &c, why, sizeof why);
+    is_int(st, FA4_ENOFIT, "d256 128x96 2 stages does not fit");
+    has_str(why, "> opt-in limit", "and the reason names the opt-in shared-memory limit");
+
+    c = sm90_config(3, 176, 2);
+    st = budget_fit(&l, dev, &p64, &c, why, sizeof why);
+    is_int(st, FA4_ENOFIT, "d64 192x176 does not fit 160 consumer registers");
+    has_str(why, "consumer regs estimate", "and the reason gives the register estimate");
+
+    c = sm90_config(2, 128, 2);
+    c.consumer_regs = 256;
+    c.producer_regs = 56;
+    st = budget_fit(&l, dev, &p128, &c, why, sizeof why);
+    is_int(st, FA4_ENOFIT, "a 56/256 register split over 384 threads does not fit");
+    has_str(why, "> 65536", "and the reason names the register file");
+
+    c = sm90_config(2, 128, 2);
+    c.bm = 192;
+    st = budget_fit(&l, dev, &p128, &c, why, sizeof why);
+    is_int(st, FA4_EINVAL, "bm=192 with 2 consumer warpgroups is malformed");
+    has_str(why, "needs bm=128", "and the reason says which bm");
+
+    c = sm90_config(2, 128, 2);
+    c.swizzle = 64;
+    st = budget_fit(&l, dev, &p128, &c, why, sizeof why);
+    is_int(st, FA4_EINVAL, "swizzle=64 is rejected (128 B only)");
+
+    c = sm90_config(2, 128, 2);
+    st = budget_fit(&l, dev, &p8, &c, why, sizeof why);
+    is_int(st, FA4_ENOTSUP, "fp8 is not supported by the sm90 kernel");
+}
+
+int main(void)
+{
+    static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
+                                   { 192, 192 }, { 256, 256 } };
+    const int ndims = (int)(sizeof dims / sizeof dims[0]);
+    const int all = getenv("FA4_TEST_ALL") && atoi(getenv("FA4_TEST_ALL"));
+    device_limits dev;
+    char why[512];
+    int i, t, c, j;
+
+    if (device_limits_for_arch(&dev, "sm_90a", why, sizeof why) != FA4_OK)
+        skip_all("no sm_90a limits (%s)", why);
+    plan_lazy();
+    check_budget(&dev);
+    if (jit_nvrtc_version() == 0) {
+        skip("NVRTC not available: compiles not run");
+        return done_testing();
+    }
+    for (i = 0; i < ndims; i++) {
+        /* The default, in both dtypes, causal and not. */
+        for (t = 0; t < 2; t++)
+            for (c = 0; c < 2; c++) {
+                fa4_problem p = problem(t ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16, dims[i][0],
+                                        dims[i][1], c);
+                fa4_config cfg;
+                if (config_default(&cfg, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) != FA4_OK) {
+                    ok(0, "sm_90a has an sm90 default for d%d/%d", dims[i][0], dims[i][1]);
+                    diag("  %s", why);
+                    continue;
+                }
+                check_compile(&dev, &p, &cfg);
+            }
+        /* A spread of the enumerated space (every config with FA4_TEST_ALL),
+           dtype and causality alternating. */
+        {
+            fa4_problem p = problem(FA4_DTYPE_BF16, dims[i][0], dims[i][1], 0);
+            config_space sp;
+            int step;
+            if (config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) != FA4_OK ||
+                sp.count == 0) {
+                ok(0, "sm_90a enumerates sm90 configs for d%d/%d", dims[i][0], dims[i][1]);
+                diag("  %s", why);
+                continue;
+            }
+            ok(1, "d%d/%d: %d of %d sm90 configs fit", dims[i][0], dims[i][1], sp.count,
+               sp.considered);
+            step = all ? 1 : (sp.count + 3) / 4;
+            for (j = (all ? 0 : i % step); j < sp.count; j += step) {
+                fa4_problem q = problem(j & 1 ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16, dims[i][0],
+                                        dims[i][1], (j >> 1) & 1);
+                check_compile(&dev, &q, &sp.configs[j]);
+            }
+            config_space_free(&sp);
+        }
+    }
+    return done_testing();
+}

@@ -1,0 +1,197 @@
+/*
+** test_tune_dryrun.c -- fa4-tune without a GPU: the config space and its
+** budgets for sm_90a, the coarse strategy's subsets, the verification
+** shape, and NVRTC compiles of a couple of candidates with their
+** registers and spills.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "tap.h"
+#include "budget.h"
+#include "config.h"
+#include "device.h"
+#include "jit.h"
+#include "../tuner/args.h"
+#include "../tuner/commands.h"
+#include "../tuner/problems.h"
+#include "../tuner/search.h"
+
+/* Run fa4-tune with the NULL-terminated words; stdout into OUT. */
+static int run(char *out, size_t size, const char *first, ...)
+{
+    char *argv[64], err[1024];
+    int argc = 0, rc;
+    tune_args a;
+    va_list ap;
+    const char *w;
+    FILE *o = tmpfile(), *e = tmpfile();
+    size_t n;
+
+    argv[argc++] = (char *)"fa4-tune";
+    va_start(ap, first);
+    for (w = first; w && argc < 63; w = va_arg(ap, const char *))
+        argv[argc++] = (char *)w;
+    va_end(ap);
+    if (tune_args_parse(&a, argc, argv, err, sizeof err) != 0) {
+        diag("  parse: %s", err);
+        return -1;
+    }
+    rc = a.cmd == TUNE_CMD_SPACE ? cmd_space(&a, o, e) : cmd_tune(&a, o, e);
+    rewind(o);
+    n = fread(out, 1, size - 1, o);
+    out[n] = '\0';
+    rewind(e);
+    n = fread(err, 1, sizeof err - 1, e);
+    err[n] = '\0';
+    if (rc != 0)
+        diag("  exit %d: %s", rc, err);
+    fclose(o);
+    fclose(e);
+    return rc;
+}
+
+int main(void)
+{
+    device_limits dev;
+    fa4_problem p = FA4_PROBLEM_INIT;
+    search_result r;
+    search_opts o;
+    char why[512];
+    static char out[1 << 20];
+    int i, n, ncoarse, nall, good, sum;
+
+    plan_lazy();
+    if (device_limits_for_arch(&dev, "sm_90a", why, sizeof why) != FA4_OK)
+        skip_all("no table limits for sm_90a: %s", why);
+
+    p.batch = 4; p.seqlen_q = p.seqlen_k = 4096;
+    p.heads_q = 32; p.heads_kv = 8; p.head_dim_qk = 128; p.causal = 1;
+    ok(search_space(&r, &dev, &p, 0) == FA4_OK && r.ntrials > 0,
+       "the sm_90a space of a d128 causal GQA problem is not empty");
+    if (r.ntrials == 0)
+        diag("  %s", r.error);
+    ok(r.fit == r.ntrials || r.fit + 1 == r.ntrials,
+       "every fitting config is a candidate (%d of %d considered)", r.fit,
+       r.considered);
+    for (i = 0, sum = 0; i < r.ndrops; i++)
+        sum += r.drops[i].count;
+    is_int(sum, r.considered - r.fit, "the drop counts add up to what the "
+           "budget filter removed");
+    ok(r.default_index == 0 && r.trials[0].is_default,
+       "the heuristic default is the first candidate");
+    for (i = 0, good = 1; i < r.ntrials; i++) {
+        fa4_layout lay;
+        if (r.trials[i].layout.smem_bytes > dev.smem_per_block_optin ||
+            budget_fit(&lay, &dev, &r.problem, &r.trials[i].config, why,
+                       sizeof why) != FA4_OK)
+            good = 0;
+    }
+    ok(good, "every candidate fits the budget (smem <= %d B)",
+       dev.smem_per_block_optin);
+    ok(r.flops == 2.0 * 4 * 32 * 4096.0 * 4096 * 256 / 2,
+       "the problem's flops follow the causal convention");
+
+    nall = search_select_first(&r, TUNE_STRATEGY_EXHAUSTIVE, 0);
+    is_int(nall, r.ntrials, "exhaustive selects every candidate");
+    ncoarse = search_select_first(&r, TUNE_STRATEGY_COARSE, 0);
+    ok(ncoarse >= 1 && ncoarse <= nall && r.trials[0].selected,
+       "coarse selects a subset (%d of %d) that keeps the default", ncoarse,
+       nall);
+    {
+        int stages = 0;
+        for (i = 0, good = 1; i < r.ntrials; i++)
+            if (r.trials[i].selected && !r.trials[i].is_default &&
+                r.trials[i].config.family == FA4_FAMILY_SM90) {
+                if (stages && r.trials[i].config.stages != stages)
+                    good = 0;
+                stages = r.trials[i].config.stages;
+            }
+        ok(good && (stages == 2 || stages == 0 || ncoarse < nall),
+           "the coarse sm90 round uses one stage count (%d)", stages);
+    }
+    n = search_select_first(&r, TUNE_STRATEGY_EXHAUSTIVE, 3);
+    ok(n == 3 && r.trials[0].selected && r.cut,
+       "--max-trials caps the selection and marks the search cut");
+    /* refine around the default: bn neighbours and stages only */
+    for (i = 0; i < r.ntrials; i++)
+        r.trials[i].done = i == 0;
+    n = search_select_refine(&r, 0, 0);
+    for (i = 0, good = 1; i < r.ntrials; i++)
+        if (r.trials[i].selected) {
+            fa4_config c = r.trials[i].config;
+            c.bn = r.trials[0].config.bn;
+            c.stages = r.trials[0].config.stages;
+            if (!config_equal(&c, &r.trials[0].config) || i == 0)
+                good = 0;
+        }
+    ok(good, "refinement varies only bn and stages around the best (%d)", n);
+
+    {
+        fa4_problem v = search_verify_problem(&r.problem);
+        ok(v.batch == 1 && v.heads_kv == 2 && v.heads_q == 8 &&
+           v.seqlen_q == 257 && v.seqlen_k == 257 && v.causal &&
+           v.head_dim_qk == 128 && fa4_problem_check(&v, NULL, 0) == FA4_OK,
+           "the verification problem keeps the shape class at 257 rows");
+        p.seqlen_q = 1;
+        v = search_verify_problem(&p);
+        ok(v.seqlen_q == 1 && v.seqlen_k == 300,
+           "decode verifies one query over 300 keys");
+        p.seqlen_q = 4096;
+    }
+
+    /* two candidates through NVRTC */
+    if (jit_nvrtc_version() == 0) {
+        skip("NVRTC not available: no compile");
+        skip("NVRTC not available: no compile");
+    } else {
+        memset(&o, 0, sizeof o);
+        o.jobs = 2;
+        search_select_first(&r, TUNE_STRATEGY_EXHAUSTIVE, 2);
+        ok(search_compile_only(&r, &dev, &o, NULL) == FA4_OK &&
+           r.compiled + r.spilled + r.compile_failed == 2,
+           "two candidates compiled for sm_90a in two threads");
+        for (i = 0, good = 0; i < r.ntrials; i++)
+            if (r.trials[i].state == TRIAL_COMPILED && r.trials[i].regs > 0 &&
+                r.trials[i].spill_bytes == 0)
+                good++;
+            else if (r.trials[i].state == TRIAL_FAILED)
+                diag("  candidate %d: %s", i, r.trials[i].failure);
+        ok(good >= 1, "compiled candidates report registers and no spills "
+           "(%d of 2)", good);
+    }
+    search_result_free(&r);
+
+    /* the CLI */
+    ok(run(out, sizeof out, "space", "--arch", "sm_90a", "--head-dim", "128",
+           "--causal", NULL) == 0 && strstr(out, "smem B") &&
+       strstr(out, "(default)") && strstr(out, "sm90"),
+       "fa4-tune space prints the table with smem and the default");
+    ok(run(out, sizeof out, "space", "--arch", "sm_90a", "--head-dim", "64",
+           "--family", "sm80", "--json", NULL) == 0,
+       "fa4-tune space --json --family sm80 runs");
+    {
+        json_error_t je;
+        json_t *doc = json_loads(out, 0, &je);
+        json_t *cfgs = json_object_get(json_object_get(doc, "space"), "configs");
+        ok(json_is_array(cfgs) && json_array_size(cfgs) > 0 &&
+           strncmp(json_string_value(json_object_get(json_array_get(cfgs, 0),
+                                                     "config")), "sm80", 4) == 0,
+           "its JSON lists sm80 configs with their text form");
+        json_decref(doc);
+    }
+    if (jit_nvrtc_version() == 0) {
+        skip("NVRTC not available: no dry-run compile");
+    } else {
+        ok(run(out, sizeof out, "tune", "--dry-run", "--arch", "sm_90a",
+               "--batch", "1", "--seqlen-q", "1024", "--heads-q", "8",
+               "--head-dim", "64", "--max-trials", "1", "--quiet", "--json",
+               NULL) == 0 && strstr(out, "\"regs\"") &&
+           strstr(out, "\"spill_bytes\""),
+           "tune --dry-run compiles for sm_90a and reports regs and spills");
+    }
+    return done_testing();
+}

@@ -1,0 +1,171 @@
+/*
+** test_tune_gpu.c -- a tiny end-to-end tune on the GPU: a few candidates
+** of a small problem are built, verified against the CPU reference, timed
+** and stored; a later fa4_plan_create() then takes the stored winner from
+** the user database (FA4_SOURCE_USER_EXACT).  Also the CLI path with
+** --json.  Skips when there is no GPU.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "tap.h"
+#include "config.h"
+#include "context.h"
+#include "../tuner/args.h"
+#include "../tuner/commands.h"
+#include "../tuner/search.h"
+
+static char dir[64], dbpath[128];
+
+/* Remove the test database and its directory. */
+static void cleanup(void)
+{
+    char path[192];
+    static const char *ext[] = { "", "-wal", "-shm", "-journal" };
+    size_t i;
+
+    for (i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        snprintf(path, sizeof path, "%s%s", dbpath, ext[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+int main(void)
+{
+    fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
+    fa4_context *ctx = NULL;
+    fa4_problem p = FA4_PROBLEM_INIT;
+    fa4_plan *plan = NULL;
+    fa4_config got;
+    fa4_config_source src = 0;
+    search_result r;
+    search_opts o;
+    fa4_status st;
+    unsigned seed;
+    char cfg[256];
+    int i, ok_trials;
+
+    strcpy(dir, "/tmp/fa4-tune-gpu-XXXXXX");
+    if (!mkdtemp(dir))
+        skip_all("cannot make a temporary directory");
+    snprintf(dbpath, sizeof dbpath, "%s/tune.db", dir);
+    co.db_path = dbpath;
+    co.system_db_path = "/nonexistent/fa4-system.db";
+    st = fa4_context_create(&ctx, 0, &co);
+    if (st == FA4_ENODEV) {
+        rmdir(dir);
+        skip_all("no CUDA device (%s)", fa4_context_last_error());
+    }
+    plan_lazy();
+    if (!ok(st == FA4_OK, "context on device 0 with a fresh database")) {
+        diag("  %s", fa4_context_last_error());
+        cleanup();
+        return done_testing();
+    }
+    seed = tap_seed();
+    diag("device: %s (%s), database %s", ctx->limits.name, ctx->limits.arch,
+         dbpath);
+
+    p.batch = 2; p.seqlen_q = p.seqlen_k = 512;
+    p.heads_q = 4; p.heads_kv = 2; p.head_dim_qk = 64; p.causal = 1;
+    ok(search_space(&r, &ctx->limits, &p, 0) == FA4_OK && r.ntrials > 0,
+       "the device's space for bf16 d64 causal GQA is not empty (%d)",
+       r.ntrials);
+    snprintf(r.name, sizeof r.name, "tiny");
+    memset(&o, 0, sizeof o);
+    o.jobs = 4;
+    o.max_trials = 3;
+    o.strategy = TUNE_STRATEGY_EXHAUSTIVE;
+    o.warmup = 2;
+    o.reps = 20;
+    o.retime = 2;
+    o.seed = seed;
+    o.store = 1;
+    st = search_tune(&r, ctx, &o, NULL);
+    if (!ok(st == FA4_OK && r.winner >= 0 && r.winner_stored,
+            "a three-candidate tune finds and stores a winner"))
+        diag("  status %s: %s", fa4_status_string(st), r.error);
+    for (i = 0, ok_trials = 0; i < r.ntrials; i++) {
+        if (r.trials[i].state == TRIAL_TIMED)
+            ok_trials++;
+        if (r.trials[i].state == TRIAL_FAILED)
+            diag("  candidate %d (%s): %s", i,
+                 fa4_config_format(&r.trials[i].config, cfg, sizeof cfg),
+                 r.trials[i].failure);
+    }
+    ok(ok_trials >= 1 && r.timed == ok_trials,
+       "%d candidates passed verification (tolerance %g) and were timed",
+       ok_trials, search_tolerance(p.dtype));
+    if (r.winner >= 0) {
+        const search_trial *w = &r.trials[r.winner];
+        ok(w->timing.reps == 20 && w->timing.min_ms > 0 &&
+           w->timing.min_ms <= w->timing.median_ms &&
+           w->timing.median_ms <= w->timing.max_ms,
+           "the winner's timing: 20 reps, min <= median <= max (%.4f ms)",
+           w->timing.median_ms);
+        ok(w->rel_err <= search_tolerance(p.dtype),
+           "the winner matched the reference (relative error %.2e)",
+           w->rel_err);
+        diag("winner: %s", fa4_config_format(&w->config, cfg, sizeof cfg));
+    } else {
+        skip("no winner");
+        skip("no winner");
+    }
+
+    /* a later plan takes the stored winner */
+    st = fa4_plan_create(&plan, ctx, &p, NULL);
+    if (ok(st == FA4_OK, "fa4_plan_create after the tune")) {
+        fa4_plan_config(plan, &got, &src);
+        is_int(src, FA4_SOURCE_USER_EXACT,
+               "its config comes from the user database (exact)");
+        ok(r.winner >= 0 && config_equal(&got, &r.trials[r.winner].config),
+           "and it is the tuned winner");
+    } else {
+        diag("  %s", fa4_context_errmsg(ctx));
+        skip("no plan");
+        skip("no plan");
+    }
+    fa4_plan_destroy(plan);
+    search_result_free(&r);
+    fa4_context_destroy(ctx);
+
+    /* the command line, with JSON output */
+    {
+        char seedtxt[32];
+        char *argv[] = { "fa4-tune", "tune", "--batch", "1", "--seqlen-q",
+                         "256", "--heads-q", "2", "--head-dim", "128",
+                         "--max-trials", "2", "--strategy", "coarse", "-j",
+                         "4", "--db", dbpath, "--json", "--quiet", "--seed",
+                         seedtxt, NULL };
+        tune_args a;
+        char err[1024];
+        FILE *out = tmpfile(), *errf = tmpfile();
+        json_error_t je;
+        json_t *doc, *prob;
+        int rc;
+
+        snprintf(seedtxt, sizeof seedtxt, "%u", seed);
+        ok(tune_args_parse(&a, 22, argv, err, sizeof err) == 0,
+           "tune arguments parse");
+        rc = cmd_tune(&a, out, errf);
+        rewind(out);
+        doc = json_loadf(out, 0, &je);
+        prob = json_array_get(json_object_get(doc, "problems"), 0);
+        if (!ok(rc == 0 && prob && json_is_object(json_object_get(prob, "winner")) &&
+                json_is_true(json_object_get(prob, "stored")),
+                "fa4-tune tune --json reports a stored winner"))
+            diag("  exit %d, json %s", rc, doc ? "parsed" : je.text);
+        ok(prob && json_real_value(json_object_get(json_object_get(prob,
+           "winner"), "tflops")) > 0, "with its TFLOP/s");
+        json_decref(doc);
+        fclose(out);
+        fclose(errf);
+    }
+    cleanup();
+    return done_testing();
+}

@@ -1,0 +1,29 @@
+/*
+** commands.h -- fa4-tune's subcommands, each taking parsed arguments and
+** the streams to write to, and returning the process exit status:
+** 0 success, 1 failure (a one-line "fa4-tune: ..." message on ERR),
+** 2 bad usage, 130 interrupted by SIGINT.  main.c only dispatches, so the
+** tests run the subcommands in-process.
+*/
+#ifndef FA4_TUNE_COMMANDS_H
+#define FA4_TUNE_COMMANDS_H
+
+#include <stdio.h>
+#include "args.h"
+
+#define TUNE_EXIT_OK 0
+#define TUNE_EXIT_FAIL 1
+#define TUNE_EXIT_USAGE 2
+#define TUNE_EXIT_INTERRUPTED 130
+
+int cmd_tune(const tune_args *args, FILE *out, FILE *err);
+int cmd_space(const tune_args *args, FILE *out, FILE *err);
+
+/* show, export, import, merge, check: thin wrappers over lib/db.h. */
+int cmd_db(const tune_args *args, FILE *out, FILE *err);
+
+/* Install the SIGINT handler that sets search_stop (the second SIGINT
+** kills the process as usual). */
+void tune_install_sigint(void);
+
+#endif

@@ -1,0 +1,913 @@
+/*
+** search.c -- the search for one problem's best config.  See search.h for
+** the steps; report.c prints what this records.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "context.h"
+#include "db.h"
+#include "jit.h"
+#include "problem.h"
+#include "reference.h"
+#include "problems.h"
+#include "report.h"
+#include "search.h"
+
+volatile sig_atomic_t search_stop;
+
+double search_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double search_tolerance(fa4_dtype dtype)
+{
+    /* Relative Frobenius error of a float-accumulated kernel whose inputs,
+       P and output are rounded to 16 bits: a few units of the output's
+       rounding (bf16 2^-9, fp16 2^-12), with margin: 2^-6 and 2^-8. */
+    return dtype == FA4_DTYPE_FP16 ? 1.0 / 256 : 1.0 / 64;
+}
+
+/* ------------------------------------------------------------- the space */
+
+/* Add COUNT configs dropped for REASON (prefixed with FAMILY) to R. */
+static void add_drop(search_result *r, const char *family, const char *reason,
+                     int count)
+{
+    char text[sizeof r->drops[0].reason];
+    int i;
+
+    snprintf(text, sizeof text, "%s: %s", family, reason);
+    for (i = 0; i < r->ndrops; i++)
+        if (strcmp(r->drops[i].reason, text) == 0) {
+            r->drops[i].count += count;
+            return;
+        }
+    if (r->ndrops == (int)(sizeof r->drops / sizeof r->drops[0])) {
+        r->drops[r->ndrops - 1].count += count;   /* the last row absorbs */
+        return;
+    }
+    snprintf(r->drops[r->ndrops].reason, sizeof r->drops[0].reason, "%s", text);
+    r->drops[r->ndrops++].count = count;
+}
+
+/* Append (CONFIG, LAYOUT) to R's trials; 0 or -1 (out of memory). */
+static int add_trial(search_result *r, const fa4_config *config,
+                     const fa4_layout *layout)
+{
+    search_trial *t = realloc(r->trials, (size_t)(r->ntrials + 1) * sizeof *t);
+
+    if (!t)
+        return -1;
+    r->trials = t;
+    t = &r->trials[r->ntrials++];
+    memset(t, 0, sizeof *t);
+    t->config = *config;
+    t->layout = *layout;
+    t->regs = t->spill_bytes = -1;
+    return 0;
+}
+
+fa4_status search_space(search_result *r, const device_limits *dev,
+                        const fa4_problem *problem, fa4_family family)
+{
+    fa4_family fams[3];
+    int nfam, f, i, found = -1;
+    char why[512];
+    fa4_status st;
+
+    memset(r, 0, sizeof *r);
+    r->winner = -1;
+    r->default_index = -1;
+    if ((st = problem_resolve(&r->problem, problem, why, sizeof why)) != FA4_OK) {
+        snprintf(r->error, sizeof r->error, "%s", why);
+        return r->status = st;
+    }
+    r->flops = problems_flops(&r->problem);
+    if (family) {
+        fams[0] = family;
+        nfam = 1;
+    } else {
+        nfam = config_families(fams, dev);
+    }
+    for (f = 0; f < nfam; f++) {
+        config_space sp;
+        const char *fname = config_family_name(fams[f]);
+
+        memset(&sp, 0, sizeof sp);
+        st = config_enumerate(&sp, dev, &r->problem, fams[f], why, sizeof why);
+        if (st == FA4_ENOMEM) {
+            snprintf(r->error, sizeof r->error, "out of memory enumerating %s",
+                     fname);
+            return r->status = st;
+        }
+        if (st != FA4_OK) {
+            size_t len = strlen(r->family_notes);
+            snprintf(r->family_notes + len, sizeof r->family_notes - len,
+                     "%s%s: %s", len ? "; " : "", fname, why);
+            continue;
+        }
+        r->considered += sp.considered;
+        r->fit += sp.count;
+        for (i = 0; i < sp.ndrops; i++)
+            add_drop(r, fname, sp.drops[i].reason, sp.drops[i].count);
+        for (i = 0; i < sp.count; i++)
+            if (add_trial(r, &sp.configs[i], &sp.layouts[i]) != 0) {
+                config_space_free(&sp);
+                snprintf(r->error, sizeof r->error, "out of memory");
+                return r->status = FA4_ENOMEM;
+            }
+        config_space_free(&sp);
+    }
+    if (r->ntrials == 0) {
+        snprintf(r->error, sizeof r->error, "no config fits %s%s%s",
+                 dev->arch, r->family_notes[0] ? ": " : "", r->family_notes);
+        return r->status = FA4_ENOTSUP;
+    }
+
+    /* The heuristic default of the best family that runs the problem goes
+       first: it is always measured, and the gain is over it. */
+    for (f = 0; f < nfam && found < 0; f++) {
+        fa4_config def;
+        fa4_layout lay;
+
+        if (config_default(&def, dev, &r->problem, fams[f], why, sizeof why) != FA4_OK)
+            continue;
+        for (i = 0; i < r->ntrials; i++)
+            if (config_equal(&r->trials[i].config, &def)) {
+                found = i;
+                break;
+            }
+        if (found < 0 &&
+            budget_fit(&lay, dev, &r->problem, &def, why, sizeof why) == FA4_OK &&
+            add_trial(r, &def, &lay) == 0)
+            found = r->ntrials - 1;
+    }
+    if (found >= 0) {
+        search_trial tmp = r->trials[found];
+        memmove(&r->trials[1], &r->trials[0], (size_t)found * sizeof tmp);
+        r->trials[0] = tmp;
+        r->trials[0].is_default = 1;
+        r->default_index = 0;
+    }
+    return r->status = FA4_OK;
+}
+
+/* ------------------------------------------------------------ selection */
+
+/* Sorted distinct bn values of FAMILY's trials into OUT; returns count. */
+static int distinct_bn(const search_result *r, fa4_family family, int *out,
+                       int max)
+{
+    int i, j, n = 0;
+
+    for (i = 0; i < r->ntrials; i++) {
+        int bn = r->trials[i].config.bn;
+        if (r->trials[i].config.family != family)
+            continue;
+        for (j = 0; j < n && out[j] != bn; j++)
+            ;
+        if (j == n && n < max)
+            out[n++] = bn;
+    }
+    for (i = 1; i < n; i++)            /* insertion sort: a handful */
+        for (j = i; j > 0 && out[j - 1] > out[j]; j--) {
+            int x = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = x;
+        }
+    return n;
+}
+
+/* Position of BN among VALUES, or -1. */
+static int bn_rank(const int *values, int n, int bn)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (values[i] == bn)
+            return i;
+    return -1;
+}
+
+/* Keep the first MAX selected (0: all); returns how many stay selected. */
+static int cap_selected(search_result *r, int max)
+{
+    int i, n = 0;
+
+    for (i = 0; i < r->ntrials; i++)
+        if (r->trials[i].selected) {
+            if (max > 0 && n >= max) {
+                r->trials[i].selected = 0;
+                r->cut = 1;
+                snprintf(r->cut_reason, sizeof r->cut_reason,
+                         "--max-trials %d", max);
+            } else {
+                n++;
+            }
+        }
+    return n;
+}
+
+/* The stages of FAMILY's coarse round: 2 where the family has it, else
+** its smallest. */
+static int coarse_stages(const search_result *r, fa4_family family)
+{
+    int i, min = 1 << 30;
+
+    for (i = 0; i < r->ntrials; i++) {
+        const fa4_config *c = &r->trials[i].config;
+        if (c->family != family)
+            continue;
+        if (c->stages == 2)
+            return 2;
+        if (c->stages < min)
+            min = c->stages;
+    }
+    return min;
+}
+
+int search_select_first(search_result *r, tune_strategy strategy,
+                        int max_trials)
+{
+    int i;
+
+    for (i = 0; i < r->ntrials; i++) {
+        search_trial *t = &r->trials[i];
+        int bns[64], nbn;
+
+        t->selected = !t->done;
+        if (strategy != TUNE_STRATEGY_COARSE || t->is_default || !t->selected)
+            continue;
+        /* every other bn value, at the coarse stage count */
+        nbn = distinct_bn(r, t->config.family, bns, 64);
+        t->selected = bn_rank(bns, nbn, t->config.bn) % 2 == 0 &&
+                      t->config.stages == coarse_stages(r, t->config.family);
+    }
+    return cap_selected(r, max_trials);
+}
+
+int search_select_refine(search_result *r, int best, int budget)
+{
+    const fa4_config *b = &r->trials[best].config;
+    int bns[64], nbn, rank, i;
+
+    nbn = distinct_bn(r, b->family, bns, 64);
+    rank = bn_rank(bns, nbn, b->bn);
+    for (i = 0; i < r->ntrials; i++) {
+        search_trial *t = &r->trials[i];
+        fa4_config c = t->config;
+        int k = bn_rank(bns, nbn, c.bn);
+
+        t->selected = 0;
+        if (t->done || c.family != b->family || k < 0 || k < rank - 1 ||
+            k > rank + 1)
+            continue;
+        c.bn = b->bn;
+        c.stages = b->stages;
+        t->selected = config_equal(&c, b);
+    }
+    return cap_selected(r, budget);
+}
+
+/* --------------------------------------------------------- compile pool */
+
+typedef struct pool {
+    search_result *r;
+    const search_opts *opts;
+    const device_limits *dev;
+    fa4_context *ctx;            /* NULL: dry run (jit_compile only) */
+    fa4_problem vprob;
+    int *idx;                    /* selected trial indices */
+    int n, next;
+    pthread_mutex_t lock;
+    struct progress *prog;
+} pool;
+
+/* 1 when the search must stop now (SIGINT or the deadline); records why. */
+static int must_stop(search_result *r, const search_opts *o)
+{
+    if (search_stop) {
+        r->interrupted = 1;
+        return 1;
+    }
+    if (o->deadline > 0 && search_now() >= o->deadline) {
+        r->cut = 1;
+        snprintf(r->cut_reason, sizeof r->cut_reason, "--time-budget reached");
+        return 1;
+    }
+    return 0;
+}
+
+/* Record a failed build of T: spill or compile error, from ST and MSG. */
+static void build_failed(search_trial *t, fa4_status st, const char *what,
+                         const char *msg)
+{
+    const char *nl;
+    int len;
+
+    t->state = TRIAL_FAILED;
+    nl = strchr(msg, '\n');
+    len = nl ? (int)(nl - msg) : (int)strlen(msg);
+    if (st == FA4_ECOMPILE && strstr(msg, "spill"))
+        snprintf(t->failure, sizeof t->failure, "spill: %.*s", len, msg);
+    else if (st == FA4_ECOMPILE)
+        snprintf(t->failure, sizeof t->failure, "compile%s: %.*s", what, len, msg);
+    else
+        snprintf(t->failure, sizeof t->failure, "plan%s: %s: %.*s", what,
+                 fa4_status_string(st), len, msg);
+}
+
+/* Build trial T: plans on the GPU, or a bare NVRTC compile (dry run). */
+static void build_one(pool *p, search_trial *t)
+{
+    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+    fa4_status st;
+    char why[1024];
+
+    if (!p->ctx) {
+        jit_kernel k;
+        memset(&k, 0, sizeof k);
+        st = jit_compile(&k, p->dev->arch, &p->r->problem, &t->config,
+                         &t->layout, why, sizeof why);
+        t->regs = k.regs;
+        t->spill_bytes = k.spill_bytes;
+        t->compile_ms = k.compile_ms;
+        if (st == FA4_OK)
+            t->state = TRIAL_COMPILED;
+        else
+            build_failed(t, st, "", why);
+        jit_kernel_free(&k);
+        return;
+    }
+    /* The binary cache is keyed on everything that changes the cubin and
+       checksummed, so a re-run takes earlier compiles from it. */
+    po.config = &t->config;
+    {
+        double t0 = search_now();
+        st = fa4_plan_create(&t->plan, p->ctx, &p->r->problem, &po);
+        t->compile_ms = (search_now() - t0) * 1e3;
+    }
+    if (st != FA4_OK) {
+        build_failed(t, st, "", fa4_context_errmsg(p->ctx));
+        return;
+    }
+    st = fa4_plan_create(&t->vplan, p->ctx, &p->vprob, &po);
+    if (st != FA4_OK) {
+        build_failed(t, st, " (verification size)", fa4_context_errmsg(p->ctx));
+        fa4_plan_destroy(t->plan);
+        t->plan = NULL;
+        return;
+    }
+    t->state = TRIAL_COMPILED;
+}
+
+/* A compile thread: take the next selected trial until none is left. */
+static void *build_worker(void *arg)
+{
+    pool *p = arg;
+
+    for (;;) {
+        search_trial *t;
+        int i;
+
+        pthread_mutex_lock(&p->lock);
+        if (p->next >= p->n || must_stop(p->r, p->opts)) {
+            pthread_mutex_unlock(&p->lock);
+            return NULL;
+        }
+        i = p->idx[p->next++];
+        pthread_mutex_unlock(&p->lock);
+        t = &p->r->trials[i];
+        build_one(p, t);
+        progress_step(p->prog, p->r->name);
+    }
+}
+
+/* Build the selected trials of R in OPTS->jobs threads.  Trials left
+** unbuilt by a stop keep state TRIAL_SKIPPED.  FA4_OK or FA4_ENOMEM. */
+static fa4_status build_selected(search_result *r, const search_opts *opts,
+                                 const device_limits *dev, fa4_context *ctx,
+                                 const fa4_problem *vprob,
+                                 struct progress *prog)
+{
+    pool p;
+    pthread_t th[256];
+    int i, nth, started = 0;
+
+    memset(&p, 0, sizeof p);
+    p.r = r;
+    p.opts = opts;
+    p.dev = dev;
+    p.ctx = ctx;
+    if (vprob)
+        p.vprob = *vprob;
+    p.prog = prog;
+    if (!(p.idx = malloc((size_t)(r->ntrials ? r->ntrials : 1) * sizeof *p.idx)))
+        return FA4_ENOMEM;
+    for (i = 0; i < r->ntrials; i++)
+        if (r->trials[i].selected) {
+            p.idx[p.n++] = i;
+            r->trials[i].done = 1;
+        }
+    progress_add(prog, p.n);
+    pthread_mutex_init(&p.lock, NULL);
+    nth = opts->jobs < 1 ? 1 : opts->jobs > 256 ? 256 : opts->jobs;
+    if (nth > p.n)
+        nth = p.n;
+    for (i = 0; i < nth; i++)
+        if (pthread_create(&th[started], NULL, build_worker, &p) == 0)
+            started++;
+    if (started == 0)
+        build_worker(&p);
+    for (i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&p.lock);
+    /* trials a stop left unbuilt go back to "not tried" */
+    for (i = p.next; i < p.n; i++)
+        r->trials[p.idx[i]].done = 0;
+    progress_add(prog, -(p.n - p.next));
+    for (i = 0; i < p.n; i++) {
+        search_trial *t = &r->trials[p.idx[i]];
+        if (t->state == TRIAL_COMPILED)
+            r->compiled++;
+        else if (t->state == TRIAL_FAILED && !strncmp(t->failure, "spill", 5))
+            r->spilled++;
+        else if (t->state == TRIAL_FAILED)
+            r->compile_failed++;
+    }
+    free(p.idx);
+    return FA4_OK;
+}
+
+fa4_status search_compile_only(search_result *r, const device_limits *dev,
+                               const search_opts *opts, struct progress *prog)
+{
+    return build_selected(r, opts, dev, NULL, NULL, prog);
+}
+
+/* ------------------------------------------------------- verification */
+
+fa4_problem search_verify_problem(const fa4_problem *p)
+{
+    fa4_problem v = *p;
+    int group = p->heads_q / (p->heads_kv > 0 ? p->heads_kv : 1);
+    int sq = p->seqlen_q, sk = p->seqlen_k;
+
+    v.batch = 1;
+    v.heads_kv = p->heads_kv > 1 ? 2 : 1;
+    v.heads_q = group * v.heads_kv;
+    if (sq == sk) {
+        v.seqlen_q = v.seqlen_k = sq < 257 ? sq : 257;
+    } else if (sq < sk) {
+        v.seqlen_q = sq < 257 ? sq : 257;
+        v.seqlen_k = sk < 300 ? sk : 300;
+        if (v.seqlen_k <= v.seqlen_q)
+            v.seqlen_k = v.seqlen_q + 1;
+    } else {
+        v.seqlen_k = sk < 257 ? sk : 257;
+        v.seqlen_q = sq < 300 ? sq : 300;
+        if (v.seqlen_q <= v.seqlen_k)
+            v.seqlen_q = v.seqlen_k + 1;
+    }
+    /* A window wider than the small problem would mask nothing: shrink it
+       so the masking code runs. */
+    if (v.window_left > 100)
+        v.window_left = 100;
+    if (!v.causal && v.window_right > 100)
+        v.window_right = 100;
+    memset(v.q_strides, 0, sizeof v.q_strides);
+    memset(v.k_strides, 0, sizeof v.k_strides);
+    memset(v.v_strides, 0, sizeof v.v_strides);
+    memset(v.o_strides, 0, sizeof v.o_strides);
+    problem_resolve(&v, &v, NULL, 0);
+    return v;
+}
+
+/* Inputs, reference output and device buffers of the verification. */
+typedef struct verifier {
+    fa4_problem p;
+    size_t nq, nk, nv, no, nlse;    /* elements */
+    uint16_t *host_out;
+    float *host_lse;
+    double *ref_o, *ref_lse;
+    CUdeviceptr q, k, v, o, lse;
+} verifier;
+
+/* Release V's host and device memory. */
+static void verifier_free(verifier *v, const cuda_api *cu)
+{
+    free(v->host_out);
+    free(v->host_lse);
+    free(v->ref_o);
+    free(v->ref_lse);
+    if (cu) {
+        if (v->q) cu->cuMemFree(v->q);
+        if (v->k) cu->cuMemFree(v->k);
+        if (v->v) cu->cuMemFree(v->v);
+        if (v->o) cu->cuMemFree(v->o);
+        if (v->lse) cu->cuMemFree(v->lse);
+    }
+    memset(v, 0, sizeof *v);
+}
+
+/* Fresh random inputs from SEED, the CPU reference, device copies. */
+static fa4_status verifier_init(verifier *v, fa4_context *ctx,
+                                const fa4_problem *p, uint64_t seed,
+                                char *why, size_t why_size)
+{
+    const cuda_api *cu = ctx->cu;
+    uint16_t *q = NULL, *k = NULL, *vv = NULL;
+    fa4_status st = FA4_ENOMEM;
+    CUresult res = CUDA_SUCCESS;
+    char text[256];
+
+    memset(v, 0, sizeof *v);
+    v->p = *p;
+    v->nq = (size_t)p->batch * p->seqlen_q * p->heads_q * p->head_dim_qk;
+    v->nk = (size_t)p->batch * p->seqlen_k * p->heads_kv * p->head_dim_qk;
+    v->nv = (size_t)p->batch * p->seqlen_k * p->heads_kv * p->head_dim_v;
+    v->no = (size_t)p->batch * p->seqlen_q * p->heads_q * p->head_dim_v;
+    v->nlse = p->return_lse ? (size_t)p->batch * p->heads_q * p->seqlen_q : 0;
+    q = malloc(v->nq * 2);
+    k = malloc(v->nk * 2);
+    vv = malloc(v->nv * 2);
+    v->host_out = malloc(v->no * 2);
+    v->ref_o = malloc(v->no * sizeof(double));
+    if (v->nlse) {
+        v->host_lse = malloc(v->nlse * sizeof(float));
+        v->ref_lse = malloc(v->nlse * sizeof(double));
+    }
+    if (!q || !k || !vv || !v->host_out || !v->ref_o ||
+        (v->nlse && (!v->host_lse || !v->ref_lse))) {
+        snprintf(why, why_size, "out of host memory (verification inputs)");
+        goto done;
+    }
+    ref_fill_random(q, v->nq, p->dtype, &seed);
+    ref_fill_random(k, v->nk, p->dtype, &seed);
+    ref_fill_random(vv, v->nv, p->dtype, &seed);
+    ref_attention(v->ref_o, v->ref_lse, p, q, k, vv);
+    st = FA4_ECUDA;
+    if ((res = cu->cuMemAlloc(&v->q, v->nq * 2)) ||
+        (res = cu->cuMemAlloc(&v->k, v->nk * 2)) ||
+        (res = cu->cuMemAlloc(&v->v, v->nv * 2)) ||
+        (res = cu->cuMemAlloc(&v->o, v->no * 2)) ||
+        (v->nlse && (res = cu->cuMemAlloc(&v->lse, v->nlse * 4))) ||
+        (res = cu->cuMemcpyHtoD(v->q, q, v->nq * 2)) ||
+        (res = cu->cuMemcpyHtoD(v->k, k, v->nk * 2)) ||
+        (res = cu->cuMemcpyHtoD(v->v, vv, v->nv * 2))) {
+        snprintf(why, why_size, "verification buffers: %s",
+                 cuda_error_text(res, text, sizeof text));
+        goto done;
+    }
+    st = FA4_OK;
+done:
+    free(q);
+    free(k);
+    free(vv);
+    if (st != FA4_OK)
+        verifier_free(v, cu);
+    return st;
+}
+
+/*
+** Run T's verification plan and compare with the reference.  Returns
+** FA4_OK with T's state set (verified or failed), or FA4_ECUDA with WHY
+** when the device failed (the CUDA context is then unusable).
+*/
+static fa4_status verify_one(verifier *v, fa4_context *ctx, search_trial *t,
+                             char *why, size_t why_size)
+{
+    const cuda_api *cu = ctx->cu;
+    fa4_tensors tn = FA4_TENSORS_INIT;
+    double tol = search_tolerance(v->p.dtype);
+    char text[256];
+    CUresult res;
+    size_t i;
+
+    /* 0xFF bytes are NaN in bf16 and fp16: an output the kernel did not
+       write cannot pass for the previous candidate's. */
+    if ((res = cu->cuMemsetD8(v->o, 0xFF, v->no * 2)) != CUDA_SUCCESS)
+        goto cuda_error;
+    tn.q = (const void *)(uintptr_t)v->q;
+    tn.k = (const void *)(uintptr_t)v->k;
+    tn.v = (const void *)(uintptr_t)v->v;
+    tn.o = (void *)(uintptr_t)v->o;
+    tn.lse = v->nlse ? (float *)(uintptr_t)v->lse : NULL;
+    if (fa4_forward(t->vplan, &tn, NULL) != FA4_OK) {
+        t->state = TRIAL_FAILED;
+        snprintf(t->failure, sizeof t->failure, "launch: %s",
+                 fa4_context_errmsg(ctx));
+        /* A refused launch is this candidate's failure; an error that the
+           synchronisation reports as well has broken the context. */
+        if ((res = cu->cuCtxSynchronize()) != CUDA_SUCCESS) {
+            snprintf(why, why_size, "%.300s; the CUDA context is unusable (%s)",
+                     t->failure, cuda_error_text(res, text, sizeof text));
+            return FA4_ECUDA;
+        }
+        return FA4_OK;
+    }
+    if ((res = cu->cuCtxSynchronize()) != CUDA_SUCCESS) {
+        t->state = TRIAL_FAILED;
+        snprintf(t->failure, sizeof t->failure, "launch: %s",
+                 cuda_error_text(res, text, sizeof text));
+        snprintf(why, why_size, "a candidate failed on the GPU (%s); the "
+                 "CUDA context is unusable", text);
+        return FA4_ECUDA;
+    }
+    if ((res = cu->cuMemcpyDtoH(v->host_out, v->o, v->no * 2)) != CUDA_SUCCESS)
+        goto cuda_error;
+    t->rel_err = ref_rel_error(v->host_out, v->ref_o, v->no, v->p.dtype);
+    if (!(t->rel_err <= tol)) {
+        t->state = TRIAL_FAILED;
+        snprintf(t->failure, sizeof t->failure, "wrong result: relative error "
+                 "%.3g > %.3g on %d x %d", t->rel_err, tol, v->p.seqlen_q,
+                 v->p.seqlen_k);
+        return FA4_OK;
+    }
+    if (v->nlse) {
+        if ((res = cu->cuMemcpyDtoH(v->host_lse, v->lse, v->nlse * 4)) != CUDA_SUCCESS)
+            goto cuda_error;
+        for (i = 0; i < v->nlse; i++) {
+            double r = v->ref_lse[i], g = v->host_lse[i];
+            int bad = isinf(r) ? !(isinf(g) && g < 0)
+                               : !(fabs(g - r) <= 1e-3 * (1 + fabs(r)));
+            if (bad) {
+                t->state = TRIAL_FAILED;
+                snprintf(t->failure, sizeof t->failure, "wrong result: lse[%zu]"
+                         " = %g, reference %g", i, g, r);
+                return FA4_OK;
+            }
+        }
+    }
+    t->state = TRIAL_VERIFIED;
+    return FA4_OK;
+cuda_error:
+    snprintf(why, why_size, "verification: %s",
+             cuda_error_text(res, text, sizeof text));
+    return FA4_ECUDA;
+}
+
+/* ------------------------------------------------------------- storing */
+
+/* Write T as a trial of R to CTX's database.  FA4_OK or FA4_EDB. */
+static fa4_status store_trial(search_result *r, fa4_context *ctx,
+                              const search_opts *o, const search_trial *t,
+                              char *why, size_t why_size)
+{
+    db_trial dt;
+    fa4_status st;
+
+    if (!o->store)
+        return FA4_OK;
+    memset(&dt, 0, sizeof dt);
+    dt.config = t->config;
+    dt.ok = t->state == TRIAL_TIMED;
+    dt.failure = dt.ok ? NULL : t->failure;
+    dt.median_ms = t->timing.median_ms;
+    dt.min_ms = t->timing.min_ms;
+    dt.max_ms = t->timing.max_ms;
+    dt.reps = t->timing.reps;
+    dt.tflops = t->timing.median_ms > 0
+                ? r->flops / (t->timing.median_ms * 1e-3) / 1e12 : 0;
+    dt.max_rel_err = t->rel_err;
+    pthread_mutex_lock(&ctx->lock);
+    st = db_store_trial(ctx->db, &ctx->limits, &r->problem, &dt, why, why_size);
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+/* The median to rank T by: the re-timed one when there is one. */
+static double trial_ms(const search_trial *t)
+{
+    return t->retimed.reps > 0 ? t->retimed.median_ms : t->timing.median_ms;
+}
+
+/* Index of the fastest timed trial, -1 when none. */
+static int fastest(const search_result *r, int retimed_only)
+{
+    int i, best = -1;
+
+    for (i = 0; i < r->ntrials; i++) {
+        const search_trial *t = &r->trials[i];
+        if (t->state != TRIAL_TIMED || (retimed_only && t->retimed.reps == 0))
+            continue;
+        if (best < 0 || trial_ms(t) < trial_ms(&r->trials[best]))
+            best = i;
+    }
+    return best;
+}
+
+/* Release the plans of every trial in R. */
+static void release_plans(search_result *r)
+{
+    int i;
+
+    for (i = 0; i < r->ntrials; i++) {
+        fa4_plan_destroy(r->trials[i].vplan);
+        fa4_plan_destroy(r->trials[i].plan);
+        r->trials[i].vplan = r->trials[i].plan = NULL;
+    }
+}
+
+/*
+** One round on the GPU: build the selected trials, store the build
+** failures, verify, time and store each.  FA4_OK, or the fatal status of
+** the device or database (R->error set).
+*/
+static fa4_status run_round(search_result *r, fa4_context *ctx,
+                            const search_opts *o, verifier *v,
+                            timing_buffers *tb, struct progress *prog)
+{
+    char why[512];
+    fa4_status st;
+    int i;
+
+    if ((st = build_selected(r, o, &ctx->limits, ctx, &v->p, prog)) != FA4_OK) {
+        snprintf(r->error, sizeof r->error, "out of memory");
+        return st;
+    }
+    for (i = 0; i < r->ntrials; i++) {
+        search_trial *t = &r->trials[i];
+
+        if (!t->selected || t->state == TRIAL_SKIPPED)
+            continue;
+        if (t->state == TRIAL_COMPILED && !must_stop(r, o)) {
+            st = verify_one(v, ctx, t, why, sizeof why);
+            fa4_plan_destroy(t->vplan);
+            t->vplan = NULL;
+            if (st != FA4_OK) {
+                r->launch_failed++;
+                store_trial(r, ctx, o, t, why, sizeof why);
+                snprintf(r->error, sizeof r->error, "%s", why);
+                return st;
+            }
+            if (t->state == TRIAL_FAILED && !strncmp(t->failure, "wrong", 5))
+                r->wrong++;
+            else if (t->state == TRIAL_FAILED)
+                r->launch_failed++;
+        }
+        if (t->state == TRIAL_VERIFIED && !must_stop(r, o)) {
+            st = timing_measure(&t->timing, ctx, t->plan, tb, o->warmup,
+                                o->reps, why, sizeof why);
+            if (st != FA4_OK) {
+                t->state = TRIAL_FAILED;
+                snprintf(t->failure, sizeof t->failure, "launch: %s", why);
+                r->launch_failed++;
+                store_trial(r, ctx, o, t, why, sizeof why);
+                snprintf(r->error, sizeof r->error, "timing %s: %s",
+                         t->is_default ? "the default" : "a candidate",
+                         t->failure);
+                return FA4_ECUDA;
+            }
+            t->state = TRIAL_TIMED;
+            r->timed++;
+        }
+        if (t->state == TRIAL_COMPILED || t->state == TRIAL_VERIFIED) {
+            /* stopped before this one was measured: not a trial */
+            fa4_plan_destroy(t->plan);
+            t->plan = NULL;
+            t->state = TRIAL_SKIPPED;
+            t->done = 0;
+            continue;
+        }
+        if (t->state == TRIAL_FAILED) {
+            fa4_plan_destroy(t->plan);
+            t->plan = NULL;
+        }
+        if ((st = store_trial(r, ctx, o, t, why, sizeof why)) != FA4_OK) {
+            snprintf(r->error, sizeof r->error, "storing a trial: %s", why);
+            return st;
+        }
+    }
+    return FA4_OK;
+}
+
+/* Re-time the top OPTS->retime trials; they compete on the new medians. */
+static fa4_status retime_top(search_result *r, fa4_context *ctx,
+                             const search_opts *o, timing_buffers *tb)
+{
+    int k, i;
+    char why[512];
+
+    if (o->retime < 2 || r->timed < 2)
+        return FA4_OK;
+    for (k = 0; k < o->retime; k++) {
+        int best = -1;
+        for (i = 0; i < r->ntrials; i++) {
+            search_trial *t = &r->trials[i];
+            if (t->state != TRIAL_TIMED || t->retimed.reps > 0)
+                continue;
+            if (best < 0 || t->timing.median_ms < r->trials[best].timing.median_ms)
+                best = i;
+        }
+        if (best < 0 || must_stop(r, o))
+            break;
+        if (timing_measure(&r->trials[best].retimed, ctx, r->trials[best].plan,
+                           tb, o->warmup, o->reps, why, sizeof why) != FA4_OK) {
+            snprintf(r->error, sizeof r->error, "re-timing: %s", why);
+            return FA4_ECUDA;
+        }
+    }
+    /* The default's re-timing, when it was not among the top, keeps the
+       gain a like-for-like comparison. */
+    if (r->default_index >= 0 &&
+        r->trials[r->default_index].state == TRIAL_TIMED &&
+        r->trials[r->default_index].retimed.reps == 0 && !must_stop(r, o)) {
+        search_trial *d = &r->trials[r->default_index];
+        if (timing_measure(&d->retimed, ctx, d->plan, tb, o->warmup, o->reps,
+                           why, sizeof why) != FA4_OK) {
+            snprintf(r->error, sizeof r->error, "re-timing: %s", why);
+            return FA4_ECUDA;
+        }
+    }
+    return FA4_OK;
+}
+
+fa4_status search_tune(search_result *r, fa4_context *ctx,
+                       const search_opts *o, struct progress *prog)
+{
+    verifier v;
+    timing_buffers tb;
+    fa4_problem vp = search_verify_problem(&r->problem);
+    uint64_t seed = o->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(r->index + 1));
+    char why[512];
+    fa4_status st;
+    int best;
+
+    memset(&v, 0, sizeof v);
+    memset(&tb, 0, sizeof tb);
+    if ((st = context_push(ctx)) != FA4_OK) {
+        snprintf(r->error, sizeof r->error, "%s", fa4_context_errmsg(ctx));
+        return r->status = st;
+    }
+    if ((st = verifier_init(&v, ctx, &vp, seed, why, sizeof why)) != FA4_OK ||
+        (st = timing_buffers_create(&tb, ctx, &r->problem, &seed, why,
+                                    sizeof why)) != FA4_OK) {
+        snprintf(r->error, sizeof r->error, "%s", why);
+        goto done;
+    }
+    search_select_first(r, o->strategy, o->max_trials);
+    if ((st = run_round(r, ctx, o, &v, &tb, prog)) != FA4_OK)
+        goto done;
+    if (o->strategy == TUNE_STRATEGY_COARSE && !r->interrupted &&
+        !must_stop(r, o) && (best = fastest(r, 0)) >= 0) {
+        int left = o->max_trials > 0 ? o->max_trials - r->timed : 0;
+        if (o->max_trials == 0 || left > 0) {
+            if (search_select_refine(r, best, left) > 0 &&
+                (st = run_round(r, ctx, o, &v, &tb, prog)) != FA4_OK)
+                goto done;
+        }
+    }
+    if ((st = retime_top(r, ctx, o, &tb)) != FA4_OK)
+        goto done;
+    best = fastest(r, 1);
+    if (best < 0)
+        best = fastest(r, 0);
+    r->winner = best;
+    if (best < 0) {
+        if (!r->interrupted)
+            snprintf(r->error, sizeof r->error, "no candidate was %s",
+                     r->compiled == 0 ? "built" : r->timed == 0 &&
+                     r->wrong > 0 ? "correct" : "measured");
+        goto done;
+    }
+    r->winner_ms = trial_ms(&r->trials[best]);
+    if (o->store && !r->interrupted) {
+        pthread_mutex_lock(&ctx->lock);
+        st = db_store_winner(ctx->db, &ctx->limits, &r->problem,
+                             &r->trials[best].config, r->winner_ms,
+                             r->flops / (r->winner_ms * 1e-3) / 1e12, why,
+                             sizeof why);
+        pthread_mutex_unlock(&ctx->lock);
+        if (st != FA4_OK) {
+            snprintf(r->error, sizeof r->error, "storing the winner: %s", why);
+            goto done;
+        }
+        r->winner_stored = 1;
+    }
+    st = FA4_OK;
+done:
+    release_plans(r);
+    timing_buffers_free(&tb);
+    verifier_free(&v, ctx->cu);
+    context_pop(ctx);
+    return r->status = st;
+}
+
+void search_result_free(search_result *r)
+{
+    release_plans(r);
+    free(r->trials);
+    r->trials = NULL;
+    r->ntrials = 0;
+}
