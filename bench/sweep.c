@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define GPU_CHECK_BUDGET 3.0e8   /* sampled rows at 4096: keeps the sweep minutes long */
 #include "../tests/gpu_check.h"
 #include "config.h"
 #include "family.h"
@@ -63,7 +64,7 @@ int main(int argc, char **argv)
     fa4_context *ctx;
     fa4_family fam = FA4_FAMILY_SM80;
     int dims[8], nd, seqs[8], ns, di, dt, causal, i, s, cap = 0;
-    int cases = 0, failures = 0, compile_fail = 0;
+    int cases = 0, failures = 0, compile_fail = 0, g, gend;
     double worst = 0;
     uint64_t seed = 12345;
     pthread_t th[16];
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "sweep: %s\n", fa4_context_last_error());
         return 2;
     }
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (getenv("FA4_TEST_SEED"))
         seed = strtoull(getenv("FA4_TEST_SEED"), NULL, 10);
     printf("sweep %s on %s, seed %llu\n", config_family_name(fam), ctx->limits.name, (unsigned long long)seed);
@@ -109,6 +111,8 @@ int main(int argc, char **argv)
         pthread_create(&th[i], NULL, compile_worker, NULL);
     for (i = 0; i < 16; i++)
         pthread_join(th[i], NULL);
+    /* Jobs come grouped by (head dim, dtype, causal): one set of inputs and
+       one reference per group and shape, every variant of the group on it. */
     for (i = 0; i < njobs; i++) {
         char cs[256];
         fa4_config_format(&jobs[i].config, cs, sizeof cs);
@@ -116,39 +120,61 @@ int main(int argc, char **argv)
             compile_fail++;
             printf("COMPILE FAIL d%d %s causal=%d [%s]: %s\n", jobs[i].problem.head_dim_qk,
                    jobs[i].problem.dtype == 1 ? "bf16" : "fp16", jobs[i].problem.causal, cs, jobs[i].err);
-            continue;
-        }
-        fa4_plan_destroy(jobs[i].plan);
-        for (s = 0; s < ns; s++) {
-            fa4_problem p = jobs[i].problem;
-            fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
-            fa4_plan *plan = NULL;
-            gpu_check_result r;
-            int sk_variants[2], v;
-            sk_variants[0] = seqs[s];
-            sk_variants[1] = seqs[s] > 1 ? seqs[s] / 2 + 3 : 5;   /* seqlen_q != seqlen_k */
-            for (v = 0; v < 2; v++) {
-                p.seqlen_q = seqs[s];
-                p.seqlen_k = sk_variants[v];
-                po.config = &jobs[i].config;
-                cases++;
-                if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK || gpu_check(&r, ctx, plan, &p, &seed) != 0) {
-                    failures++;
-                    printf("FAIL d%d %s causal=%d sq=%d sk=%d [%s]: %s\n", p.head_dim_qk, p.dtype == 1 ? "bf16" : "fp16",
-                           p.causal, p.seqlen_q, p.seqlen_k, cs, plan ? r.msg : fa4_context_errmsg(ctx));
-                } else if (r.rel_err > gpu_check_tolerance(p.dtype) || r.lse_bad || r.lse_err > 1e-2) {
-                    failures++;
-                    printf("FAIL d%d %s causal=%d sq=%d sk=%d [%s]: rel err %.3e lse err %.2e %s\n", p.head_dim_qk,
-                           p.dtype == 1 ? "bf16" : "fp16", p.causal, p.seqlen_q, p.seqlen_k, cs, r.rel_err,
-                           r.lse_err, r.msg);
-                } else if (r.rel_err > worst) {
-                    worst = r.rel_err;
-                }
-                fa4_plan_destroy(plan);
-                plan = NULL;
-            }
         }
     }
+    for (g = 0; g < njobs; g = gend) {
+        for (gend = g + 1; gend < njobs && jobs[gend].problem.head_dim_qk == jobs[g].problem.head_dim_qk &&
+                           jobs[gend].problem.dtype == jobs[g].problem.dtype &&
+                           jobs[gend].problem.causal == jobs[g].problem.causal; gend++)
+            ;
+        for (s = 0; s < ns; s++) {
+            int v;
+            for (v = 0; v < 2; v++) {
+                fa4_problem p = jobs[g].problem;
+                gpu_case gc;
+                char msg[512];
+                p.seqlen_q = seqs[s];
+                p.seqlen_k = v == 0 ? seqs[s] : (seqs[s] > 1 ? seqs[s] / 2 + 3 : 5);   /* seqlen_q != seqlen_k */
+                if (gpu_case_prepare(&gc, ctx, &p, &seed, msg, sizeof msg) != 0) {
+                    printf("PREPARE FAIL d%d sq=%d sk=%d: %s\n", p.head_dim_qk, p.seqlen_q, p.seqlen_k, msg);
+                    failures++;
+                    gpu_case_free(&gc);
+                    continue;
+                }
+                for (i = g; i < gend; i++) {
+                    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+                    fa4_plan *plan = NULL;
+                    gpu_check_result r;
+                    char cs[256];
+                    if (!jobs[i].plan)
+                        continue;
+                    fa4_config_format(&jobs[i].config, cs, sizeof cs);
+                    po.config = &jobs[i].config;
+                    cases++;
+                    if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK || gpu_case_run(&r, &gc, plan) != 0) {
+                        failures++;
+                        printf("FAIL d%d %s causal=%d sq=%d sk=%d [%s]: %s\n", p.head_dim_qk,
+                               p.dtype == 1 ? "bf16" : "fp16", p.causal, p.seqlen_q, p.seqlen_k, cs,
+                               plan ? r.msg : fa4_context_errmsg(ctx));
+                    } else if (r.rel_err > gpu_check_tolerance(p.dtype) || r.lse_bad || r.lse_err > 1e-2) {
+                        failures++;
+                        printf("FAIL d%d %s causal=%d sq=%d sk=%d [%s]: rel err %.3e lse err %.2e %s\n",
+                               p.head_dim_qk, p.dtype == 1 ? "bf16" : "fp16", p.causal, p.seqlen_q, p.seqlen_k,
+                               cs, r.rel_err, r.lse_err, r.msg);
+                    } else if (r.rel_err > worst) {
+                        worst = r.rel_err;
+                    }
+                    fa4_plan_destroy(plan);
+                }
+                gpu_case_free(&gc);
+            }
+        }
+        printf("group d%d %s causal=%d: %d variants done, %d cases, %d failures so far\n",
+               jobs[g].problem.head_dim_qk, jobs[g].problem.dtype == 1 ? "bf16" : "fp16",
+               jobs[g].problem.causal, gend - g, cases, failures);
+    }
+    for (i = 0; i < njobs; i++)
+        fa4_plan_destroy(jobs[i].plan);
     printf("SWEEP %s: %d variants (%d failed to compile), %d cases, %d failures, worst passing rel err %.2e\n",
            config_family_name(fam), njobs, compile_fail, cases, failures, worst);
     fa4_context_destroy(ctx);

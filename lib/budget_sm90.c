@@ -26,7 +26,7 @@
 ** and indices (fitted to ptxas, CUDA 13.0: d256 bn80 -> 216 of 240 without
 ** spills, d128 bn192 -> 236 without, bn208 -> 248 spills; d64 bn128 at 160
 ** registers without spills).  The persistent schedulers keep tile state
-** live across the epilogue: DVP/4 - 16 more.
+** live across the epilogue: DVP/4 - 16 more (+16 above bn 192).
 */
 #include <stdio.h>
 #include <string.h>
@@ -51,19 +51,22 @@ static int sm90_dv(const fa4_problem *pb)
 }
 
 /* Extra consumer registers of the persistent schedulers (tile state live
-** across the epilogue), DVP/4 - 16, fitted to ptxas: without it d256 bn64
-** (204) and d128 bn192 (236) spill; d192 bn112 (208 + 32), d128 bn176
-** (224 + 16) and d64 bn128 at 160 registers (156 + 0) do not. */
-static int sm90_persistent_extra(int dv, fa4_scheduler sched)
+** across the epilogue), DVP/4 - 16, and 16 more above bn 192, fitted to
+** ptxas: without it d256 bn64 (204), d128 bn192 (236) and d64 bn240 (240)
+** spill; d192 bn112 (208 + 32), d128 bn176 (224 + 16) and d64 bn128 at 160
+** registers (156 + 0) do not. */
+static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched)
 {
-    return sched == FA4_SCHED_PLAIN ? 0 : align_up(dv, 64) / 4 - 16;
+    if (sched == FA4_SCHED_PLAIN)
+        return 0;
+    return align_up(dv, 64) / 4 - 16 + (bn > 192 ? 16 : 0);
 }
 
 /* The consumer's register need (file comment). */
 static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched)
 {
     return align_up(dv, 64) / 2 + bn / 2 + bn / 4 + SM90_REG_OVERHEAD +
-           sm90_persistent_extra(dv, sched);
+           sm90_persistent_extra(dv, bn, sched);
 }
 
 /* The setmaxnreg split used for WGS consumer warpgroups. */
@@ -216,7 +219,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "consumer regs estimate %d > consumer_regs %d (O %d + S %d + "
                  "P %d + %d + persistent scheduler %d)", need, cfg->consumer_regs, dvp / 2,
                  cfg->bn / 2, cfg->bn / 4, SM90_REG_OVERHEAD,
-                 sm90_persistent_extra(dv, cfg->scheduler));
+                 sm90_persistent_extra(dv, cfg->bn, cfg->scheduler));
         return FA4_ENOFIT;
     }
     return FA4_OK;
@@ -301,12 +304,15 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
 }
 
 /* family_ops.heuristic, from H100 measurements (2026-11-22, 16k tokens,
-** hidden 2048, bf16): two stages, ping-pong on (d128 8k: 673 vs 587
-** TFLOP/s), no exp2 emulation (647 vs 578 at 4k), plain scheduler (causal
-** tiles reversed; the static longest-first walk was slower: 685 vs 578 at
-** 16k).  d64 192x128 (3 consumers: 555 vs 430 with 2), d96 128x128, d128
-** 128x176 from 2k keys on (692 vs 673 at 8k) else 128x128, d192 128x112,
-** d256 128x80 (807 vs 731 with bn 64). */
+** hidden 2048, bf16, TFLOP/s): two stages; ping-pong on (d128 8k: 673 vs
+** 587); no exp2 emulation (647 vs 578 at 4k).  d64 192x128 (3 consumers:
+** 555 vs 430 with 2), d96 128x128, d128 128x176 above 2k keys (692 vs 673
+** at 8k; 414 vs 428 at 512) else 128x128, d192 128x112, d256 128x80 (807
+** vs 731 with bn 64).  Scheduler: without a mask and up to 4k keys the
+** persistent one (its epilogue overlaps the next tile's loads: d128 512
+** 508 vs 428, 2k 635 vs 605; d64 512 389 vs 319), where its registers fit;
+** otherwise plain, causal tiles reversed (d128 causal 1k: 381 plain vs 333
+** persistent vs 271 static longest-first). */
 static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
@@ -317,12 +323,15 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
     else if (d <= 96)
         sm90_base(out, 2, 128, 2);
     else if (d <= 128)
-        sm90_base(out, 2, pb->seqlen_k > 1024 ? 176 : 128, 2);
+        sm90_base(out, 2, pb->seqlen_k > 2048 ? 176 : 128, 2);
     else if (d <= 192)
         sm90_base(out, 2, 112, 2);
     else
         sm90_base(out, 2, 80, 2);
     out->pingpong = 1;
+    if (!sm90_masked(pb) && pb->seqlen_k <= 4096 &&
+        sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_PERSISTENT) <= out->consumer_regs)
+        out->scheduler = FA4_SCHED_PERSISTENT;
 }
 
 const family_ops family_sm90 = {

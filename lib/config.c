@@ -140,10 +140,13 @@ int config_equal(const fa4_config *a, const fa4_config *b)
 int config_families(fa4_family out[3], const device_limits *dev)
 {
     static const fa4_family order[3] = { FA4_FAMILY_SM100, FA4_FAMILY_SM90, FA4_FAMILY_SM80 };
+    const char *allowed = getenv("FA4_FAMILIES");   /* e.g. "sm80": restrict the choice */
     int i, n = 0;
 
     for (i = 0; i < 3; i++) {
         const family_ops *ops = family_lookup(order[i]);
+        if (allowed && *allowed && !strstr(allowed, ops->name))
+            continue;
         if (ops->exact_cc ? dev->cc == ops->exact_cc : dev->cc >= ops->min_cc)
             out[n++] = order[i];
     }

@@ -10,7 +10,8 @@
 #include "device.h"
 #include "budget.h"
 
-/* The families DEV can run, best first; returns how many were written. */
+/* The families DEV can run, best first, limited to those named in
+** $FA4_FAMILIES when set; returns how many were written. */
 int config_families(fa4_family out[3], const device_limits *dev);
 
 /*

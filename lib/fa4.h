@@ -93,7 +93,8 @@ typedef struct fa4_context_options {
 **
 ** On FA4_OK *out owns the context; release it with fa4_context_destroy().
 ** Returns FA4_ENODEV when there is no driver or no such device (the detail
-** is in fa4_context_last_error()), FA4_EINVAL for bad options, FA4_ENOMEM.
+** is in fa4_context_last_error()), FA4_EINVAL for bad options, FA4_ECUDA
+** when the device's primary context cannot be retained, FA4_ENOMEM.
 ** A database that cannot be opened is not fatal: the context falls back to
 ** a read-only or in-memory store and records one warning, readable with
 ** fa4_context_warnings().
@@ -221,8 +222,9 @@ typedef struct fa4_config {
                           0, 0, 0, 0, 1, 0, 0, 0, FA4_SCHED_PLAIN }
 
 /*
-** Write a one-line description of CONFIG into BUF ("sm80 bm=128 bn=64
-** stages=2 swizzle=128 warps=8 ...").  Returns BUF.  Thread-safe.
+** Write a one-line description of CONFIG into BUF, at most SIZE bytes,
+** NUL-terminated ("sm80 bm=128 bn=64 stages=2 swizzle=128 warps=8 ...").
+** Returns BUF.  Thread-safe.
 */
 char *fa4_config_format(const fa4_config *config, char *buf, size_t size);
 
@@ -265,8 +267,11 @@ typedef struct fa4_plan_options {
 **
 ** On FA4_OK *out owns the plan; release it with fa4_plan_destroy().  On
 ** failure *out is NULL and fa4_context_errmsg(ctx) names the field or
-** limit at fault.  Returns FA4_EINVAL, FA4_ENOTSUP, FA4_ENOFIT (an explicit
-** config that does not fit), FA4_ECOMPILE, FA4_ECUDA, FA4_ENOMEM.
+** limit at fault.  Returns FA4_EINVAL, FA4_ENOTSUP (also: no database
+** entry and allow_heuristic=0), FA4_ENOFIT (an explicit config, or every
+** family's default, does not fit), FA4_ECOMPILE, FA4_ECUDA, FA4_ENOMEM.
+** $FA4_FAMILIES ("sm80", "sm90 sm80") limits the families the heuristic
+** may choose.
 ** Several threads may call this on one context at once.
 */
 fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx,
@@ -314,7 +319,8 @@ typedef struct fa4_tensors {
 ** the same plan too, at once.  The current CUDA context of the calling
 ** thread is not changed.
 ** Returns FA4_OK, FA4_EINVAL (null or misaligned pointer), FA4_ENOTSUP
-** (a plan compiled without a GPU), FA4_ECUDA (launch failure, detail in
+** (a plan compiled without a GPU, or an sm100 plan: those kernels are
+** compiled and budget-checked only), FA4_ECUDA (launch failure, detail in
 ** fa4_context_errmsg() of the plan's context).
 */
 fa4_status fa4_forward(const fa4_plan *plan, const fa4_tensors *tensors,

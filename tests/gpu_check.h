@@ -1,6 +1,11 @@
 /*
-** gpu_check.h -- run one plan on random inputs and compare it with the
+** gpu_check.h -- run plans on random inputs and compare them with the
 ** float64 CPU reference.  Shared by the GPU tests and bench/sweep.
+**
+** A gpu_case holds one problem's inputs (host and device) and the
+** reference for the rows it checks, so many variants can be checked
+** against one reference: gpu_case_prepare(), gpu_case_run() per plan,
+** gpu_case_free().  gpu_check() does all three for one plan.
 */
 #ifndef FA4_GPU_CHECK_H
 #define FA4_GPU_CHECK_H
@@ -14,139 +19,213 @@
 #include "context.h"
 #include "reference.h"
 
+#ifndef GPU_CHECK_BUDGET
+#define GPU_CHECK_BUDGET 2.0e9   /* reference multiply-adds before rows are sampled */
+#endif
+
 typedef struct gpu_check_result {
     double rel_err;      /* ||o - ref|| / ||ref|| over the checked rows */
-    double lse_err;      /* max |lse - ref| over checked rows (finite ones) */
+    double lse_err;      /* max |lse - ref| over checked finite rows */
     int rows_checked;
     int lse_bad;         /* LSE -inf/finite mismatch or NaN */
     char msg[512];       /* failure detail */
 } gpu_check_result;
 
-/* Device buffer helpers on the context's CUDA context. */
-static CUdeviceptr gc_alloc(fa4_context *ctx, size_t n)
+typedef struct gpu_case {
+    fa4_context *ctx;
+    fa4_problem p;
+    int dv;
+    size_t nq, nk, nv, no, nl;
+    uint16_t *o;             /* host copy of the output */
+    float *lse;
+    int *rows;               /* checked (b, i) pairs, flattened b * seqlen_q + i */
+    int nrows;
+    double *ref_o;           /* [nrows][heads_q][dv] */
+    double *ref_lse;         /* [nrows][heads_q] */
+    CUdeviceptr dq, dk, dv_, dout, dl;
+} gpu_case;
+
+/* Free everything CASE holds; safe on a zeroed or half-built case. */
+static inline void gpu_case_free(gpu_case *c)
 {
-    CUdeviceptr p = 0;
-    if (ctx->cu->cuMemAlloc(&p, n ? n : 16) != CUDA_SUCCESS)
-        return 0;
-    return p;
+    const cuda_api *cu = c->ctx ? c->ctx->cu : NULL;
+    if (cu && context_push(c->ctx) == FA4_OK) {
+        if (c->dq) cu->cuMemFree(c->dq);
+        if (c->dk) cu->cuMemFree(c->dk);
+        if (c->dv_) cu->cuMemFree(c->dv_);
+        if (c->dout) cu->cuMemFree(c->dout);
+        if (c->dl) cu->cuMemFree(c->dl);
+        context_pop(c->ctx);
+    }
+    free(c->o); free(c->lse); free(c->rows); free(c->ref_o); free(c->ref_lse);
+    memset(c, 0, sizeof *c);
 }
 
 /*
-** Run PLAN (made for P) once on fresh random inputs from *SEED with O and
-** LSE poisoned (all ones bits = NaN), then compare with the reference on
-** every row when the problem is small, else on sampled rows.
-** Returns 0 when the run itself worked (the numbers are in R).
+** Draw fresh random inputs for P from *SEED, upload them, and compute the
+** reference on every row (small problems) or on sampled rows.  Returns 0,
+** or -1 with the reason in MSG.
 */
-static int gpu_check(gpu_check_result *r, fa4_context *ctx, const fa4_plan *plan,
-                     const fa4_problem *p0, uint64_t *seed)
+static inline int gpu_case_prepare(gpu_case *c, fa4_context *ctx, const fa4_problem *p0, uint64_t *seed,
+                            char *msg, size_t msg_size)
 {
     fa4_problem p = *p0;
-    const int dv = p.head_dim_v ? p.head_dim_v : p.head_dim_qk, d = p.head_dim_qk;
-    size_t nq = (size_t)p.batch * p.seqlen_q * p.heads_q * d;
-    size_t nk = (size_t)p.batch * p.seqlen_k * p.heads_kv * d;
-    size_t nv = (size_t)p.batch * p.seqlen_k * p.heads_kv * dv;
-    size_t no = (size_t)p.batch * p.seqlen_q * p.heads_q * dv;
-    size_t nl = (size_t)p.batch * p.heads_q * p.seqlen_q;
-    uint16_t *q = malloc(nq * 2), *k = malloc(nk * 2), *v = malloc(nv * 2), *o = malloc(no * 2);
-    float *lse = malloc(nl * 4);
-    double *ref = malloc(sizeof(double) * (size_t)dv), num = 0, den = 0;
-    CUdeviceptr dq = 0, dk = 0, dvp = 0, dout = 0, dl = 0;
-    fa4_tensors t = FA4_TENSORS_INIT;
+    const int d = p.head_dim_qk;
+    uint16_t *q = NULL, *k = NULL, *v = NULL;
     const cuda_api *cu = ctx->cu;
-    fa4_status st;
-    int rc = -1, b, i, h, x, step;
-    double work = (double)p.batch * p.heads_q * p.seqlen_q * p.seqlen_k * d;
+    double work;
+    int b, i, h, step, r = 0, rc = -1;
 
-    memset(r, 0, sizeof *r);
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
     if (p.softmax_scale == 0)
         p.softmax_scale = (float)(1.0 / sqrt((double)d));
-    if (!q || !k || !v || !o || !lse || !ref) {
-        snprintf(r->msg, sizeof r->msg, "host allocation failed");
+    c->p = p;
+    c->dv = p.head_dim_v ? p.head_dim_v : d;
+    c->nq = (size_t)p.batch * p.seqlen_q * p.heads_q * d;
+    c->nk = (size_t)p.batch * p.seqlen_k * p.heads_kv * d;
+    c->nv = (size_t)p.batch * p.seqlen_k * p.heads_kv * c->dv;
+    c->no = (size_t)p.batch * p.seqlen_q * p.heads_q * c->dv;
+    c->nl = (size_t)p.batch * p.heads_q * p.seqlen_q;
+    work = (double)p.batch * p.heads_q * p.seqlen_q * p.seqlen_k * d;
+    step = work < GPU_CHECK_BUDGET ? 1 : (int)(work / GPU_CHECK_BUDGET) + 1;
+    q = malloc(c->nq * 2); k = malloc(c->nk * 2); v = malloc(c->nv * 2);
+    c->o = malloc(c->no * 2);
+    c->lse = malloc(c->nl * 4);
+    c->rows = malloc(sizeof *c->rows * (size_t)p.batch * p.seqlen_q);
+    if (!q || !k || !v || !c->o || !c->lse || !c->rows) {
+        snprintf(msg, msg_size, "host allocation failed");
         goto done;
     }
-    ref_fill_random(q, nq, p.dtype, seed);
-    ref_fill_random(k, nk, p.dtype, seed);
-    ref_fill_random(v, nv, p.dtype, seed);
+    /* Rows 0, 1, the last, and every step-th: ragged tails stay covered. */
+    for (b = 0; b < p.batch; b++)
+        for (i = 0; i < p.seqlen_q; i++)
+            if (i % step == 0 || i == 1 || i == p.seqlen_q - 1)
+                c->rows[c->nrows++] = b * p.seqlen_q + i;
+    c->ref_o = malloc(sizeof(double) * (size_t)c->nrows * p.heads_q * c->dv);
+    c->ref_lse = malloc(sizeof(double) * (size_t)c->nrows * p.heads_q);
+    if (!c->ref_o || !c->ref_lse) {
+        snprintf(msg, msg_size, "host allocation failed");
+        goto done;
+    }
+    ref_fill_random(q, c->nq, p.dtype, seed);
+    ref_fill_random(k, c->nk, p.dtype, seed);
+    ref_fill_random(v, c->nv, p.dtype, seed);
+    for (r = 0; r < c->nrows; r++)
+        for (h = 0; h < p.heads_q; h++)
+            ref_attention_row(c->ref_o + ((size_t)r * p.heads_q + h) * c->dv, &c->ref_lse[(size_t)r * p.heads_q + h],
+                              &p, q, k, v, c->rows[r] / p.seqlen_q, c->rows[r] % p.seqlen_q, h);
     if (context_push(ctx) != FA4_OK) {
-        snprintf(r->msg, sizeof r->msg, "context_push: %s", fa4_context_errmsg(ctx));
+        snprintf(msg, msg_size, "context_push: %s", fa4_context_errmsg(ctx));
         goto done;
     }
-    dq = gc_alloc(ctx, nq * 2); dk = gc_alloc(ctx, nk * 2); dvp = gc_alloc(ctx, nv * 2);
-    dout = gc_alloc(ctx, no * 2); dl = gc_alloc(ctx, nl * 4);
-    if (!dq || !dk || !dvp || !dout || !dl) {
-        snprintf(r->msg, sizeof r->msg, "cuMemAlloc failed");
-        goto pop;
+    if (cu->cuMemAlloc(&c->dq, c->nq * 2) || cu->cuMemAlloc(&c->dk, c->nk * 2) ||
+        cu->cuMemAlloc(&c->dv_, c->nv * 2) || cu->cuMemAlloc(&c->dout, c->no * 2) ||
+        cu->cuMemAlloc(&c->dl, c->nl * 4)) {
+        snprintf(msg, msg_size, "cuMemAlloc failed");
+        context_pop(ctx);
+        goto done;
     }
-    cu->cuMemcpyHtoD(dq, q, nq * 2);
-    cu->cuMemcpyHtoD(dk, k, nk * 2);
-    cu->cuMemcpyHtoD(dvp, v, nv * 2);
-    cu->cuMemsetD8(dout, 0xff, no * 2);      /* poison: NaN unless written */
-    cu->cuMemsetD8(dl, 0xff, nl * 4);
-    t.q = (void *)dq; t.k = (void *)dk; t.v = (void *)dvp; t.o = (void *)dout;
-    t.lse = p.return_lse ? (float *)dl : NULL;
-    if ((st = fa4_forward(plan, &t, NULL)) != FA4_OK) {
-        snprintf(r->msg, sizeof r->msg, "fa4_forward: %s: %s", fa4_status_string(st), fa4_context_errmsg(ctx));
-        goto pop;
+    cu->cuMemcpyHtoD(c->dq, q, c->nq * 2);
+    cu->cuMemcpyHtoD(c->dk, k, c->nk * 2);
+    cu->cuMemcpyHtoD(c->dv_, v, c->nv * 2);
+    context_pop(ctx);
+    rc = 0;
+done:
+    free(q); free(k); free(v);
+    return rc;
+}
+
+/* Run PLAN on CASE with O and LSE poisoned (all-ones bits = NaN) and
+   compare.  Returns 0 when the run itself worked (numbers in R). */
+static inline int gpu_case_run(gpu_check_result *r, gpu_case *c, const fa4_plan *plan)
+{
+    const fa4_problem *p = &c->p;
+    const cuda_api *cu = c->ctx->cu;
+    fa4_tensors t = FA4_TENSORS_INIT;
+    double num = 0, den = 0;
+    fa4_status st;
+    int k, h, x;
+
+    memset(r, 0, sizeof *r);
+    if (context_push(c->ctx) != FA4_OK) {
+        snprintf(r->msg, sizeof r->msg, "context_push: %s", fa4_context_errmsg(c->ctx));
+        return -1;
+    }
+    cu->cuMemsetD8(c->dout, 0xff, c->no * 2);
+    cu->cuMemsetD8(c->dl, 0xff, c->nl * 4);
+    t.q = (void *)c->dq; t.k = (void *)c->dk; t.v = (void *)c->dv_; t.o = (void *)c->dout;
+    t.lse = p->return_lse ? (float *)c->dl : NULL;
+    st = fa4_forward(plan, &t, NULL);
+    if (st != FA4_OK) {
+        snprintf(r->msg, sizeof r->msg, "fa4_forward: %s: %s", fa4_status_string(st), fa4_context_errmsg(c->ctx));
+        context_pop(c->ctx);
+        return -1;
     }
     if (cu->cuCtxSynchronize() != CUDA_SUCCESS) {
         snprintf(r->msg, sizeof r->msg, "kernel failed at run time (cuCtxSynchronize)");
-        goto pop;
+        context_pop(c->ctx);
+        return -1;
     }
-    cu->cuMemcpyDtoH(o, dout, no * 2);
-    cu->cuMemcpyDtoH(lse, dl, nl * 4);
-    /* Whole reference up to ~2^31 multiply-adds, else every step-th row. */
-    step = work < 2.0e9 ? 1 : (int)(work / 2.0e9) + 1;
-    for (b = 0; b < p.batch; b++)
-        for (i = 0; i < p.seqlen_q; i++) {
-            if (i % step != 0 && i != p.seqlen_q - 1 && i != 1)
-                continue;
-            for (h = 0; h < p.heads_q; h++) {
-                double l;
-                const uint16_t *row = o + (((size_t)b * p.seqlen_q + i) * p.heads_q + h) * dv;
-                ref_attention_row(ref, &l, &p, q, k, v, b, i, h);
-                for (x = 0; x < dv; x++) {
-                    double got = ref_half_to_float(row[x], p.dtype);
-                    if (isnan(got) || isinf(got)) {
-                        num = INFINITY;
-                        if (!r->msg[0])
-                            snprintf(r->msg, sizeof r->msg, "o[b=%d,i=%d,h=%d,x=%d] is %g (unwritten or NaN)",
-                                     b, i, h, x, got);
-                    }
-                    num += (got - ref[x]) * (got - ref[x]);
-                    den += ref[x] * ref[x];
+    cu->cuMemcpyDtoH(c->o, c->dout, c->no * 2);
+    cu->cuMemcpyDtoH(c->lse, c->dl, c->nl * 4);
+    context_pop(c->ctx);
+    for (k = 0; k < c->nrows; k++) {
+        int b = c->rows[k] / p->seqlen_q, i = c->rows[k] % p->seqlen_q;
+        for (h = 0; h < p->heads_q; h++) {
+            const uint16_t *row = c->o + (((size_t)b * p->seqlen_q + i) * p->heads_q + h) * c->dv;
+            const double *ref = c->ref_o + ((size_t)k * p->heads_q + h) * c->dv;
+            double l = c->ref_lse[(size_t)k * p->heads_q + h];
+            for (x = 0; x < c->dv; x++) {
+                double got = ref_half_to_float(row[x], p->dtype);
+                if (isnan(got) || isinf(got)) {
+                    num = INFINITY;
+                    if (!r->msg[0])
+                        snprintf(r->msg, sizeof r->msg, "o[b=%d,i=%d,h=%d,x=%d] is %g (unwritten or NaN)",
+                                 b, i, h, x, got);
                 }
-                if (p.return_lse) {
-                    double g = lse[((size_t)b * p.heads_q + h) * p.seqlen_q + i];
-                    if (isnan(g) || (isinf(l) != isinf(g))) {
-                        if (!r->lse_bad++)
-                            snprintf(r->msg + strlen(r->msg), sizeof r->msg - strlen(r->msg),
-                                     " lse[b=%d,h=%d,i=%d]=%g want %g", b, h, i, g, l);
-                    } else if (!isinf(l) && fabs(g - l) > r->lse_err) {
-                        r->lse_err = fabs(g - l);
-                    }
-                }
-                r->rows_checked++;
+                num += (got - ref[x]) * (got - ref[x]);
+                den += ref[x] * ref[x];
             }
+            if (p->return_lse) {
+                double g = c->lse[((size_t)b * p->heads_q + h) * p->seqlen_q + i];
+                if (isnan(g) || (isinf(l) != isinf(g))) {
+                    if (!r->lse_bad++)
+                        snprintf(r->msg + strlen(r->msg), sizeof r->msg - strlen(r->msg),
+                                 " lse[b=%d,h=%d,i=%d]=%g want %g", b, h, i, g, l);
+                } else if (!isinf(l) && fabs(g - l) > r->lse_err) {
+                    r->lse_err = fabs(g - l);
+                }
+            }
+            r->rows_checked++;
         }
+    }
     r->rel_err = den > 0 ? sqrt(num / den) : sqrt(num);
     if (isnan(r->rel_err))
         r->rel_err = INFINITY;
-    rc = 0;
-pop:
-    if (dq) cu->cuMemFree(dq);
-    if (dk) cu->cuMemFree(dk);
-    if (dvp) cu->cuMemFree(dvp);
-    if (dout) cu->cuMemFree(dout);
-    if (dl) cu->cuMemFree(dl);
-    context_pop(ctx);
-done:
-    free(q); free(k); free(v); free(o); free(lse); free(ref);
+    return 0;
+}
+
+/* One plan on fresh inputs: prepare, run, free. */
+static inline int gpu_check(gpu_check_result *r, fa4_context *ctx, const fa4_plan *plan,
+                     const fa4_problem *p, uint64_t *seed)
+{
+    gpu_case c;
+    int rc;
+
+    memset(r, 0, sizeof *r);
+    if (gpu_case_prepare(&c, ctx, p, seed, r->msg, sizeof r->msg) != 0) {
+        gpu_case_free(&c);
+        return -1;
+    }
+    rc = gpu_case_run(r, &c, plan);
+    gpu_case_free(&c);
     return rc;
 }
 
 /* Tolerance on ||o - ref|| / ||ref||: bf16 output keeps 8 bits (2^-8
    relative rounding) and P is rounded to 16 bits before P.V. */
-static double gpu_check_tolerance(fa4_dtype dt)
+static inline double gpu_check_tolerance(fa4_dtype dt)
 {
     return dt == FA4_DTYPE_BF16 ? 1e-2 : 2e-3;
 }

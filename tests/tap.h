@@ -12,16 +12,16 @@
 #include <string.h>
 #include <time.h>
 
-static int tap_count;
-static int tap_failed;
-static int tap_planned;
+static inline int tap_count;
+static inline int tap_failed;
+static inline int tap_planned;
 
 /* Announce N tests. */
-static void plan(int n) { tap_planned = 1; printf("1..%d\n", n); fflush(stdout); }
+static inline void plan(int n) { tap_planned = 1; printf("1..%d\n", n); fflush(stdout); }
 
 /* Announce that tests are numbered as they run; call done_testing() last. */
-static void plan_lazy(void) {}
-static int done_testing(void)
+static inline void plan_lazy(void) {}
+static inline int done_testing(void)
 {
     if (!tap_planned)
         printf("1..%d\n", tap_count);
@@ -29,7 +29,7 @@ static int done_testing(void)
 }
 
 /* Skip the whole program with REASON ("no CUDA device (...)"). */
-static void skip_all(const char *fmt, ...)
+static inline void skip_all(const char *fmt, ...)
 {
     va_list ap;
     printf("1..0 # SKIP ");
@@ -40,7 +40,7 @@ static void skip_all(const char *fmt, ...)
     exit(0);
 }
 
-static void diag(const char *fmt, ...)
+static inline void diag(const char *fmt, ...)
 {
     va_list ap;
     printf("# ");
@@ -52,7 +52,7 @@ static void diag(const char *fmt, ...)
 }
 
 /* One test: passes when COND.  Returns COND. */
-static int ok(int cond, const char *fmt, ...)
+static inline int ok(int cond, const char *fmt, ...)
 {
     va_list ap;
     tap_count++;
@@ -68,7 +68,7 @@ static int ok(int cond, const char *fmt, ...)
 }
 
 /* Record a skipped test with REASON. */
-static void skip(const char *fmt, ...)
+static inline void skip(const char *fmt, ...)
 {
     va_list ap;
     tap_count++;
@@ -98,7 +98,7 @@ static void skip(const char *fmt, ...)
     } while (0)
 
 /* The test seed: $FA4_TEST_SEED, else from the clock; printed for replay. */
-static unsigned tap_seed(void)
+static inline unsigned tap_seed(void)
 {
     const char *s = getenv("FA4_TEST_SEED");
     unsigned seed = s ? (unsigned)strtoul(s, NULL, 10)

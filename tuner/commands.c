@@ -343,6 +343,7 @@ int cmd_tune(const tune_args *a, FILE *out, FILE *err)
     memset(&run, 0, sizeof run);
     if (problems_build(&pl, a, why, sizeof why) != 0) {
         fprintf(err, "fa4-tune: tune: %s\n", why);
+        problem_list_free(&pl);
         return TUNE_EXIT_USAGE;
     }
     if (pl.count == 0) {

@@ -50,6 +50,7 @@ int problems_add_json(problem_list *list, const char *path, char *err,
 ** Build the list ARGS asks for (preset, file or shape), check every
 ** problem with fa4_problem_check(), then keep shard ARGS->shard_index of
 ** ARGS->shard_count.  0, or -1 with ERR naming the problem and field.
+** Release *LIST with problem_list_free() in either case.
 */
 int problems_build(problem_list *list, const tune_args *args, char *err,
                    size_t err_size);
