@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-static inline int tap_count;
-static inline int tap_failed;
-static inline int tap_planned;
+static int tap_count;
+static int tap_failed;
+static int tap_planned;
 
 /* Announce N tests. */
 static inline void plan(int n) { tap_planned = 1; printf("1..%d\n", n); fflush(stdout); }
