@@ -308,9 +308,10 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
 ** 587); no exp2 emulation (647 vs 578 at 4k).  d64 192x128 (3 consumers:
 ** 555 vs 430 with 2), d96 128x128, d128 128x176 above 2k keys (692 vs 673
 ** at 8k; 414 vs 428 at 512) else 128x128, d192 128x112, d256 128x80 (807
-** vs 731 with bn 64).  Scheduler: without a mask and up to 4k keys the
-** persistent one (its epilogue overlaps the next tile's loads: d128 512
-** 508 vs 428, 2k 635 vs 605; d64 512 389 vs 319), where its registers fit;
+** vs 731 with bn 64).  Scheduler: without a mask and up to 2k keys (4k at
+** d64) the persistent one (its epilogue overlaps the next tile's loads:
+** d128 512 508 vs 428, 2k 635 vs 605, but 4k 630 vs 644; d64 512 389 vs
+** 319, 4k 525 vs 508), where its registers fit;
 ** otherwise plain, causal tiles reversed (d128 causal 1k: 381 plain vs 333
 ** persistent vs 271 static longest-first). */
 static void sm90_heuristic(fa4_config *out, const device_limits *dev,
@@ -329,7 +330,7 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
     else
         sm90_base(out, 2, 80, 2);
     out->pingpong = 1;
-    if (!sm90_masked(pb) && pb->seqlen_k <= 4096 &&
+    if (!sm90_masked(pb) && pb->seqlen_k <= (d <= 64 ? 4096 : 2048) &&
         sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_PERSISTENT) <= out->consumer_regs)
         out->scheduler = FA4_SCHED_PERSISTENT;
 }
