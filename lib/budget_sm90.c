@@ -323,7 +323,12 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
         sm90_base(out, 3, 128, 2);
     else if (d <= 96)
         sm90_base(out, 2, 128, 2);
-    else if (d <= 128)
+    else if (d <= 128 && d > 96 && !sm90_masked(pb) && pb->seqlen_k >= 8192) {
+        /* fa4-tune on H100: 3 consumer warpgroups, 192x80, 3 stages won at 8k
+           (+4%) and 16k (+10%) non-causal (bench/NOTES.md, sm90 v2). */
+        sm90_base(out, 3, 80, 3);
+        return;                             /* the 16k winner ran without ping-pong */
+    } else if (d <= 128)
         sm90_base(out, 2, pb->seqlen_k > 2048 ? 176 : 128, 2);
     else if (d <= 192)
         sm90_base(out, 2, 112, 2);

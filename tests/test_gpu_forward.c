@@ -5,6 +5,7 @@
 ** seqlen_q != seqlen_k, sliding window, LSE.  Skips without a GPU.
 */
 #include "tap.h"
+#define GPU_CHECK_BUDGET 2.5e8   /* sampled rows beyond this: the test stays under a minute */
 #include "gpu_check.h"
 #include "config.h"
 
@@ -29,57 +30,60 @@ int main(void)
     seed = tap_seed() * 0x9E3779B97F4A7C15ULL + 1;
     diag("device: %s (%s, %d SMs)", ctx->limits.name, ctx->limits.arch, ctx->limits.sm_count);
 
-    for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
-        fa4_family fam = fams[f];
-        fa4_layout lay;
-        char why[512];
-        const char *allowed = getenv("FA4_FAMILIES");
-        if (allowed && *allowed && !strstr(allowed, config_family_name(fam))) {
-            skip("%s: not in FA4_FAMILIES=%s", config_family_name(fam), allowed);
-            continue;
-        }
-        for (di = 0; di < sizeof dims / sizeof dims[0]; di++)
-            for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP16; dt++)
-                for (causal = 0; causal <= 1; causal++) {
+    /* One set of inputs and one reference per shape; every family runs on it. */
+    for (di = 0; di < sizeof dims / sizeof dims[0]; di++)
+        for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP16; dt++)
+            for (causal = 0; causal <= 1; causal++)
+                for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
                     fa4_problem p = FA4_PROBLEM_INIT;
-                    fa4_config cfg;
-                    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
-                    char cs[256];
+                    gpu_case gc;
+                    char msg[512];
 
                     p.dtype = (fa4_dtype)dt;
-                    p.batch = 2;
                     p.heads_q = 4;
                     p.heads_kv = 2;           /* GQA group of 2 */
                     p.head_dim_qk = dims[di][0];
                     p.head_dim_v = dims[di][1];
                     p.causal = causal;
                     p.return_lse = 1;
-                    p.seqlen_q = p.seqlen_k = 128;
-                    if (config_default(&cfg, &ctx->limits, &p, fam, why, sizeof why) != FA4_OK ||
-                        budget_fit(&lay, &ctx->limits, &p, &cfg, why, sizeof why) != FA4_OK) {
-                        skip("%s d%d/%d: %s", config_family_name(fam), p.head_dim_qk, p.head_dim_v, why);
+                    p.seqlen_q = shapes[si].sq;
+                    p.seqlen_k = shapes[si].sk;
+                    p.batch = p.seqlen_q * p.seqlen_k > 100000 ? 1 : 2;
+                    if (gpu_case_prepare(&gc, ctx, &p, &seed, msg, sizeof msg) != 0) {
+                        ok(0, "inputs for d%d sq=%d sk=%d: %s", p.head_dim_qk, p.seqlen_q, p.seqlen_k, msg);
+                        gpu_case_free(&gc);
                         continue;
                     }
-                    po.config = &cfg;
-                    fa4_config_format(&cfg, cs, sizeof cs);
-                    for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+                    for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
+                        fa4_family fam = fams[f];
+                        const char *allowed = getenv("FA4_FAMILIES");
+                        fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
                         fa4_plan *plan = NULL;
+                        fa4_config cfg;
+                        fa4_layout lay;
                         gpu_check_result r;
-                        p.seqlen_q = shapes[si].sq;
-                        p.seqlen_k = shapes[si].sk;
-                        p.batch = p.seqlen_q * p.seqlen_k > 100000 ? 1 : 2;
-                        st = fa4_plan_create(&plan, ctx, &p, &po);
-                        if (st != FA4_OK) {
-                            ok(0, "[%s] %s d%d/%d causal=%d sq=%d sk=%d: plan: %s", cs,
-                               dt == 1 ? "bf16" : "fp16", p.head_dim_qk, p.head_dim_v, causal,
-                               p.seqlen_q, p.seqlen_k, fa4_context_errmsg(ctx));
+                        char why[512], cs[256];
+
+                        if (allowed && *allowed && !strstr(allowed, config_family_name(fam))) {
+                            skip("%s: not in FA4_FAMILIES=%s", config_family_name(fam), allowed);
                             continue;
                         }
-                        if (gpu_check(&r, ctx, plan, &p, &seed) != 0) {
+                        if (config_default(&cfg, &ctx->limits, &gc.p, fam, why, sizeof why) != FA4_OK ||
+                            budget_fit(&lay, &ctx->limits, &gc.p, &cfg, why, sizeof why) != FA4_OK) {
+                            skip("%s d%d/%d: %s", config_family_name(fam), p.head_dim_qk, p.head_dim_v, why);
+                            continue;
+                        }
+                        po.config = &cfg;
+                        fa4_config_format(&cfg, cs, sizeof cs);
+                        if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK) {
+                            ok(0, "[%s] d%d/%d causal=%d sq=%d sk=%d: plan: %s", cs, p.head_dim_qk, p.head_dim_v,
+                               causal, p.seqlen_q, p.seqlen_k, fa4_context_errmsg(ctx));
+                            continue;
+                        }
+                        if (gpu_case_run(&r, &gc, plan) != 0) {
                             ok(0, "[%s] sq=%d sk=%d: %s", cs, p.seqlen_q, p.seqlen_k, r.msg);
                         } else {
-                            int good = r.rel_err <= gpu_check_tolerance(p.dtype) && !r.lse_bad &&
-                                       r.lse_err < 1e-2;
+                            int good = r.rel_err <= gpu_check_tolerance(p.dtype) && !r.lse_bad && r.lse_err < 1e-2;
                             ok(good, "[%s] %s d%d/%d causal=%d sq=%d sk=%d matches the reference "
                                "(rel err %.2e, lse err %.1e, tol %.0e)", cs, dt == 1 ? "bf16" : "fp16",
                                p.head_dim_qk, p.head_dim_v, causal, p.seqlen_q, p.seqlen_k,
@@ -89,8 +93,8 @@ int main(void)
                         }
                         fa4_plan_destroy(plan);
                     }
+                    gpu_case_free(&gc);
                 }
-    }
 
     /* Sliding window (left 100, right 20) with seqlen_q != seqlen_k, heuristic config. */
     {
