@@ -29,15 +29,21 @@ fa4_status budget_fit(fa4_layout *out, const device_limits *dev,
                       char *why, size_t why_size)
 {
     const family_ops *ops = config ? family_lookup(config->family) : NULL;
+    char dummy[8];
+
+    /* The families always get a buffer to write their reason into. */
+    if (!why || !why_size) {
+        why = dummy;
+        why_size = sizeof dummy;
+    }
+    why[0] = '\0';
 
     if (!ops) {
-        if (why)
-            snprintf(why, why_size, "family=%d; known: 80 90 100", config ? (int)config->family : -1);
+        snprintf(why, why_size, "family=%d; known: 80 90 100", config ? (int)config->family : -1);
         return FA4_EINVAL;
     }
     if (ops->exact_cc ? dev->cc != ops->exact_cc : dev->cc < ops->min_cc) {
-        if (why)
-            snprintf(why, why_size, "%s kernels need compute capability %s%d.%d; %s is %d.%d",
+        snprintf(why, why_size, "%s kernels need compute capability %s%d.%d; %s is %d.%d",
                      ops->name, ops->exact_cc ? "" : ">= ",
                      (ops->exact_cc ? ops->exact_cc : ops->min_cc) / 10,
                      (ops->exact_cc ? ops->exact_cc : ops->min_cc) % 10,

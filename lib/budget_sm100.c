@@ -271,14 +271,7 @@ static fa4_status sm100_fit(fa4_layout *out, const device_limits *dev,
     sm100_shape s;
     fa4_status st;
     int off = 0;
-    char dummy[8];
 
-    if (why == NULL || wn == 0) {
-        why = dummy;
-        wn = sizeof(dummy);
-    }
-    why[0] = '\0';
-    memset(out, 0, sizeof(*out));
     if ((st = sm100_shape_of(&s, dev, pb, cfg, why, wn)) != FA4_OK)
         return st;
 

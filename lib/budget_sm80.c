@@ -94,14 +94,7 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     const int d = pb->head_dim_qk, dv = sm80_dv(pb);
     const int esize = 2;
     int warps, threads, off = 0, smem, regs;
-    char dummy[8];
 
-    if (why == NULL || wn == 0) {
-        why = dummy;
-        wn = sizeof(dummy);
-    }
-    why[0] = '\0';
-    memset(out, 0, sizeof(*out));
 
     /* What the family cannot run at all (config_enumerate stops on these). */
     if (pb->dtype != FA4_DTYPE_BF16 && pb->dtype != FA4_DTYPE_FP16) {

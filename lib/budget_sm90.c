@@ -100,14 +100,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
 {
     const int d = pb->head_dim_qk, dv = sm90_dv(pb), esize = 2;
     int dp, dvp, wgs, threads, off = 0, o_off, smem, need, bar_bytes;
-    char dummy[8];
 
-    if (why == NULL || wn == 0) {
-        why = dummy;
-        wn = sizeof(dummy);
-    }
-    why[0] = '\0';
-    memset(out, 0, sizeof(*out));
 
     /* What the family cannot run at all (config_enumerate stops on these). */
     if (pb->dtype != FA4_DTYPE_BF16 && pb->dtype != FA4_DTYPE_FP16) {

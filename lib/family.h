@@ -16,8 +16,9 @@ typedef struct family_ops {
     const char *name;          /* "sm80" */
     int min_cc;                /* lowest compute capability that runs it */
     int exact_cc;              /* arch-specific (sm_90a): only this cc, else 0 */
-    /* Layout, registers and fit of CONFIG (family already checked).  The
-       budget's contract: see budget_fit() in budget.h. */
+    /* Layout, registers and fit of CONFIG (family already checked; OUT is
+       zeroed and WHY is a non-NULL buffer).  The budget's contract: see
+       budget_fit() in budget.h. */
     fa4_status (*fit)(fa4_layout *out, const device_limits *dev,
                       const fa4_problem *problem, const fa4_config *config,
                       char *why, size_t why_size);
