@@ -183,6 +183,31 @@ static void print_row(FILE *out, const char *rank, const search_result *r,
             t->is_default ? "  (default)" : "");
 }
 
+/* One line on the winner stored before this run, when there was one. */
+static void report_previous(FILE *out, const search_result *r)
+{
+    switch (r->previous) {
+    case PREVIOUS_NONE:
+        break;
+    case PREVIOUS_SAME:
+        fprintf(out, "   repeat run: the same winner as the one stored before\n");
+        break;
+    case PREVIOUS_WITHIN_SPREAD:
+        fprintf(out, "   repeat run: a different winner; the stored one [%s] measured %.4f ms now, "
+                "within the new winner's min..max spread\n", r->previous_config, r->previous_ms);
+        break;
+    case PREVIOUS_OUTSIDE_SPREAD:
+        fprintf(out, "   repeat run: a different winner; the stored one [%s] measured %.4f ms now, "
+                "outside the new winner's spread: the new one is faster\n", r->previous_config,
+                r->previous_ms);
+        break;
+    case PREVIOUS_NOT_MEASURED:
+        fprintf(out, "   repeat run: a different winner; the stored one [%s] was not measured "
+                "in this run (cut, failed or outside the space)\n", r->previous_config);
+        break;
+    }
+}
+
 void report_tune(FILE *out, const search_result *r, int runners_up)
 {
     int *order = malloc((size_t)(r->ntrials ? r->ntrials : 1) * sizeof *order);
@@ -227,6 +252,8 @@ void report_tune(FILE *out, const search_result *r, int runners_up)
     else if (r->winner >= 0)
         fprintf(out, "   winner %s\n", r->winner_stored ? "stored"
                                                         : "not stored");
+    if (r->winner >= 0)
+        report_previous(out, r);
     free(order);
 }
 

@@ -687,6 +687,8 @@ static fa4_status store_trial(search_result *r, fa4_context *ctx,
 }
 
 /* The median to rank T by: the re-timed one when there is one. */
+static void compare_previous(search_result *r, fa4_context *ctx, int best);
+
 static double trial_ms(const search_trial *t)
 {
     return t->retimed.reps > 0 ? t->retimed.median_ms : t->timing.median_ms;
@@ -882,6 +884,7 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
         goto done;
     }
     r->winner_ms = trial_ms(&r->trials[best]);
+    compare_previous(r, ctx, best);
     if (o->store && !r->interrupted) {
         pthread_mutex_lock(&ctx->lock);
         st = db_store_winner(ctx->db, &ctx->limits, &r->problem,
@@ -902,6 +905,47 @@ done:
     verifier_free(&v, ctx->cu);
     context_pop(ctx);
     return r->status = st;
+}
+
+/* The spread (min, max) of trial T's most recent measurement. */
+static const timing_result *trial_timing(const search_trial *t)
+{
+    return t->retimed.reps > 0 ? &t->retimed : &t->timing;
+}
+
+/*
+** Say how this run's winner relates to the one already stored for the
+** same key: the same config, another whose time in this run lies inside
+** the new winner's min..max spread, outside it, or not measured.
+*/
+static void compare_previous(search_result *r, fa4_context *ctx, int best)
+{
+    fa4_config prev;
+    fa4_config_source src;
+    const timing_result *w = trial_timing(&r->trials[best]);
+    char why[512];
+    int i;
+    fa4_status st;
+
+    r->previous = PREVIOUS_NONE;
+    if (!ctx->db)
+        return;
+    pthread_mutex_lock(&ctx->lock);
+    st = db_lookup(ctx->db, &prev, &src, &ctx->limits, &r->problem, why, sizeof why);
+    pthread_mutex_unlock(&ctx->lock);
+    if (st != FA4_OK || src != FA4_SOURCE_USER_EXACT)
+        return;
+    fa4_config_format(&prev, r->previous_config, sizeof r->previous_config);
+    if (config_equal(&prev, &r->trials[best].config)) {
+        r->previous = PREVIOUS_SAME;
+        return;
+    }
+    r->previous = PREVIOUS_NOT_MEASURED;
+    for (i = 0; i < r->ntrials; i++)
+        if (r->trials[i].state == TRIAL_TIMED && config_equal(&prev, &r->trials[i].config)) {
+            r->previous_ms = trial_ms(&r->trials[i]);
+            r->previous = r->previous_ms <= w->max_ms ? PREVIOUS_WITHIN_SPREAD : PREVIOUS_OUTSIDE_SPREAD;
+        }
 }
 
 void search_result_free(search_result *r)

@@ -67,6 +67,11 @@ typedef struct search_result {
     int winner;              /* index into trials, -1 when none */
     double winner_ms;        /* re-timed median when re-timed */
     int winner_stored;
+    /* A winner already stored for this key (a repeat run): how it compares. */
+    enum { PREVIOUS_NONE, PREVIOUS_SAME, PREVIOUS_WITHIN_SPREAD, PREVIOUS_OUTSIDE_SPREAD,
+           PREVIOUS_NOT_MEASURED } previous;
+    double previous_ms;      /* its median in this run, when measured */
+    char previous_config[256];
     int cut;                 /* 1: stopped by --time-budget/--max-trials */
     char cut_reason[128];
     int interrupted;         /* 1: SIGINT */
