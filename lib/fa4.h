@@ -278,13 +278,16 @@ fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx,
                            const fa4_problem *problem,
                            const fa4_plan_options *opts);
 
-/* Release PLAN and unload its kernel.  Synchronise the streams it was
-** launched on first.  NULL does nothing. */
+/* Release PLAN.  Its kernel stays loaded in the context's cache (another
+** plan for the same variant reuses it) until fa4_context_destroy(), so
+** launches still queued are unaffected.  NULL does nothing. */
 void fa4_plan_destroy(fa4_plan *plan);
 
 /*
-** Report the config PLAN uses into *CONFIG (may be NULL) and where it came
-** from into *SOURCE (may be NULL).  Thread-safe.
+** Report the config PLAN uses into *CONFIG (may be NULL; initialise it
+** with FA4_CONFIG_INIT: only the fields its struct_size covers are
+** written) and where it came from into *SOURCE (may be NULL).
+** Returns FA4_EINVAL when PLAN is NULL.  Thread-safe.
 */
 fa4_status fa4_plan_config(const fa4_plan *plan, fa4_config *config,
                            fa4_config_source *source);

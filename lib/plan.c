@@ -253,8 +253,13 @@ fa4_status fa4_plan_config(const fa4_plan *plan, fa4_config *config, fa4_config_
 {
     if (!plan)
         return FA4_EINVAL;
-    if (config)
-        *config = plan->config;
+    if (config) {
+        /* An older caller's smaller struct gets only the fields it knows. */
+        size_t n = config->struct_size >= sizeof(size_t) && config->struct_size < sizeof *config
+                   ? config->struct_size : sizeof *config;
+        memcpy(config, &plan->config, n);
+        config->struct_size = n;
+    }
     if (source)
         *source = plan->source;
     return FA4_OK;
