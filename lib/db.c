@@ -68,9 +68,10 @@ typedef struct db_key {
 
 /* --------------------------------------------------------------- helpers */
 
-/* Write the formatted message into WHY (when there is room); returns ST. */
-static fa4_status fail(char *why, size_t why_size, fa4_status st,
-                       const char *fmt, ...)
+/* Write the formatted message into WHY (when there is room); returns ST.
+** Shared with db_json.c. */
+fa4_status db_fail(char *why, size_t why_size, fa4_status st,
+                   const char *fmt, ...)
 {
     va_list ap;
 
@@ -91,8 +92,8 @@ fa4_status db_sqlite_error(sqlite3 *h, const char *path, int rc,
 
     if (h && sqlite3_errcode(h) == SQLITE_OK)
         msg = sqlite3_errstr(rc);
-    return fail(why, why_size, FA4_EDB, "%s: %s: %s", path ? path : "(db)",
-                what, msg);
+    return db_fail(why, why_size, FA4_EDB, "%s: %s: %s", path ? path : "(db)",
+                   what, msg);
 }
 
 /* Sleep MS milliseconds. */
@@ -353,12 +354,12 @@ static int probe(sqlite3 *h, int *version, int *objects)
 static fa4_status bad_file(sqlite3 *h, const char *path, int rc, char *why,
                            size_t why_size)
 {
-    return fail(why, why_size, FA4_EDB,
-                "%s: %s (%s); the file was left unchanged: move it away or "
-                "point FA4_DB elsewhere", path,
-                (rc & 0xff) == SQLITE_NOTADB ? "not an SQLite database"
+    return db_fail(why, why_size, FA4_EDB,
+                   "%s: %s (%s); the file was left unchanged: move it away or "
+                   "point FA4_DB elsewhere", path,
+                   (rc & 0xff) == SQLITE_NOTADB ? "not an SQLite database"
                                              : "the database is corrupt",
-                h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
+                   h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
 }
 
 /* Check VERSION and OBJECTS of PATH: FA4_EDB for a newer schema or a
@@ -367,16 +368,16 @@ static fa4_status check_version(const char *path, int version, int objects,
                                 char *why, size_t why_size)
 {
     if (version > DB_SCHEMA_VERSION)
-        return fail(why, why_size, FA4_EDB,
-                    "%s: schema version %d is newer than this libfa4 %s "
-                    "understands (%d); upgrade libfa4 or use another "
-                    "database file (FA4_DB)", path, version, fa4_version(),
-                    DB_SCHEMA_VERSION);
+        return db_fail(why, why_size, FA4_EDB,
+                       "%s: schema version %d is newer than this libfa4 %s "
+                       "understands (%d); upgrade libfa4 or use another "
+                       "database file (FA4_DB)", path, version, fa4_version(),
+                       DB_SCHEMA_VERSION);
     if (version == 0 && objects > 0)
-        return fail(why, why_size, FA4_EDB,
-                    "%s: an SQLite database that is not an fa4 database "
-                    "(%d schema objects, user_version 0); left unchanged",
-                    path, objects);
+        return db_fail(why, why_size, FA4_EDB,
+                       "%s: an SQLite database that is not an fa4 database "
+                       "(%d schema objects, user_version 0); left unchanged",
+                       path, objects);
     return FA4_OK;
 }
 
@@ -484,6 +485,28 @@ fail:
     return rc;
 }
 
+/* Open NAME with FLAGS (plus SQLITE_OPEN_FULLMUTEX) into *H, set it up and
+** read its schema version and object count; the SQLite code.  *H may be
+** set on failure too (it holds the error message); the caller closes it. */
+static int open_probe(sqlite3 **h, const char *name, int flags, int *version,
+                      int *objects)
+{
+    int rc = sqlite3_open_v2(name, h, flags | SQLITE_OPEN_FULLMUTEX, NULL);
+
+    if (rc == SQLITE_OK) {
+        configure(*h);
+        rc = probe(*h, version, objects);
+    }
+    return rc;
+}
+
+/* Close H, whose open failed with ST; returns ST. */
+static fa4_status close_failed(sqlite3 *h, fa4_status st)
+{
+    sqlite3_close(h);
+    return st;
+}
+
 /* Open PATH read-only into *OUT (SQLITE_OPEN_READONLY; a WAL file whose
 ** directory cannot be written is then read with immutable=1).  FA4_EDB for
 ** a bad, foreign or newer file; FA4_ENODEV (internal) when it cannot be
@@ -499,8 +522,8 @@ static fa4_status open_readonly(sqlite3 **out, int *version, const char *path,
     *out = NULL;
     for (attempt = 0; attempt < 2; attempt++) {
         if (attempt == 0) {
-            rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY |
-                                 SQLITE_OPEN_FULLMUTEX, NULL);
+            rc = open_probe(&h, path, SQLITE_OPEN_READONLY, version,
+                            &objects);
         } else {
             /* sqlite3_mprintf's %w is not for URIs: escape by hand the
                three characters a URI path cannot hold. */
@@ -508,7 +531,7 @@ static fa4_status open_readonly(sqlite3 **out, int *version, const char *path,
 
             uri = malloc(3 * n + 32);
             if (!uri)
-                return fail(why, why_size, FA4_ENOMEM, "out of memory");
+                return db_fail(why, why_size, FA4_ENOMEM, "out of memory");
             j = (size_t)sprintf(uri, "file:");
             for (i = 0; i < n; i++) {
                 unsigned char c = (unsigned char)path[i];
@@ -519,33 +542,23 @@ static fa4_status open_readonly(sqlite3 **out, int *version, const char *path,
                     uri[j++] = (char)c;
             }
             strcpy(uri + j, "?immutable=1");
-            rc = sqlite3_open_v2(uri, &h, SQLITE_OPEN_READONLY |
-                                 SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX,
-                                 NULL);
+            rc = open_probe(&h, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                            version, &objects);
             free(uri);
             uri = NULL;
         }
-        if (rc == SQLITE_OK) {
-            configure(h);
-            rc = probe(h, version, &objects);
-        }
         if (rc == SQLITE_OK)
             break;
-        if (rc_bad_file(rc)) {
-            st = bad_file(h, path, rc, why, why_size);
-            sqlite3_close(h);
-            return st;
-        }
+        if (rc_bad_file(rc))
+            return close_failed(h, bad_file(h, path, rc, why, why_size));
         db_sqlite_error(h, path, rc, "cannot open read-only", why, why_size);
         sqlite3_close(h);
         h = NULL;
     }
     if (!h)
         return FA4_ENODEV;
-    if ((st = check_version(path, *version, objects, why, why_size)) != FA4_OK) {
-        sqlite3_close(h);
-        return st;
-    }
+    if ((st = check_version(path, *version, objects, why, why_size)) != FA4_OK)
+        return close_failed(h, st);
     *out = h;
     return FA4_OK;
 }
@@ -584,27 +597,18 @@ static fa4_status open_writable(sqlite3 **out, int *version, const char *path,
 
     *out = NULL;
     if ((err = make_parent_dir(path)) != 0) {
-        fail(why, why_size, FA4_ENODEV, "cannot create the directory of "
-             "%s: %s", path, strerror(err));
+        db_fail(why, why_size, FA4_ENODEV, "cannot create the directory of "
+                "%s: %s", path, strerror(err));
         return FA4_ENODEV;
     }
-    rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                         SQLITE_OPEN_FULLMUTEX, NULL);
-    if (rc == SQLITE_OK) {
-        configure(h);
-        rc = probe(h, version, &objects);
-    }
-    if (rc_bad_file(rc)) {
-        st = bad_file(h, path, rc, why, why_size);
-        sqlite3_close(h);
-        return st;
-    }
+    rc = open_probe(&h, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                    version, &objects);
+    if (rc_bad_file(rc))
+        return close_failed(h, bad_file(h, path, rc, why, why_size));
     if (rc != SQLITE_OK)
         goto unwritable;
-    if ((st = check_version(path, *version, objects, why, why_size)) != FA4_OK) {
-        sqlite3_close(h);
-        return st;
-    }
+    if ((st = check_version(path, *version, objects, why, why_size)) != FA4_OK)
+        return close_failed(h, st);
     if (sqlite3_db_readonly(h, "main") == 1) {
         rc = SQLITE_READONLY;
         goto unwritable;
@@ -654,7 +658,7 @@ fa4_status db_open(db **out, const char *user_path, const char *system_path,
         warn[0] = '\0';
     d = calloc(1, sizeof *d);
     if (!d)
-        return fail(why, why_size, FA4_ENOMEM, "out of memory");
+        return db_fail(why, why_size, FA4_ENOMEM, "out of memory");
     pthread_mutex_init(&d->lock, NULL);
 
     /* The user store. */
@@ -678,7 +682,7 @@ fa4_status db_open(db **out, const char *user_path, const char *system_path,
         st = open_writable(&d->user, &d->user_version, user_path, reason,
                            sizeof reason);
         if (st == FA4_EDB)
-            fail(why, why_size, st, "%s", reason);
+            db_fail(why, why_size, st, "%s", reason);
         if (st == FA4_ENODEV && stat(user_path, &sb) == 0) {
             st = open_readonly(&d->user, &d->user_version, user_path, why,
                                why_size);
@@ -724,7 +728,7 @@ fa4_status db_open(db **out, const char *user_path, const char *system_path,
         }
     }
     if (!d->user_path || (d->sys && !d->sys_path)) {
-        st = fail(why, why_size, FA4_ENOMEM, "out of memory");
+        st = db_fail(why, why_size, FA4_ENOMEM, "out of memory");
         goto done;
     }
     *out = d;
@@ -767,8 +771,8 @@ fa4_status db_write_begin(db *d, char *why, size_t why_size)
     int rc;
 
     if (d->readonly)
-        return fail(why, why_size, FA4_EDB, "%s is open read-only; nothing "
-                    "was stored", d->user_path);
+        return db_fail(why, why_size, FA4_EDB, "%s is open read-only; nothing "
+                       "was stored", d->user_path);
     if ((rc = begin_immediate(d->user)) != SQLITE_OK)
         return db_sqlite_error(d->user, d->user_path, rc, "begin", why,
                                why_size);
@@ -915,7 +919,7 @@ fa4_status db_lookup(db *d, fa4_config *config, fa4_config_source *source,
     fa4_status st = FA4_OK;
 
     if (!d || !config || !dev || !problem)
-        return fail(why, why_size, FA4_EINVAL, "db_lookup: NULL argument");
+        return db_fail(why, why_size, FA4_EINVAL, "db_lookup: NULL argument");
     memset(&best, 0, sizeof best);
     key_of(&k, problem);
     db_lock(d);
@@ -930,20 +934,20 @@ fa4_status db_lookup(db *d, fa4_config *config, fa4_config_source *source,
         return st;
     if (!best.found) {
         if (stale)
-            return fail(why, why_size, FA4_EDB, "no entry for seqlen buckets "
-                        "%d/%d (%d stale entries ignored: tuned with another "
-                        "kernel source)", k.v[10], k.v[11], stale);
-        return fail(why, why_size, FA4_EDB, "no entry for seqlen buckets "
-                    "%d/%d", k.v[10], k.v[11]);
+            return db_fail(why, why_size, FA4_EDB, "no entry for seqlen buckets "
+                           "%d/%d (%d stale entries ignored: tuned with another "
+                           "kernel source)", k.v[10], k.v[11], stale);
+        return db_fail(why, why_size, FA4_EDB, "no entry for seqlen buckets "
+                       "%d/%d", k.v[10], k.v[11]);
     }
     *config = best.config;
     if (source)
         *source = sources[best.level];
-    fail(why, why_size, FA4_OK, "%s database, %s, buckets %d/%d, tuned on %s",
-         best.sysdb ? "system" : "user",
-         best.level <= 2 ? "exact" : best.level == 3 ? "nearest bucket"
-                                                      : "same arch",
-         best.bq, best.bk, best.device);
+    db_fail(why, why_size, FA4_OK, "%s database, %s, buckets %d/%d, tuned on %s",
+            best.sysdb ? "system" : "user",
+            best.level <= 2 ? "exact" : best.level == 3 ? "nearest bucket"
+                                                         : "same arch",
+            best.bq, best.bk, best.device);
     return FA4_OK;
 }
 
@@ -969,7 +973,7 @@ static fa4_status binary_read(void **blob, size_t *size, int *bad, sqlite3 *h,
     rc = step_retry(st);
     if (rc == SQLITE_DONE) {
         sqlite3_finalize(st);
-        return fail(why, why_size, FA4_EDB, "not found");
+        return db_fail(why, why_size, FA4_EDB, "not found");
     }
     if (rc != SQLITE_ROW)
         goto err;
@@ -980,17 +984,17 @@ static fa4_status binary_read(void **blob, size_t *size, int *bad, sqlite3 *h,
              (unsigned long long)fnv1a64(p, (size_t)n));
     if (!want || strcmp(want, sum) != 0 || sqlite3_column_int64(st, 1) != n) {
         *bad = 1;
-        fail(why, why_size, FA4_EDB, "warning: %s: cached kernel %s has "
-             "checksum %s, stored %s (%d bytes, %lld recorded); dropped, it "
-             "will be recompiled", path, key, sum, want ? want : "(none)", n,
-             (long long)sqlite3_column_int64(st, 1));
+        db_fail(why, why_size, FA4_EDB, "warning: %s: cached kernel %s has "
+                "checksum %s, stored %s (%d bytes, %lld recorded); dropped, it "
+                "will be recompiled", path, key, sum, want ? want : "(none)", n,
+                (long long)sqlite3_column_int64(st, 1));
         sqlite3_finalize(st);
         return FA4_EDB;
     }
     *blob = malloc(n ? (size_t)n : 1);
     if (!*blob) {
         sqlite3_finalize(st);
-        return fail(why, why_size, FA4_ENOMEM, "out of memory");
+        return db_fail(why, why_size, FA4_ENOMEM, "out of memory");
     }
     if (n)
         memcpy(*blob, p, (size_t)n);
@@ -1012,7 +1016,7 @@ fa4_status db_binary_get(db *d, void **blob, size_t *size, const char *key,
     char msg[1024] = "";
 
     if (!d || !blob || !size || !key)
-        return fail(why, why_size, FA4_EINVAL, "db_binary_get: NULL argument");
+        return db_fail(why, why_size, FA4_EINVAL, "db_binary_get: NULL argument");
     *blob = NULL;
     *size = 0;
     db_lock(d);
@@ -1040,7 +1044,7 @@ fa4_status db_binary_get(db *d, void **blob, size_t *size, const char *key,
                          sizeof msg);
     }
     db_unlock(d);
-    fail(why, why_size, st, "%s", msg);
+    db_fail(why, why_size, st, "%s", msg);
     return st;
 }
 
@@ -1054,7 +1058,7 @@ fa4_status db_binary_put(db *d, const char *key, const char *arch,
     int rc;
 
     if (!d || !key || !arch || (!blob && size))
-        return fail(why, why_size, FA4_EINVAL, "db_binary_put: NULL argument");
+        return db_fail(why, why_size, FA4_EINVAL, "db_binary_put: NULL argument");
     snprintf(sum, sizeof sum, "%016llx",
              (unsigned long long)fnv1a64(blob, size));
     db_lock(d);
@@ -1150,11 +1154,12 @@ fa4_status db_store_trial(db *d, const device_limits *dev,
     int rc;
 
     if (!d || !dev || !problem || !trial)
-        return fail(why, why_size, FA4_EINVAL, "db_store_trial: NULL argument");
+        return db_fail(why, why_size, FA4_EINVAL,
+                       "db_store_trial: NULL argument");
     hash = jit_source_hash(trial->config.family);
     if (!hash)
-        return fail(why, why_size, FA4_EINVAL, "family=%d: no kernel source",
-                    (int)trial->config.family);
+        return db_fail(why, why_size, FA4_EINVAL, "family=%d: no kernel source",
+                       (int)trial->config.family);
     key_of(&k, problem);
     fa4_config_format(&trial->config, text, sizeof text);
     db_lock(d);
@@ -1220,11 +1225,12 @@ fa4_status db_store_winner(db *d, const device_limits *dev,
     int rc;
 
     if (!d || !dev || !problem || !config)
-        return fail(why, why_size, FA4_EINVAL, "db_store_winner: NULL argument");
+        return db_fail(why, why_size, FA4_EINVAL,
+                       "db_store_winner: NULL argument");
     hash = jit_source_hash(config->family);
     if (!hash)
-        return fail(why, why_size, FA4_EINVAL, "family=%d: no kernel source",
-                    (int)config->family);
+        return db_fail(why, why_size, FA4_EINVAL, "family=%d: no kernel source",
+                       (int)config->family);
     key_of(&k, problem);
     fa4_config_format(config, text, sizeof text);
     db_lock(d);
@@ -1356,24 +1362,24 @@ fa4_status db_show(db *d, char **out, const char *table, int flags,
     fa4_status s = FA4_OK;
 
     if (!out)
-        return fail(why, why_size, FA4_EINVAL, "db_show: NULL argument");
+        return db_fail(why, why_size, FA4_EINVAL, "db_show: NULL argument");
     *out = NULL;
     if (!d || !table)
-        return fail(why, why_size, FA4_EINVAL, "db_show: NULL argument");
+        return db_fail(why, why_size, FA4_EINVAL, "db_show: NULL argument");
     db_lock(d);
     h = db_handle(d, (flags & DB_SHOW_SYSTEM) != 0, &version);
     path = (flags & DB_SHOW_SYSTEM) ? d->sys_path : d->user_path;
     if (!h) {
-        s = fail(why, why_size, FA4_EDB, "no system database");
+        s = db_fail(why, why_size, FA4_EDB, "no system database");
         goto done;
     }
     if (!(sql = show_query(table, version))) {
-        s = fail(why, why_size, FA4_EINVAL, "table \"%s\": expected devices, "
-                 "winners, trials or binaries", table);
+        s = db_fail(why, why_size, FA4_EINVAL, "table \"%s\": expected devices, "
+                    "winners, trials or binaries", table);
         goto done;
     }
     if ((flags & DB_SHOW_JSON) && !(arr = json_array())) {
-        s = fail(why, why_size, FA4_ENOMEM, "out of memory");
+        s = db_fail(why, why_size, FA4_ENOMEM, "out of memory");
         goto done;
     }
     if ((rc = prep(h, &st, sql)) != SQLITE_OK)
@@ -1421,7 +1427,7 @@ fa4_status db_show(db *d, char **out, const char *table, int flags,
         }
     }
     if (b.oom) {
-        s = fail(why, why_size, FA4_ENOMEM, "out of memory");
+        s = db_fail(why, why_size, FA4_ENOMEM, "out of memory");
         goto done;
     }
     *out = b.p;
@@ -1467,8 +1473,8 @@ static fa4_status check_one(strbuf *b, int *problems, sqlite3 *h,
     if (ok)
         sb_printf(b, "  integrity: ok\n");
     else {
-        fail(why, why_size, FA4_EDB, "%s: integrity check failed (the file "
-             "was left unchanged)", path);
+        db_fail(why, why_size, FA4_EDB, "%s: integrity check failed (the file "
+                "was left unchanged)", path);
         return FA4_EDB;
     }
 
@@ -1544,7 +1550,7 @@ fa4_status db_check(db *d, char **report, int *problems, char *why,
     if (problems)
         *problems = 0;
     if (!d || !report)
-        return fail(why, why_size, FA4_EINVAL, "db_check: NULL argument");
+        return db_fail(why, why_size, FA4_EINVAL, "db_check: NULL argument");
     db_lock(d);
     s = check_one(&b, &count, d->user, d->user_path, why, why_size);
     if (s == FA4_OK && d->sys)
@@ -1553,7 +1559,7 @@ fa4_status db_check(db *d, char **report, int *problems, char *why,
     sb_printf(&b, "%d problem%s\n", count, count == 1 ? "" : "s");
     if (b.oom) {
         free(b.p);
-        return fail(why, why_size, FA4_ENOMEM, "out of memory");
+        return db_fail(why, why_size, FA4_ENOMEM, "out of memory");
     }
     *report = b.p;
     if (problems)

@@ -218,5 +218,8 @@ fa4_status db_write_begin(db *d, char *why, size_t why_size);
 fa4_status db_write_end(db *d, fa4_status st, char *why, size_t why_size);
 fa4_status db_sqlite_error(struct sqlite3 *h, const char *path, int rc,
                            const char *what, char *why, size_t why_size);
+fa4_status db_fail(char *why, size_t why_size, fa4_status st,
+                   const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -12,7 +12,6 @@
 #include "jit.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,20 +35,6 @@ static const char *const key_names[] = {
 #define KEY_COLS "dtype, head_dim_qk, head_dim_v, gqa_group, causal, " \
                  "window_left, window_right, varlen, paged, page_size, " \
                  "seqlen_q_bucket, seqlen_k_bucket"
-
-/* Write the formatted message into WHY; returns ST. */
-static fa4_status fail(char *why, size_t why_size, fa4_status st,
-                       const char *fmt, ...)
-{
-    va_list ap;
-
-    if (why && why_size) {
-        va_start(ap, fmt);
-        vsnprintf(why, why_size, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
 
 /* Column I of ST as JSON: integer, real, text or null. */
 static json_t *column_json(sqlite3_stmt *st, int i)
@@ -127,7 +112,7 @@ static fa4_status dump_db(json_t **out, sqlite3 *h, int version,
                      "schema_version", version,
                      "exported_at", stamp, "devices", "winners");
     if (!root)
-        return fail(why, why_size, FA4_ENOMEM, "out of memory");
+        return db_fail(why, why_size, FA4_ENOMEM, "out of memory");
     devs = json_object_get(root, "devices");
     wins = json_object_get(root, "winners");
     rc = rows_to_json(devs, h, "SELECT fingerprint, name, cc, sm_count, "
@@ -174,7 +159,7 @@ err:
     sqlite3_free(sql);
     json_decref(root);
     if (nomem || rc == SQLITE_NOMEM)
-        return fail(why, why_size, FA4_ENOMEM, "out of memory");
+        return db_fail(why, why_size, FA4_ENOMEM, "out of memory");
     return db_sqlite_error(h, path, rc, "export", why, why_size);
 }
 
@@ -187,10 +172,12 @@ fa4_status db_export_json_text(db *d, char **text, int flags, char *why,
     int version;
 
     if (!text)
-        return fail(why, why_size, FA4_EINVAL, "db_export_json: NULL argument");
+        return db_fail(why, why_size, FA4_EINVAL,
+                       "db_export_json: NULL argument");
     *text = NULL;
     if (!d)
-        return fail(why, why_size, FA4_EINVAL, "db_export_json: NULL argument");
+        return db_fail(why, why_size, FA4_EINVAL,
+                       "db_export_json: NULL argument");
     db_lock(d);
     h = db_handle(d, 0, &version);
     st = dump_db(&root, h, version, db_user_path(d), flags, why, why_size);
@@ -200,7 +187,7 @@ fa4_status db_export_json_text(db *d, char **text, int flags, char *why,
     *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     if (!*text)
-        return fail(why, why_size, FA4_ENOMEM, "out of memory");
+        return db_fail(why, why_size, FA4_ENOMEM, "out of memory");
     return FA4_OK;
 }
 
@@ -214,13 +201,13 @@ fa4_status db_export_json(db *d, const char *path, int flags, char *why,
     size_t n;
 
     if (!path)
-        return fail(why, why_size, FA4_EINVAL, "db_export_json: NULL path");
+        return db_fail(why, why_size, FA4_EINVAL, "db_export_json: NULL path");
     if ((st = db_export_json_text(d, &text, flags, why, why_size)) != FA4_OK)
         return st;
     tmp = malloc(strlen(path) + 8);
     if (!tmp) {
         free(text);
-        return fail(why, why_size, FA4_ENOMEM, "out of memory");
+        return db_fail(why, why_size, FA4_ENOMEM, "out of memory");
     }
     sprintf(tmp, "%s.XXXXXX", path);
     fd = mkstemp(tmp);
@@ -228,8 +215,8 @@ fa4_status db_export_json(db *d, const char *path, int flags, char *why,
         err = errno;
         if (fd >= 0)
             close(fd);
-        st = fail(why, why_size, FA4_EDB, "%s: cannot write: %s", path,
-                  strerror(err));
+        st = db_fail(why, why_size, FA4_EDB, "%s: cannot write: %s", path,
+                     strerror(err));
         goto done;
     }
     fchmod(fd, 0644);
@@ -242,8 +229,8 @@ fa4_status db_export_json(db *d, const char *path, int flags, char *why,
         err = errno;
     if (err) {
         unlink(tmp);
-        st = fail(why, why_size, FA4_EDB, "%s: cannot write: %s", path,
-                  strerror(err));
+        st = db_fail(why, why_size, FA4_EDB, "%s: cannot write: %s", path,
+                     strerror(err));
     }
 done:
     free(tmp);
@@ -311,19 +298,32 @@ static int bind_num(sqlite3_stmt *st, int i, json_t *v)
     return -1;
 }
 
+/* ROOT's member NAME when it is an array; otherwise NULL, with WHY saying
+** (under LABEL) that it is missing or not an array. */
+static json_t *array_member(json_t *root, const char *name, const char *label,
+                            char *why, size_t why_size)
+{
+    json_t *a = json_object_get(root, name);
+
+    if (json_is_array(a))
+        return a;
+    db_fail(why, why_size, FA4_EINVAL, "%s: \"%s\" missing or not an array",
+            label, name);
+    return NULL;
+}
+
 /* Import the devices of ROOT (label LABEL) into H.  FA4_OK or error. */
 static fa4_status import_devices(tally *t, sqlite3 *h, json_t *root,
                                  const char *label, char *why, size_t why_size)
 {
     sqlite3_stmt *st = NULL;
-    json_t *devs = json_object_get(root, "devices"), *dv;
+    json_t *devs = array_member(root, "devices", label, why, why_size), *dv;
     json_error_t jerr;
     size_t i;
     int rc;
 
-    if (!json_is_array(devs))
-        return fail(why, why_size, FA4_EINVAL, "%s: \"devices\" missing or "
-                    "not an array", label);
+    if (!devs)
+        return FA4_EINVAL;
     rc = sqlite3_prepare_v2(h, "INSERT OR IGNORE INTO devices (fingerprint, "
                             "name, cc, sm_count, smem_per_block_optin, "
                             "driver_version, nvrtc_version, created_at) "
@@ -342,8 +342,8 @@ static fa4_status import_devices(tally *t, sqlite3 *h, json_t *root,
                            &smem, "driver_version", &drv, "nvrtc_version",
                            &nvrtc, "created_at", &created) != 0) {
             sqlite3_finalize(st);
-            return fail(why, why_size, FA4_EINVAL, "%s: devices[%zu]: %s",
-                        label, i, jerr.text);
+            return db_fail(why, why_size, FA4_EINVAL, "%s: devices[%zu]: %s",
+                           label, i, jerr.text);
         }
         sqlite3_bind_text(st, 1, fp, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
@@ -410,30 +410,30 @@ static fa4_status read_record(record *r, tally *t, sqlite3 *h, json_t *rec,
                        &r->config, "library_version", &libver,
                        "updated_at", &updated, "created_at", &created,
                        "median_ms", &r->median, "tflops", &r->tflops) != 0)
-        return fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: %s", label,
-                    array, i, jerr.text);
+        return db_fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: %s", label,
+                       array, i, jerr.text);
     if (opt_string(&r->libver, libver) || opt_string(&r->updated, updated) ||
         (!r->updated && opt_string(&r->updated, created)))
-        return fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: library_version, "
-                    "updated_at and created_at must be strings or null",
-                    label, array, i);
+        return db_fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: library_version, "
+                       "updated_at and created_at must be strings or null",
+                       label, array, i);
     if (!json_is_object(key))
-        return fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: \"key\" is not "
-                    "an object", label, array, i);
+        return db_fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: \"key\" is not "
+                       "an object", label, array, i);
     for (k = 0; k < NKEY; k++) {
         json_t *v = json_object_get(key, key_names[k]);
 
         if (!json_is_integer(v))
-            return fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: key.%s "
-                        "missing or not an integer", label, array, i,
-                        key_names[k]);
+            return db_fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: key.%s "
+                           "missing or not an integer", label, array, i,
+                           key_names[k]);
         r->key[k] = (int)json_integer_value(v);
     }
     if ((r->median && !json_is_number(r->median) && !json_is_null(r->median))
         || (r->tflops && !json_is_number(r->tflops) &&
             !json_is_null(r->tflops)))
-        return fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: median_ms and "
-                    "tflops must be numbers or null", label, array, i);
+        return db_fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: median_ms and "
+                       "tflops must be numbers or null", label, array, i);
     rc = sqlite3_prepare_v2(h, "SELECT id, name, nvrtc_version FROM devices "
                             "WHERE fingerprint = ?1", -1, &st, NULL);
     if (rc == SQLITE_OK) {
@@ -443,8 +443,8 @@ static fa4_status read_record(record *r, tally *t, sqlite3 *h, json_t *rec,
     if (rc != SQLITE_ROW) {
         sqlite3_finalize(st);
         if (rc == SQLITE_DONE)
-            return fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: device "
-                        "\"%s\" is not in \"devices\"", label, array, i, fp);
+            return db_fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: device "
+                           "\"%s\" is not in \"devices\"", label, array, i, fp);
         return db_sqlite_error(h, NULL, rc, "import", why, why_size);
     }
     r->device_id = sqlite3_column_int64(st, 0);
@@ -494,15 +494,14 @@ static fa4_status import_winners(tally *t, sqlite3 *h, json_t *root,
                                  int my_nvrtc, char *why, size_t why_size)
 {
     sqlite3_stmt *sel = NULL, *ins = NULL, *upd = NULL;
-    json_t *wins = json_object_get(root, "winners"), *rec;
+    json_t *wins = array_member(root, "winners", label, why, why_size), *rec;
     fa4_status st = FA4_OK;
     record r;
     size_t i;
     int rc;
 
-    if (!json_is_array(wins))
-        return fail(why, why_size, FA4_EINVAL, "%s: \"winners\" missing or "
-                    "not an array", label);
+    if (!wins)
+        return FA4_EINVAL;
     rc = sqlite3_prepare_v2(h, "SELECT median_ms FROM winners WHERE "
                             PK_WHERE, -1, &sel, NULL);
     if (rc == SQLITE_OK)
@@ -599,8 +598,8 @@ static fa4_status import_trials(tally *t, sqlite3 *h, json_t *root,
     if (!trials)
         return FA4_OK;
     if (!json_is_array(trials))
-        return fail(why, why_size, FA4_EINVAL, "%s: \"trials\" is not an "
-                    "array", label);
+        return db_fail(why, why_size, FA4_EINVAL, "%s: \"trials\" is not an "
+                       "array", label);
     rc = sqlite3_prepare_v2(h, "SELECT 1 FROM trials WHERE " PK_WHERE
                             " AND batch = ?16 AND heads_q = ?17 AND "
                             "seqlen_q = ?18 AND seqlen_k = ?19 AND config = "
@@ -634,15 +633,16 @@ static fa4_status import_trials(tally *t, sqlite3 *h, json_t *root,
                            &heads, "seqlen_q", &sq, "seqlen_k", &sk, "ok",
                            &okv, "failure", &fv, "min_ms", &mn, "max_ms", &mx,
                            "reps", &reps, "max_rel_err", &err) != 0) {
-            st = fail(why, why_size, FA4_EINVAL, "%s: trials[%zu]: %s",
-                      label, i, jerr.text);
+            st = db_fail(why, why_size, FA4_EINVAL, "%s: trials[%zu]: %s",
+                         label, i, jerr.text);
             goto done;
         }
         if ((!json_is_integer(okv) && !json_is_boolean(okv)) ||
             opt_string(&failure, fv)) {
-            st = fail(why, why_size, FA4_EINVAL, "%s: trials[%zu]: \"ok\" must "
-                      "be 0/1 or a boolean and \"failure\" a string or null",
-                      label, i);
+            st = db_fail(why, why_size, FA4_EINVAL,
+                         "%s: trials[%zu]: \"ok\" must "
+                         "be 0/1 or a boolean and \"failure\" a string or null",
+                         label, i);
             goto done;
         }
         s2[0] = sel;
@@ -682,8 +682,8 @@ static fa4_status import_trials(tally *t, sqlite3 *h, json_t *root,
                 sqlite3_bind_text(w, 30, r.libver, -1, SQLITE_STATIC);
             }
             if (!pass) {
-                st = fail(why, why_size, FA4_EINVAL, "%s: trials[%zu]: "
-                          "measurements must be numbers or null", label, i);
+                st = db_fail(why, why_size, FA4_EINVAL, "%s: trials[%zu]: "
+                             "measurements must be numbers or null", label, i);
                 goto done;
             }
             if (j == 0) {
@@ -776,15 +776,15 @@ static fa4_status import_root(db *d, json_t *root, const char *label,
     memset(&t, 0, sizeof t);
     if (json_unpack_ex(root, &jerr, 0, "{s:s, s:i}", "format", &format,
                        "format_version", &fv) != 0)
-        return fail(why, why_size, FA4_EINVAL, "%s: not an fa4-db export: %s",
-                    label, jerr.text);
+        return db_fail(why, why_size, FA4_EINVAL, "%s: not an fa4-db export: %s",
+                       label, jerr.text);
     if (strcmp(format, DB_JSON_FORMAT) != 0)
-        return fail(why, why_size, FA4_EINVAL, "%s: format \"%s\", expected "
-                    "\"%s\"", label, format, DB_JSON_FORMAT);
+        return db_fail(why, why_size, FA4_EINVAL, "%s: format \"%s\", expected "
+                       "\"%s\"", label, format, DB_JSON_FORMAT);
     if (fv > DB_JSON_FORMAT_VERSION)
-        return fail(why, why_size, FA4_ENOTSUP, "%s: format_version %d is "
-                    "newer than this libfa4 %s reads (%d)", label, fv,
-                    fa4_version(), DB_JSON_FORMAT_VERSION);
+        return db_fail(why, why_size, FA4_ENOTSUP, "%s: format_version %d is "
+                       "newer than this libfa4 %s reads (%d)", label, fv,
+                       fa4_version(), DB_JSON_FORMAT_VERSION);
     if (dev)
         dev_fp = db_device_fingerprint(fp, sizeof fp, dev);
     my_nvrtc = dev && dev->nvrtc_version ? dev->nvrtc_version
@@ -793,7 +793,7 @@ static fa4_status import_root(db *d, json_t *root, const char *label,
     t.nvrtc = json_object();
     t.other_dev = json_object();
     if (!t.libver || !t.nvrtc || !t.other_dev) {
-        st = fail(why, why_size, FA4_ENOMEM, "out of memory");
+        st = db_fail(why, why_size, FA4_ENOMEM, "out of memory");
         goto out;
     }
     db_lock(d);
@@ -810,7 +810,7 @@ static fa4_status import_root(db *d, json_t *root, const char *label,
     st = db_write_end(d, st, why, why_size);
     db_unlock(d);
     if (st == FA4_OK && summary && !(*summary = summary_text(&t, label)))
-        st = fail(why, why_size, FA4_ENOMEM, "out of memory");
+        st = db_fail(why, why_size, FA4_ENOMEM, "out of memory");
 out:
     json_decref(t.libver);
     json_decref(t.nvrtc);
@@ -828,11 +828,12 @@ fa4_status db_import_json(db *d, const char *path, const device_limits *dev,
     if (summary)
         *summary = NULL;
     if (!d || !path)
-        return fail(why, why_size, FA4_EINVAL, "db_import_json: NULL argument");
+        return db_fail(why, why_size, FA4_EINVAL,
+                       "db_import_json: NULL argument");
     root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
-        return fail(why, why_size, FA4_EINVAL, "%s:%d:%d: %s", path,
-                    jerr.line, jerr.column, jerr.text);
+        return db_fail(why, why_size, FA4_EINVAL, "%s:%d:%d: %s", path,
+                       jerr.line, jerr.column, jerr.text);
     st = import_root(d, root, path, dev, summary, why, why_size);
     json_decref(root);
     return st;
@@ -851,17 +852,17 @@ fa4_status db_merge(db *d, const char *path, const device_limits *dev,
     if (summary)
         *summary = NULL;
     if (!d || !path)
-        return fail(why, why_size, FA4_EINVAL, "db_merge: NULL argument");
+        return db_fail(why, why_size, FA4_EINVAL, "db_merge: NULL argument");
     if (stat(path, &sb) != 0)
-        return fail(why, why_size, FA4_EDB, "%s: %s", path, strerror(errno));
+        return db_fail(why, why_size, FA4_EDB, "%s: %s", path, strerror(errno));
     st = db_open(&other, path, NULL, DB_READONLY, NULL, 0, why, why_size);
     if (st != FA4_OK)
         return st;
     h = db_handle(other, 0, &version);
     if (version < 1) {
         db_close(other);
-        return fail(why, why_size, FA4_EDB, "%s: empty database, nothing to "
-                    "merge", path);
+        return db_fail(why, why_size, FA4_EDB, "%s: empty database, nothing to "
+                       "merge", path);
     }
     st = dump_db(&root, h, version, path, DB_JSON_TRIALS, why, why_size);
     db_close(other);

@@ -11,21 +11,15 @@
 #include "budget.h"
 #include "config.h"
 #include "family.h"
+#include "compile_test_util.h"
 
 static device_limits dev;
 
 /* A problem of DTYPE with head dim D (V the same). */
 static fa4_problem problem(fa4_dtype dtype, int d)
 {
-    fa4_problem p = FA4_PROBLEM_INIT;
-    p.dtype = dtype;
-    p.batch = 1;
-    p.seqlen_q = p.seqlen_k = 4096;
-    p.heads_q = p.heads_kv = 16;
-    p.head_dim_qk = p.head_dim_v = d;
-    return p;
+    return ct_problem(dtype, 1, 4096, d, d, 0);
 }
-
 /* The sm100 config with BN automatic and the slot rule's ring. */
 static fa4_config auto_config(void)
 {

@@ -9,46 +9,12 @@
 
 #include "tap.h"
 #include "db.h"
+#include "db_test_util.h"
 
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char tmpdir[512];
-
-/* Remove one entry (nftw callback). */
-static int rm_entry(const char *path, const struct stat *sb, int flag,
-                    struct FTW *ftw)
-{
-    (void)sb; (void)flag; (void)ftw;
-    return remove(path);
-}
-
-/* Make a fresh temporary directory under $TMPDIR or /tmp. */
-static void make_tmpdir(void)
-{
-    const char *t = getenv("TMPDIR");
-
-    snprintf(tmpdir, sizeof tmpdir, "%s/fa4-test-db-XXXXXX",
-             t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-        printf("Bail out! mkdtemp %s failed\n", tmpdir);
-        exit(1);
-    }
-}
-
-/* Run SQL on the file PATH; 1 on success. */
-static int exec_sql(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    int r = sqlite3_open(path, &h) == SQLITE_OK &&
-            sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK;
-
-    sqlite3_close(h);
-    return r;
-}
 
 /* The text of one value from SQL on PATH into BUF ("" when none). */
 static char *query_text(char *buf, size_t size, const char *path,
@@ -182,6 +148,6 @@ int main(void)
     db_close(d);
 
     free(big);
-    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    remove_tmpdir();
     return done_testing();
 }

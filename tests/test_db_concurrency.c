@@ -8,8 +8,8 @@
 
 #include "tap.h"
 #include "db.h"
+#include "db_test_util.h"
 
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -18,45 +18,6 @@
 
 #define NPROC 8
 #define NITER 40
-
-static char tmpdir[512];
-
-/* Remove one entry (nftw callback). */
-static int rm_entry(const char *path, const struct stat *sb, int flag,
-                    struct FTW *ftw)
-{
-    (void)sb; (void)flag; (void)ftw;
-    return remove(path);
-}
-
-/* Make a fresh temporary directory under $TMPDIR or /tmp. */
-static void make_tmpdir(void)
-{
-    const char *t = getenv("TMPDIR");
-
-    snprintf(tmpdir, sizeof tmpdir, "%s/fa4-test-db-XXXXXX",
-             t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-        printf("Bail out! mkdtemp %s failed\n", tmpdir);
-        exit(1);
-    }
-}
-
-/* One integer from SQL on the file PATH, or -999. */
-static long query_int(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    sqlite3_stmt *st = NULL;
-    long v = -999;
-
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
-}
 
 static device_limits dev;
 
@@ -152,13 +113,7 @@ int main(void)
     plan_lazy();
     make_tmpdir();
     snprintf(path, sizeof path, "%s/shared/fa4.db", tmpdir);
-    memset(&dev, 0, sizeof dev);
-    snprintf(dev.name, sizeof dev.name, "NVIDIA H100 80GB HBM3");
-    dev.cc = 90;
-    dev.sm_count = 132;
-    dev.smem_per_block_optin = 232448;
-    dev.driver_version = 12040;
-    dev.nvrtc_version = 12040;
+    dev = test_device("NVIDIA H100 80GB HBM3", 90, 132);
 
     if (pipe(go) != 0) {
         printf("Bail out! pipe failed\n");
@@ -208,6 +163,6 @@ int main(void)
     ok(query_int(path, "SELECT count(*) FROM pragma_integrity_check WHERE "
                  "integrity_check = 'ok'") == 1, "the integrity check passes");
 
-    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    remove_tmpdir();
     return done_testing();
 }

@@ -11,9 +11,9 @@
 
 #include "tap.h"
 #include "db.h"
+#include "db_test_util.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -21,51 +21,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static char tmpdir[512];
-
-/* Remove one entry (nftw callback), making directories writable first. */
-static int rm_entry(const char *path, const struct stat *sb, int flag,
-                    struct FTW *ftw)
-{
-    (void)sb; (void)flag; (void)ftw;
-    return remove(path);
-}
-
-/* Make a fresh temporary directory under $TMPDIR or /tmp. */
-static void make_tmpdir(void)
-{
-    const char *t = getenv("TMPDIR");
-
-    snprintf(tmpdir, sizeof tmpdir, "%s/fa4-test-db-XXXXXX",
-             t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-        printf("Bail out! mkdtemp %s failed\n", tmpdir);
-        exit(1);
-    }
-}
-
-/* Read the whole file PATH (malloc'd) and its length, or NULL. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 /* 1 when the file PATH holds exactly the LEN bytes at WANT. */
 static int same_bytes(const char *path, const char *want, size_t len)
@@ -76,22 +31,6 @@ static int same_bytes(const char *path, const char *want, size_t len)
 
     free(got);
     return r;
-}
-
-/* One integer from SQL on the file PATH, or -999. */
-static long query_int(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    sqlite3_stmt *st = NULL;
-    long v = -999;
-
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
 }
 
 static device_limits dev;
@@ -116,13 +55,7 @@ static fa4_status get(db *d, char *why, size_t n)
 /* Make a database at PATH holding the test winner; 1 on success. */
 static int make_db(const char *path)
 {
-    db *d = NULL;
-    char warn[512], why[512];
-    int r = db_open(&d, path, NULL, 0, warn, sizeof warn, why, sizeof why)
-                == FA4_OK && put(d, why, sizeof why) == FA4_OK;
-
-    db_close(d);
-    return r;
+    return store_winner_file(path, &dev, &prob, &cfg, 1.0);
 }
 
 /* Child: store trials in a loop until killed. */
@@ -158,11 +91,7 @@ int main(void)
 
     plan_lazy();
     make_tmpdir();
-    memset(&dev, 0, sizeof dev);
-    snprintf(dev.name, sizeof dev.name, "NVIDIA H100 80GB HBM3");
-    dev.cc = 90;
-    dev.sm_count = 132;
-    dev.smem_per_block_optin = 232448;
+    dev = test_device("NVIDIA H100 80GB HBM3", 90, 132);
     prob = (fa4_problem)FA4_PROBLEM_INIT;
     prob.batch = 1;
     prob.seqlen_q = prob.seqlen_k = 1024;
@@ -348,6 +277,6 @@ int main(void)
     }
     db_close(d);
 
-    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    remove_tmpdir();
     return done_testing();
 }

@@ -10,36 +10,13 @@
 
 #include "tap.h"
 #include "db.h"
+#include "db_test_util.h"
 
-#include <ftw.h>
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char tmpdir[512];
-
-/* Remove one entry (nftw callback). */
-static int rm_entry(const char *path, const struct stat *sb, int flag,
-                    struct FTW *ftw)
-{
-    (void)sb; (void)flag; (void)ftw;
-    return remove(path);
-}
-
-/* Make a fresh temporary directory under $TMPDIR or /tmp. */
-static void make_tmpdir(void)
-{
-    const char *t = getenv("TMPDIR");
-
-    snprintf(tmpdir, sizeof tmpdir, "%s/fa4-test-db-XXXXXX",
-             t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-        printf("Bail out! mkdtemp %s failed\n", tmpdir);
-        exit(1);
-    }
-}
 
 /* Every row of SQL on PATH as text, one line per row (malloc'd). */
 static char *dump(const char *path, const char *sql)
@@ -102,21 +79,6 @@ static int same_rows(const char *a, const char *b, const char *sql)
     return r;
 }
 
-/* A device named NAME with compute capability CC. */
-static device_limits device(const char *name, int cc)
-{
-    device_limits d;
-
-    memset(&d, 0, sizeof d);
-    snprintf(d.name, sizeof d.name, "%s", name);
-    d.cc = cc;
-    d.sm_count = cc == 90 ? 132 : 108;
-    d.smem_per_block_optin = cc == 90 ? 232448 : 166912;
-    d.driver_version = 12040;
-    d.nvrtc_version = 12040;
-    return d;
-}
-
 /* Write TEXT to PATH; 1 on success. */
 static int write_file(const char *path, const char *text)
 {
@@ -132,8 +94,8 @@ int main(void)
 {
     char a[1024], b[1024], c[1024], js[1024], bad[1024], other[1024];
     char warn[512], why[1024], *summary = NULL, *text = NULL;
-    device_limits h100 = device("NVIDIA H100 80GB HBM3", 90);
-    device_limits a100 = device("NVIDIA A100-SXM4-80GB", 80);
+    device_limits h100 = test_device("NVIDIA H100 80GB HBM3", 90, 132);
+    device_limits a100 = test_device("NVIDIA A100-SXM4-80GB", 80, 108);
     fa4_config cfg = FA4_CONFIG_INIT;
     fa4_problem p = FA4_PROBLEM_INIT;
     db *da = NULL, *db_b = NULL;
@@ -362,6 +324,6 @@ int main(void)
 
     json_decref(root);
     db_close(da);
-    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    remove_tmpdir();
     return done_testing();
 }

@@ -11,51 +11,12 @@
 #include "db.h"
 #include "config.h"
 #include "jit.h"
+#include "db_test_util.h"
 
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char tmpdir[512];
-
-/* Remove one entry (nftw callback). */
-static int rm_entry(const char *path, const struct stat *sb, int flag,
-                    struct FTW *ftw)
-{
-    (void)sb; (void)flag; (void)ftw;
-    return remove(path);
-}
-
-/* Make a fresh temporary directory under $TMPDIR or /tmp. */
-static void make_tmpdir(void)
-{
-    const char *t = getenv("TMPDIR");
-
-    snprintf(tmpdir, sizeof tmpdir, "%s/fa4-test-db-XXXXXX",
-             t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-        printf("Bail out! mkdtemp %s failed\n", tmpdir);
-        exit(1);
-    }
-}
-
-/* A device with NAME, CC and SMS. */
-static device_limits device(const char *name, int cc, int sms)
-{
-    device_limits d;
-
-    memset(&d, 0, sizeof d);
-    snprintf(d.name, sizeof d.name, "%s", name);
-    d.cc = cc;
-    snprintf(d.arch, sizeof d.arch, cc == 90 ? "sm_90a" : "sm_%d", cc);
-    d.sm_count = sms;
-    d.smem_per_block_optin = cc == 90 ? 232448 : 166912;
-    d.driver_version = 12040;
-    d.nvrtc_version = 12040;
-    return d;
-}
 
 /* A config of FAMILY whose bn is the MARK that identifies it here. */
 static fa4_config marked(fa4_family family, int mark)
@@ -91,28 +52,7 @@ static fa4_problem problem(int sq, int sk)
 static int put(const char *path, const device_limits *dev,
                const fa4_problem *p, fa4_config c, double ms)
 {
-    db *d = NULL;
-    char warn[512], why[512];
-    int r = db_open(&d, path, NULL, 0, warn, sizeof warn, why,
-                    sizeof why) == FA4_OK &&
-            db_store_winner(d, dev, p, &c, ms, 100.0, why, sizeof why) ==
-                FA4_OK;
-
-    if (!r)
-        diag("put: %s", why);
-    db_close(d);
-    return r;
-}
-
-/* Run SQL on the file PATH; 1 on success. */
-static int exec_sql(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    int r = sqlite3_open(path, &h) == SQLITE_OK &&
-            sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK;
-
-    sqlite3_close(h);
-    return r;
+    return store_winner_file(path, dev, p, &c, ms);
 }
 
 static char why[1024];
@@ -145,12 +85,12 @@ static fa4_status look(const char *user, const char *sys,
 int main(void)
 {
     char user[1024], sys[1024], *report = NULL;
-    device_limits h100 = device("NVIDIA H100 80GB HBM3", 90, 132);
-    device_limits h100_cut = device("NVIDIA H100 80GB HBM3", 90, 114);
-    device_limits h200 = device("NVIDIA H200", 90, 132);
-    device_limits h200_cut = device("NVIDIA H200", 90, 120);
-    device_limits other90 = device("Some other sm_90 board", 90, 66);
-    device_limits a100 = device("NVIDIA A100-SXM4-80GB", 80, 108);
+    device_limits h100 = test_device("NVIDIA H100 80GB HBM3", 90, 132);
+    device_limits h100_cut = test_device("NVIDIA H100 80GB HBM3", 90, 114);
+    device_limits h200 = test_device("NVIDIA H200", 90, 132);
+    device_limits h200_cut = test_device("NVIDIA H200", 90, 120);
+    device_limits other90 = test_device("Some other sm_90 board", 90, 66);
+    device_limits a100 = test_device("NVIDIA A100-SXM4-80GB", 80, 108);
     device_limits h100_newdrv = h100;
     fa4_problem p4k = problem(4096, 4096), p, p8k = problem(8192, 8192),
                 p512 = problem(512, 512);
@@ -281,6 +221,6 @@ int main(void)
     free(report);
     db_close(d);
 
-    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    remove_tmpdir();
     return done_testing();
 }

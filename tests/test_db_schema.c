@@ -11,61 +11,12 @@
 #include "db.h"
 #include "config.h"
 #include "jit.h"
+#include "db_test_util.h"
 
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char tmpdir[512];
-
-/* Remove one entry (nftw callback). */
-static int rm_entry(const char *path, const struct stat *sb, int flag,
-                    struct FTW *ftw)
-{
-    (void)sb; (void)flag; (void)ftw;
-    return remove(path);
-}
-
-/* Make a fresh temporary directory under $TMPDIR or /tmp. */
-static void make_tmpdir(void)
-{
-    const char *t = getenv("TMPDIR");
-
-    snprintf(tmpdir, sizeof tmpdir, "%s/fa4-test-db-XXXXXX",
-             t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-        printf("Bail out! mkdtemp %s failed\n", tmpdir);
-        exit(1);
-    }
-}
-
-/* Read the whole file PATH (malloc'd, NUL-terminated) or NULL. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        if (len)
-            *len = (size_t)n;
-    }
-    return buf;
-}
 
 /* Read REL (relative to the source tree) from wherever the tree is:
 ** $FA4_TOP_SRCDIR, $srcdir (automake), $srcdir/.., ., .. */
@@ -95,22 +46,6 @@ static char *slurp_src(const char *rel)
             return text;
     }
     return NULL;
-}
-
-/* One integer from SQL on the file PATH, or -999. */
-static int query_int(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    sqlite3_stmt *st = NULL;
-    int v = -999;
-
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
 }
 
 /* A text dump of PATH's schema as SQLite sees it: every column and index
@@ -146,19 +81,6 @@ static char *schema_shape(const char *path)
     return out;
 }
 
-/* An H100 as the lookup sees it. */
-static void h100(device_limits *d)
-{
-    memset(d, 0, sizeof *d);
-    snprintf(d->name, sizeof d->name, "NVIDIA H100 80GB HBM3");
-    d->cc = 90;
-    snprintf(d->arch, sizeof d->arch, "sm_90a");
-    d->sm_count = 132;
-    d->smem_per_block_optin = 232448;
-    d->driver_version = 12040;
-    d->nvrtc_version = 12040;
-}
-
 int main(void)
 {
     char path[1024], old[1024], newer[1024], foreign[1024], buf[1024];
@@ -176,7 +98,7 @@ int main(void)
 
     plan_lazy();
     make_tmpdir();
-    h100(&dev);
+    dev = test_device("NVIDIA H100 80GB HBM3", 90, 132);
 
     /* A new file, in a directory that does not exist yet. */
     snprintf(path, sizeof path, "%s/a/b/fa4.db", tmpdir);
@@ -350,6 +272,6 @@ int main(void)
     ok(a && strcmp(a, "/opt/fa4/system.db") == 0,
        "db_default_system_path takes $FA4_SYSTEM_DB");
 
-    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    remove_tmpdir();
     return done_testing();
 }

@@ -13,43 +13,31 @@
 #include "config.h"
 #include "family.h"
 #include "jit.h"
+#include "compile_test_util.h"
 
 /* A bf16 problem with head dim D. */
 static fa4_problem problem(int d, int causal)
 {
-    fa4_problem p = FA4_PROBLEM_INIT;
-    p.dtype = FA4_DTYPE_BF16;
-    p.batch = 2;
-    p.seqlen_q = p.seqlen_k = 4096;
-    p.heads_q = p.heads_kv = 16;
-    p.head_dim_qk = p.head_dim_v = d;
-    p.causal = causal;
-    p.window_right = causal ? 0 : -1;
-    return p;
+    return ct_problem(FA4_DTYPE_BF16, 2, 4096, d, d, causal);
 }
-
 /* Compile CFG for sm_100a; one ok line saying what compiled and how. */
 static void check_compile(const device_limits *dev, const fa4_problem *p,
                           const fa4_config *cfg, const char *what)
 {
-    char why[1024], desc[256];
+    char why[1024], desc[256], name[128];
     fa4_layout layout;
     jit_kernel k;
     fa4_status st;
 
     fa4_config_format(cfg, desc, sizeof desc);
-    st = budget_fit(&layout, dev, p, cfg, why, sizeof why);
-    if (st != FA4_OK) {
-        ok(0, "sm_100a bf16 d%d%s %s fits", p->head_dim_qk,
-           p->causal ? " causal" : "", desc);
-        diag("  %s", why);
+    ct_name(name, sizeof name, "sm_100a", p, 0);
+    if (!ct_fits(&layout, dev, p, cfg, name, desc))
         return;
-    }
     st = jit_compile(&k, "sm_100a", p, cfg, &layout, why, sizeof why);
     if (!ok(st == FA4_OK && k.spill_bytes == 0 && k.regs > 0 && k.regs <= 128,
-            "sm_100a bf16 d%d%s %s (%s) compiles without spills (%d regs of 128, "
-            "%.0f ms)", p->head_dim_qk, p->causal ? " causal" : "", what, desc,
-            st == FA4_OK ? k.regs : -1, st == FA4_OK ? k.compile_ms : 0.0))
+            "%s %s (%s) compiles without spills (%d regs of 128, %.0f ms)",
+            name, what, desc, st == FA4_OK ? k.regs : -1,
+            st == FA4_OK ? k.compile_ms : 0.0))
         diag("  %s", st == FA4_OK ? k.log : why);
     if (st == FA4_OK)
         jit_kernel_free(&k);

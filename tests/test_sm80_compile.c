@@ -13,46 +13,26 @@
 #include "config.h"
 #include "family.h"
 #include "jit.h"
-
-/* A problem of DTYPE with head dims D / DV. */
-static fa4_problem problem(fa4_dtype dtype, int d, int dv, int causal)
-{
-    fa4_problem p = FA4_PROBLEM_INIT;
-    p.dtype = dtype;
-    p.batch = 2;
-    p.seqlen_q = p.seqlen_k = 2048;
-    p.heads_q = p.heads_kv = 16;
-    p.head_dim_qk = d;
-    p.head_dim_v = dv;
-    p.causal = causal;
-    p.window_right = causal ? 0 : -1;
-    p.softmax_scale = 1.0f;
-    return p;
-}
+#include "compile_test_util.h"
 
 /* Compile CFG for ARCH; one ok line saying what compiled and how. */
 static void check_compile(const char *arch, const device_limits *dev,
                           const fa4_problem *p, const fa4_config *cfg)
 {
-    char why[1024], desc[256];
+    char why[1024], desc[256], name[128];
     fa4_layout layout;
     jit_kernel k;
     fa4_status st;
 
     fa4_config_format(cfg, desc, sizeof desc);
-    st = budget_fit(&layout, dev, p, cfg, why, sizeof why);
-    if (st != FA4_OK) {
-        ok(0, "%s %s d%d/%d%s %s fits", arch, p->dtype == FA4_DTYPE_BF16 ? "bf16" : "fp16",
-           p->head_dim_qk, p->head_dim_v, p->causal ? " causal" : "", desc);
-        diag("  %s", why);
+    ct_name(name, sizeof name, arch, p, 1);
+    if (!ct_fits(&layout, dev, p, cfg, name, desc))
         return;
-    }
     st = jit_compile(&k, arch, p, cfg, &layout, why, sizeof why);
     if (!ok(st == FA4_OK && k.spill_bytes == 0,
-            "%s %s d%d/%d%s %s compiles without spills (%d regs, estimate %d, %.0f ms)",
-            arch, p->dtype == FA4_DTYPE_BF16 ? "bf16" : "fp16", p->head_dim_qk,
-            p->head_dim_v, p->causal ? " causal" : "", desc, st == FA4_OK ? k.regs : -1,
-            layout.regs_estimate, k.compile_ms))
+            "%s %s compiles without spills (%d regs, estimate %d, %.0f ms)",
+            name, desc, st == FA4_OK ? k.regs : -1, layout.regs_estimate,
+            k.compile_ms))
         diag("  %s", why);
     if (st == FA4_OK)
         jit_kernel_free(&k);
@@ -81,7 +61,7 @@ int main(void)
             /* The default, in both dtypes, causal and not. */
             for (t = 0; t < 2; t++)
                 for (c = 0; c < 2; c++) {
-                    fa4_problem p = problem(t ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16,
+                    fa4_problem p = ct_problem_2k(t ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16,
                                             dims[i][0], dims[i][1], c);
                     fa4_config cfg;
                     if (config_default(&cfg, &dev, &p, FA4_FAMILY_SM80, why,
@@ -96,7 +76,7 @@ int main(void)
             /* A spread of the enumerated space (every config with
                FA4_TEST_ALL), dtype and causality alternating. */
             {
-                fa4_problem p = problem(FA4_DTYPE_BF16, dims[i][0], dims[i][1], 0);
+                fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, dims[i][0], dims[i][1], 0);
                 config_space sp;
                 int step;
                 if (config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM80, why, sizeof why) != FA4_OK
@@ -108,7 +88,7 @@ int main(void)
                 }
                 step = all ? 1 : (sp.count + 3) / 4;
                 for (j = (all ? 0 : (i + a) % step); j < sp.count; j += step) {
-                    fa4_problem q = problem(j & 1 ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16,
+                    fa4_problem q = ct_problem_2k(j & 1 ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16,
                                             dims[i][0], dims[i][1], (j >> 1) & 1);
                     check_compile(archs[a], &dev, &q, &sp.configs[j]);
                 }

@@ -85,10 +85,8 @@ static const struct { const char *name; tune_cmd cmd; } commands[] = {
     { "check", TUNE_CMD_CHECK }, { "help", TUNE_CMD_HELP },
 };
 
-/* Format the error into ERR and return -1. */
-static int fail(char *err, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t size, const char *fmt, ...)
+/* Format the error into ERR and return -1.  Shared with problems.c. */
+int tune_fail(char *err, size_t size, const char *fmt, ...)
 {
     va_list ap;
 
@@ -172,32 +170,32 @@ static int parse_devices(tune_args *a, const char *text, char *err,
         int d, i;
 
         if (n == 0 || n >= sizeof item)
-            return fail(err, size, "--devices: '%s' is not a list of device "
-                        "ordinals (e.g. 0,1) or 'all'", text);
+            return tune_fail(err, size, "--devices: '%s' is not a list of device "
+                             "ordinals (e.g. 0,1) or 'all'", text);
         memcpy(item, p, n);
         item[n] = '\0';
         if (parse_int(&d, item, 0, 1023) != 0)
-            return fail(err, size, "--devices: '%s' in '%s' is not a device "
-                        "ordinal (0, 1, ...)", item, text);
+            return tune_fail(err, size, "--devices: '%s' in '%s' is not a device "
+                             "ordinal (0, 1, ...)", item, text);
         for (i = 0; i < a->ndevices; i++)
             if (a->devices[i] == d)
-                return fail(err, size, "--devices: device %d is listed twice "
-                            "in '%s'", d, text);
+                return tune_fail(err, size, "--devices: device %d is listed twice "
+                                 "in '%s'", d, text);
         if (a->ndevices == TUNE_MAX_DEVICES)
-            return fail(err, size, "--devices: more than %d devices in '%s'",
-                        TUNE_MAX_DEVICES, text);
+            return tune_fail(err, size, "--devices: more than %d devices in '%s'",
+                             TUNE_MAX_DEVICES, text);
         a->devices[a->ndevices++] = d;
         p += n;
         if (*p == ',') {
             p++;
             if (*p == '\0')
-                return fail(err, size, "--devices: '%s' ends with a comma",
-                            text);
+                return tune_fail(err, size, "--devices: '%s' ends with a comma",
+                                 text);
         }
     }
     if (a->ndevices == 0)
-        return fail(err, size, "--devices: empty list; give ordinals (0,1) "
-                    "or 'all'");
+        return tune_fail(err, size, "--devices: empty list; give ordinals (0,1) "
+                         "or 'all'");
     return 0;
 }
 
@@ -209,17 +207,17 @@ static int parse_shard(tune_args *a, const char *text, char *err, size_t size)
     int i, n;
 
     if (strlen(text) >= sizeof buf || !(slash = strchr(strcpy(buf, text), '/')))
-        return fail(err, size, "--shard: '%s' is not of the form i/N "
-                    "(e.g. 0/4)", text);
+        return tune_fail(err, size, "--shard: '%s' is not of the form i/N "
+                         "(e.g. 0/4)", text);
     *slash = '\0';
     if (parse_int(&i, buf, 0, INT_MAX) != 0 ||
         parse_int(&n, slash + 1, 1, INT_MAX) != 0)
-        return fail(err, size, "--shard: '%s' is not of the form i/N with "
-                    "integers i >= 0 and N >= 1", text);
+        return tune_fail(err, size, "--shard: '%s' is not of the form i/N with "
+                         "integers i >= 0 and N >= 1", text);
     if (i >= n)
-        return fail(err, size, "--shard: '%s' needs 0 <= i < N (shards are "
-                    "numbered from 0, as SLURM_ARRAY_TASK_ID is with "
-                    "--array=0-%d)", text, n - 1);
+        return tune_fail(err, size, "--shard: '%s' needs 0 <= i < N (shards are "
+                         "numbered from 0, as SLURM_ARRAY_TASK_ID is with "
+                         "--array=0-%d)", text, n - 1);
     a->shard_index = i;
     a->shard_count = n;
     return 0;
@@ -234,13 +232,13 @@ static int parse_window(tune_args *a, const char *text, char *err,
     int l, r;
 
     if (strlen(text) >= sizeof buf || !(comma = strchr(strcpy(buf, text), ',')))
-        return fail(err, size, "--window: '%s' is not of the form L,R "
-                    "(e.g. 4096,0; -1 = unbounded)", text);
+        return tune_fail(err, size, "--window: '%s' is not of the form L,R "
+                         "(e.g. 4096,0; -1 = unbounded)", text);
     *comma = '\0';
     if (parse_int(&l, buf, -1, INT_MAX) != 0 ||
         parse_int(&r, comma + 1, -1, INT_MAX) != 0)
-        return fail(err, size, "--window: '%s' needs two integers >= -1 "
-                    "(-1 = unbounded)", text);
+        return tune_fail(err, size, "--window: '%s' needs two integers >= -1 "
+                         "(-1 = unbounded)", text);
     a->shape.window_left = l;
     a->shape.window_right = r;
     return 0;
@@ -281,8 +279,8 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
     switch (o->id) {
     case O_PRESET:
         if (!problems_preset_exists(value))
-            return fail(err, size, "--preset: unknown preset '%s'; known: %s",
-                        value, problems_preset_list());
+            return tune_fail(err, size, "--preset: unknown preset '%s'; known: %s",
+                             value, problems_preset_list());
         a->preset = value;
         return 0;
     case O_PROBLEMS:
@@ -290,8 +288,8 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
         return 0;
     case O_DTYPE:
         if (tune_args_dtype(&s->dtype, value) != 0)
-            return fail(err, size, "--dtype: '%s' is not a dtype; use bf16 "
-                        "or fp16", value);
+            return tune_fail(err, size, "--dtype: '%s' is not a dtype; use bf16 "
+                             "or fp16", value);
         a->shape_set |= TUNE_SHAPE_DTYPE;
         return 0;
     case O_BATCH:
@@ -303,8 +301,8 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
     case O_HEAD_DIM_V: {
         int v;
         if (parse_int(&v, value, 1, INT_MAX) != 0)
-            return fail(err, size, "%s: '%s' is not a positive integer", n,
-                        value);
+            return tune_fail(err, size, "%s: '%s' is not a positive integer", n,
+                             value);
         switch (o->id) {
         case O_BATCH: s->batch = v; a->shape_set |= TUNE_SHAPE_BATCH; break;
         case O_SEQLEN_Q: s->seqlen_q = v; a->shape_set |= TUNE_SHAPE_SEQLEN_Q; break;
@@ -325,8 +323,8 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
         return parse_window(a, value, err, size);
     case O_DEVICE:
         if (parse_int(&a->device, value, 0, 1023) != 0)
-            return fail(err, size, "--device: '%s' is not a device ordinal "
-                        "(0, 1, ...)", value);
+            return tune_fail(err, size, "--device: '%s' is not a device ordinal "
+                             "(0, 1, ...)", value);
         a->device_set = 1;
         return 0;
     case O_DEVICES:
@@ -335,14 +333,14 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
         return parse_shard(a, value, err, size);
     case O_TIME_BUDGET:
         if (parse_seconds(&a->time_budget_s, value) != 0)
-            return fail(err, size, "--time-budget: '%s' is not a duration "
-                        "(seconds, or with s/m/h: 90, 10m, 2h; 0 = none)",
-                        value);
+            return tune_fail(err, size, "--time-budget: '%s' is not a duration "
+                             "(seconds, or with s/m/h: 90, 10m, 2h; 0 = none)",
+                             value);
         return 0;
     case O_MAX_TRIALS:
         if (parse_int(&a->max_trials, value, 1, INT_MAX) != 0)
-            return fail(err, size, "--max-trials: '%s' is not a positive "
-                        "integer", value);
+            return tune_fail(err, size, "--max-trials: '%s' is not a positive "
+                             "integer", value);
         return 0;
     case O_STRATEGY:
         if (strcmp(value, "exhaustive") == 0)
@@ -350,37 +348,37 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
         else if (strcmp(value, "coarse") == 0)
             a->strategy = TUNE_STRATEGY_COARSE;
         else
-            return fail(err, size, "--strategy: '%s' is not a strategy; use "
-                        "exhaustive or coarse", value);
+            return tune_fail(err, size, "--strategy: '%s' is not a strategy; use "
+                             "exhaustive or coarse", value);
         return 0;
     case O_JOBS:
         if (parse_int(&a->jobs, value, 1, 1024) != 0)
-            return fail(err, size, "%s: '%s' is not a thread count "
-                        "(1..1024)", n, value);
+            return tune_fail(err, size, "%s: '%s' is not a thread count "
+                             "(1..1024)", n, value);
         return 0;
     case O_REPS:
         if (parse_int(&a->reps, value, 20, 100000) != 0)
-            return fail(err, size, "--reps: '%s' must be an integer >= 20 "
-                        "(the median needs at least 20 timed runs)", value);
+            return tune_fail(err, size, "--reps: '%s' must be an integer >= 20 "
+                             "(the median needs at least 20 timed runs)", value);
         return 0;
     case O_RETIME:
         if (parse_int(&a->retime, value, 0, 1000) != 0)
-            return fail(err, size, "--retime: '%s' is not a count (0..1000)",
-                        value);
+            return tune_fail(err, size, "--retime: '%s' is not a count (0..1000)",
+                             value);
         return 0;
     case O_SEED: {
         char *end;
         errno = 0;
         a->seed = strtoull(value, &end, 0);
         if (errno || end == value || *end != '\0' || value[0] == '-')
-            return fail(err, size, "--seed: '%s' is not an unsigned integer",
-                        value);
+            return tune_fail(err, size, "--seed: '%s' is not an unsigned integer",
+                             value);
         a->seed_set = 1;
         return 0;
     }
     case O_DB:
         if (value[0] == '\0')
-            return fail(err, size, "--db: empty path");
+            return tune_fail(err, size, "--db: empty path");
         a->db_path = value;
         return 0;
     case O_JSON:
@@ -400,20 +398,20 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
             strcmp(value, "sm_100a") && strcmp(value, "sm_90") &&
             strcmp(value, "sm_100") && strcmp(value, "80") &&
             strcmp(value, "90") && strcmp(value, "100"))
-            return fail(err, size, "--arch: '%s' is not an architecture; use "
-                        "sm_80, sm_90a or sm_100a", value);
+            return tune_fail(err, size, "--arch: '%s' is not an architecture; use "
+                             "sm_80, sm_90a or sm_100a", value);
         a->arch = value;
         return 0;
     case O_FAMILY:
         if (parse_family(&a->family, value) != 0)
-            return fail(err, size, "--family: '%s' is not a kernel family; "
-                        "use sm80, sm90 or sm100", value);
+            return tune_fail(err, size, "--family: '%s' is not a kernel family; "
+                             "use sm80, sm90 or sm100", value);
         return 0;
     case O_TABLE:
         if (strcmp(value, "winners") && strcmp(value, "trials") &&
             strcmp(value, "devices") && strcmp(value, "binaries"))
-            return fail(err, size, "--table: '%s' is not a table; use "
-                        "winners, trials, devices or binaries", value);
+            return tune_fail(err, size, "--table: '%s' is not a table; use "
+                             "winners, trials, devices or binaries", value);
         a->table = value;
         return 0;
     case O_SYSTEM:
@@ -440,34 +438,34 @@ static int check_combination(tune_args *a, char *err, size_t size)
                       (shape_only != 0);
         if (sources > 1) {
             if (a->preset && a->problems_file)
-                return fail(err, size, "--preset and --problems cannot be "
-                            "combined; give one list of problems");
-            return fail(err, size, "shape options (--batch, --head-dim, ...) "
-                        "cannot be combined with %s",
-                        a->preset ? "--preset" : "--problems");
+                return tune_fail(err, size, "--preset and --problems cannot be "
+                                 "combined; give one list of problems");
+            return tune_fail(err, size, "shape options (--batch, --head-dim, ...) "
+                             "cannot be combined with %s",
+                             a->preset ? "--preset" : "--problems");
         }
         if (a->problems_file && (a->shape_set & TUNE_SHAPE_DTYPE))
-            return fail(err, size, "--dtype cannot be combined with "
-                        "--problems; set \"dtype\" per problem in the file");
+            return tune_fail(err, size, "--dtype cannot be combined with "
+                             "--problems; set \"dtype\" per problem in the file");
         if (sources == 0)
-            return fail(err, size, "no problem given; use --preset NAME, "
-                        "--problems FILE.json, or --batch, --seqlen-q, "
-                        "--heads-q and --head-dim");
+            return tune_fail(err, size, "no problem given; use --preset NAME, "
+                             "--problems FILE.json, or --batch, --seqlen-q, "
+                             "--heads-q and --head-dim");
         if (a->ndevices || a->all_devices) {
             if (a->device_set)
-                return fail(err, size, "--device and --devices cannot be "
-                            "combined");
+                return tune_fail(err, size, "--device and --devices cannot be "
+                                 "combined");
             if (a->dry_run)
-                return fail(err, size, "--devices cannot be combined with "
-                            "--dry-run (nothing runs on a device)");
+                return tune_fail(err, size, "--devices cannot be combined with "
+                                 "--dry-run (nothing runs on a device)");
         }
         if (a->arch && !a->dry_run)
-            return fail(err, size, "--arch %s is only used with --dry-run; "
-                        "tuning measures the GPU given by --device", a->arch);
+            return tune_fail(err, size, "--arch %s is only used with --dry-run; "
+                             "tuning measures the GPU given by --device", a->arch);
     }
     if (a->cmd == TUNE_CMD_SPACE && !(a->shape_set & TUNE_SHAPE_HEAD_DIM))
-        return fail(err, size, "--head-dim is required (64, 96, 128, 192 "
-                    "or 256)");
+        return tune_fail(err, size, "--head-dim is required (64, 96, 128, 192 "
+                         "or 256)");
     if (shape_only && a->cmd == TUNE_CMD_TUNE) {
         static const struct { unsigned bit; const char *name; } req[] = {
             { TUNE_SHAPE_BATCH, "--batch" },
@@ -478,9 +476,9 @@ static int check_combination(tune_args *a, char *err, size_t size)
         size_t i;
         for (i = 0; i < sizeof req / sizeof req[0]; i++)
             if (!(a->shape_set & req[i].bit))
-                return fail(err, size, "%s is required with the shape "
-                            "options (or use --preset or --problems)",
-                            req[i].name);
+                return tune_fail(err, size, "%s is required with the shape "
+                                 "options (or use --preset or --problems)",
+                                 req[i].name);
     }
     /* Defaults of the shape: what `space` assumes when a size is absent. */
     if (!(a->shape_set & TUNE_SHAPE_BATCH))
@@ -496,13 +494,13 @@ static int check_combination(tune_args *a, char *err, size_t size)
     if (s->causal && !(a->shape_set & TUNE_SHAPE_WINDOW))
         s->window_right = 0;
     if (a->cmd == TUNE_CMD_EXPORT && !a->file)
-        return fail(err, size, "a FILE is required: export --json FILE "
-                    "('-' for standard output)");
+        return tune_fail(err, size, "a FILE is required: export --json FILE "
+                         "('-' for standard output)");
     if ((a->cmd == TUNE_CMD_IMPORT || a->cmd == TUNE_CMD_MERGE) && !a->file)
-        return fail(err, size, "a %s is required: %s %s",
-                    a->cmd == TUNE_CMD_IMPORT ? "FILE" : "database",
-                    a->cmd_name,
-                    a->cmd == TUNE_CMD_IMPORT ? "FILE.json" : "OTHER.db");
+        return tune_fail(err, size, "a %s is required: %s %s",
+                         a->cmd == TUNE_CMD_IMPORT ? "FILE" : "database",
+                         a->cmd_name,
+                         a->cmd == TUNE_CMD_IMPORT ? "FILE.json" : "OTHER.db");
     return 0;
 }
 
@@ -524,8 +522,8 @@ int tune_args_parse(tune_args *out, int argc, char *const argv[], char *err,
     err[0] = '\0';
 
     if (argc < 2)
-        return fail(err, err_size, "no subcommand; use tune, space, show, "
-                    "export, import, merge or check (fa4-tune --help)");
+        return tune_fail(err, err_size, "no subcommand; use tune, space, show, "
+                         "export, import, merge or check (fa4-tune --help)");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         !strcmp(argv[1], "help")) {
         out->cmd = TUNE_CMD_HELP;
@@ -541,11 +539,11 @@ int tune_args_parse(tune_args *out, int argc, char *const argv[], char *err,
             a.cmd = commands[i].cmd, a.cmd_name = commands[i].name;
     if (a.cmd == TUNE_CMD_NONE) {
         if (argv[1][0] == '-')
-            return fail(err, err_size, "'%s' before the subcommand; write "
-                        "fa4-tune SUBCOMMAND [options] (tune, space, show, "
-                        "export, import, merge, check)", argv[1]);
-        return fail(err, err_size, "unknown subcommand '%s'; use tune, space, "
-                    "show, export, import, merge or check", argv[1]);
+            return tune_fail(err, err_size, "'%s' before the subcommand; write "
+                             "fa4-tune SUBCOMMAND [options] (tune, space, show, "
+                             "export, import, merge, check)", argv[1]);
+        return tune_fail(err, err_size, "unknown subcommand '%s'; use tune, space, "
+                         "show, export, import, merge or check", argv[1]);
     }
 
     for (k = 2; k < argc; k++) {
@@ -565,7 +563,7 @@ int tune_args_parse(tune_args *out, int argc, char *const argv[], char *err,
             }
             snprintf(sub, sizeof sub, "%s: unexpected argument '%s'",
                      a.cmd_name, arg);
-            return fail(err, err_size, "%s", sub);
+            return tune_fail(err, err_size, "%s", sub);
         }
         /* --name=value and -jN */
         eq = strchr(arg, '=');
@@ -583,30 +581,30 @@ int tune_args_parse(tune_args *out, int argc, char *const argv[], char *err,
             snprintf(name, sizeof name, "%s", arg);
         }
         if (!(o = find_option(name)))
-            return fail(err, err_size, "%s: unknown option '%s' (fa4-tune "
-                        "--help lists them)", a.cmd_name, name);
+            return tune_fail(err, err_size, "%s: unknown option '%s' (fa4-tune "
+                             "--help lists them)", a.cmd_name, name);
         if (!(o->cmds & (1u << a.cmd)))
-            return fail(err, err_size, "%s: %s is not an option of '%s'",
-                        a.cmd_name, o->name, a.cmd_name);
+            return tune_fail(err, err_size, "%s: %s is not an option of '%s'",
+                             a.cmd_name, o->name, a.cmd_name);
         takes = o->has_arg == 1 || (o->has_arg == 2 && a.cmd == TUNE_CMD_EXPORT);
         if (takes && !value) {
             if (k + 1 >= argc)
-                return fail(err, err_size, "%s: %s needs a value", a.cmd_name,
-                            o->name);
+                return tune_fail(err, err_size, "%s: %s needs a value", a.cmd_name,
+                                 o->name);
             value = argv[++k];
         } else if (!takes && value) {
-            return fail(err, err_size, "%s: %s takes no value (got '%s')",
-                        a.cmd_name, o->name, value);
+            return tune_fail(err, err_size, "%s: %s takes no value (got '%s')",
+                             a.cmd_name, o->name, value);
         }
         if (apply_option(&a, o, value, sub, sizeof sub) != 0)
-            return fail(err, err_size, "%s: %s", a.cmd_name, sub);
+            return tune_fail(err, err_size, "%s: %s", a.cmd_name, sub);
         if (a.cmd == TUNE_CMD_HELP) {
             out->cmd = TUNE_CMD_HELP;
             return 0;
         }
     }
     if (check_combination(&a, sub, sizeof sub) != 0)
-        return fail(err, err_size, "%s: %s", a.cmd_name, sub);
+        return tune_fail(err, err_size, "%s: %s", a.cmd_name, sub);
     *out = a;
     return 0;
 }

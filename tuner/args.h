@@ -101,4 +101,9 @@ int tune_args_dtype(fa4_dtype *out, const char *text);
 /* The short name of DTYPE ("bf16"). */
 const char *tune_dtype_name(fa4_dtype dtype);
 
+/* Format the error into ERR (SIZE bytes) and return -1; shared by the
+** tuner's parsers. */
+int tune_fail(char *err, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif

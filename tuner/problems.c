@@ -3,26 +3,12 @@
 ** files, the command-line shape; and the shard split.
 */
 #define _POSIX_C_SOURCE 200809L
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 
 #include "problems.h"
-
-/* Format the error into ERR and return -1. */
-static int fail(char *err, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, size, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* ---------------------------------------------------------------- presets */
 
@@ -111,8 +97,8 @@ int problems_add_preset(problem_list *list, const char *name, fa4_dtype dtype,
     int di, causal, s;
 
     if (!ps)
-        return fail(err, err_size, "unknown preset '%s'; known: %s", name,
-                    problems_preset_list());
+        return tune_fail(err, err_size, "unknown preset '%s'; known: %s", name,
+                         problems_preset_list());
     for (di = 0; di < 3 && ps->dims[di]; di++) {
         for (causal = 0; causal <= 1; causal++) {
             if (!(ps->causal_mask & (1 << causal)))
@@ -136,7 +122,7 @@ int problems_add_preset(problem_list *list, const char *name, fa4_dtype dtype,
                 snprintf(label, sizeof label, "%s d%d s%d%s", ps->name, d, s,
                          causal ? " causal" : "");
                 if (problems_append(list, &p, label) != 0)
-                    return fail(err, err_size, "out of memory");
+                    return tune_fail(err, err_size, "out of memory");
             }
         }
     }
@@ -152,11 +138,11 @@ static int json_int(int *out, json_t *v, const char *where, const char *key,
     json_int_t x;
 
     if (!json_is_integer(v))
-        return fail(err, size, "%s.%s: expected an integer", where, key);
+        return tune_fail(err, size, "%s.%s: expected an integer", where, key);
     x = json_integer_value(v);
     if (x < min || x > 0x7fffffff)
-        return fail(err, size, "%s.%s: %lld is out of range (>= %d)", where,
-                    key, (long long)x, min);
+        return tune_fail(err, size, "%s.%s: %lld is out of range (>= %d)", where,
+                         key, (long long)x, min);
     *out = (int)x;
     return 0;
 }
@@ -171,19 +157,19 @@ static int json_problem(fa4_problem *p, char *name, size_t name_size,
     int have_sk = 0, have_hkv = 0, have_wr = 0;
 
     if (!json_is_object(obj))
-        return fail(err, size, "%s: expected an object", where);
+        return tune_fail(err, size, "%s: expected an object", where);
     json_object_foreach(obj, key, v) {
         int r = 0;
 
         if (!strcmp(key, "name")) {
             if (!json_is_string(v))
-                return fail(err, size, "%s.name: expected a string", where);
+                return tune_fail(err, size, "%s.name: expected a string", where);
             snprintf(name, name_size, "%s", json_string_value(v));
         } else if (!strcmp(key, "dtype")) {
             if (!json_is_string(v) ||
                 tune_args_dtype(&p->dtype, json_string_value(v)) != 0)
-                return fail(err, size, "%s.dtype: expected \"bf16\" or "
-                            "\"fp16\"", where);
+                return tune_fail(err, size, "%s.dtype: expected \"bf16\" or "
+                                 "\"fp16\"", where);
         } else if (!strcmp(key, "batch")) {
             r = json_int(&p->batch, v, where, key, 1, err, size), have_batch = 1;
         } else if (!strcmp(key, "seqlen_q")) {
@@ -200,15 +186,15 @@ static int json_problem(fa4_problem *p, char *name, size_t name_size,
             r = json_int(&p->head_dim_v, v, where, key, 0, err, size);
         } else if (!strcmp(key, "causal") || !strcmp(key, "return_lse")) {
             if (!json_is_boolean(v) && !json_is_integer(v))
-                return fail(err, size, "%s.%s: expected true or false", where,
-                            key);
+                return tune_fail(err, size, "%s.%s: expected true or false", where,
+                                 key);
             *(!strcmp(key, "causal") ? &p->causal : &p->return_lse) =
                 json_is_boolean(v) ? json_is_true(v)
                                    : (int)json_integer_value(v);
         } else if (!strcmp(key, "window")) {
             if (!json_is_array(v) || json_array_size(v) != 2)
-                return fail(err, size, "%s.window: expected [left, right] "
-                            "(-1 = unbounded)", where);
+                return tune_fail(err, size, "%s.window: expected [left, right] "
+                                 "(-1 = unbounded)", where);
             r = json_int(&p->window_left, json_array_get(v, 0), where,
                          "window[0]", -1, err, size);
             if (!r)
@@ -222,22 +208,22 @@ static int json_problem(fa4_problem *p, char *name, size_t name_size,
             have_wr = 1;
         } else if (!strcmp(key, "softmax_scale")) {
             if (!json_is_number(v))
-                return fail(err, size, "%s.softmax_scale: expected a number",
-                            where);
+                return tune_fail(err, size, "%s.softmax_scale: expected a number",
+                                 where);
             p->softmax_scale = (float)json_number_value(v);
         } else {
-            return fail(err, size, "%s: unknown key \"%s\" (known: name dtype "
-                        "batch seqlen_q seqlen_k heads_q heads_kv head_dim "
-                        "head_dim_v causal window window_left window_right "
-                        "softmax_scale return_lse)", where, key);
+            return tune_fail(err, size, "%s: unknown key \"%s\" (known: name dtype "
+                             "batch seqlen_q seqlen_k heads_q heads_kv head_dim "
+                             "head_dim_v causal window window_left window_right "
+                             "softmax_scale return_lse)", where, key);
         }
         if (r)
             return -1;
     }
     if (!have_batch || !have_sq || !have_hq || !have_d)
-        return fail(err, size, "%s: \"%s\" is required", where,
-                    !have_batch ? "batch" : !have_sq ? "seqlen_q"
-                    : !have_hq ? "heads_q" : "head_dim");
+        return tune_fail(err, size, "%s: \"%s\" is required", where,
+                         !have_batch ? "batch" : !have_sq ? "seqlen_q"
+                         : !have_hq ? "heads_q" : "head_dim");
     if (!have_sk)
         p->seqlen_k = p->seqlen_q;
     if (!have_hkv)
@@ -256,16 +242,16 @@ int problems_add_json(problem_list *list, const char *path, char *err,
     int rc = -1;
 
     if (!(root = json_load_file(path, 0, &jerr)))
-        return fail(err, err_size, "%s:%d:%d: %s", path, jerr.line,
-                    jerr.column, jerr.text);
+        return tune_fail(err, err_size, "%s:%d:%d: %s", path, jerr.line,
+                         jerr.column, jerr.text);
     arr = json_is_object(root) ? json_object_get(root, "problems") : root;
     if (!json_is_array(arr)) {
-        fail(err, err_size, "%s: expected an array of problems, or an object "
-             "with a \"problems\" array", path);
+        tune_fail(err, err_size, "%s: expected an array of problems, or an object "
+                  "with a \"problems\" array", path);
         goto done;
     }
     if (json_array_size(arr) == 0) {
-        fail(err, err_size, "%s: the list of problems is empty", path);
+        tune_fail(err, err_size, "%s: the list of problems is empty", path);
         goto done;
     }
     for (i = 0; i < json_array_size(arr); i++) {
@@ -276,11 +262,11 @@ int problems_add_json(problem_list *list, const char *path, char *err,
         snprintf(name, sizeof name, "%s", where);
         if (json_problem(&p, name, sizeof name, json_array_get(arr, i), where,
                          why, sizeof why) != 0) {
-            fail(err, err_size, "%s: %s", path, why);
+            tune_fail(err, err_size, "%s: %s", path, why);
             goto done;
         }
         if (problems_append(list, &p, name) != 0) {
-            fail(err, err_size, "out of memory");
+            tune_fail(err, err_size, "out of memory");
             goto done;
         }
     }
@@ -306,19 +292,19 @@ int problems_build(problem_list *list, const tune_args *args, char *err,
         if (problems_add_json(list, args->problems_file, err, err_size) != 0)
             return -1;
     } else if (problems_append(list, &args->shape, "cli") != 0) {
-        return fail(err, err_size, "out of memory");
+        return tune_fail(err, err_size, "out of memory");
     }
     for (i = 0; i < list->count; i++) {
         char why[512], desc[160];
         fa4_status st = fa4_problem_check(&list->items[i].problem, why,
                                           sizeof why);
         if (st != FA4_OK)
-            return fail(err, err_size, "%s%s%s (%s): %s%s",
-                        args->problems_file ? args->problems_file : "",
-                        args->problems_file ? ": " : "", list->items[i].name,
-                        problems_describe(&list->items[i].problem, desc,
+            return tune_fail(err, err_size, "%s%s%s (%s): %s%s",
+                             args->problems_file ? args->problems_file : "",
+                             args->problems_file ? ": " : "", list->items[i].name,
+                             problems_describe(&list->items[i].problem, desc,
                                           sizeof desc), why,
-                        st == FA4_ENOTSUP ? " (not supported)" : "");
+                             st == FA4_ENOTSUP ? " (not supported)" : "");
     }
     problems_shard(list, args->shard_index, args->shard_count);
     return 0;
