@@ -78,30 +78,59 @@ static char *read_kernel_file(const char *dir, const char *name)
     return text;
 }
 
-/* 1 when embedded file NAME belongs to FAMILY's sources (its directory or common/). */
-static int file_of_family(const char *name, const char *family_dir)
+/* Index of embedded file NAME, or -1. */
+static int embedded_index(const char *name, size_t len)
 {
-    size_t n = strlen(family_dir);
-    return strncmp(name, "common/", 7) == 0 ||
-           (strncmp(name, family_dir, n) == 0 && name[n] == '/');
+    int i;
+
+    for (i = 0; i < embedded_kernels_count; i++)
+        if (strlen(embedded_kernels[i].name) == len && !strncmp(embedded_kernels[i].name, name, len))
+            return i;
+    return -1;
+}
+
+/*
+** Mark in SEEN the embedded file I and every file it includes
+** (#include "x"), recursively: the sources that make up one family.
+*/
+static void mark_includes(char *seen, int i)
+{
+    const char *t;
+
+    if (i < 0 || seen[i])
+        return;
+    seen[i] = 1;
+    for (t = strstr(embedded_kernels[i].text, "#include \""); t; t = strstr(t + 1, "#include \"")) {
+        const char *name = t + 10, *end = strchr(name, '"');
+        if (end)
+            mark_includes(seen, embedded_index(name, (size_t)(end - name)));
+    }
 }
 
 static char source_hashes[3][17];
 static pthread_once_t hash_once = PTHREAD_ONCE_INIT;
 
+/* Hash each family's include closure, from its kernel.cuh: an edit to one
+   family's files leaves the others' database entries valid. */
 static void compute_source_hashes(void)
 {
     static const fa4_family fams[3] = { FA4_FAMILY_SM80, FA4_FAMILY_SM90, FA4_FAMILY_SM100 };
     const char *dir = kernel_dir();
+    char *seen = calloc((size_t)embedded_kernels_count + 1, 1);
     int f, i;
 
     for (f = 0; f < 3; f++) {
-        const char *fdir = family_lookup(fams[f])->name;
+        char root[64];
         uint64_t h = FNV_INIT;
+        snprintf(root, sizeof root, "%s/kernel.cuh", family_lookup(fams[f])->name);
+        if (seen) {
+            memset(seen, 0, (size_t)embedded_kernels_count);
+            mark_includes(seen, embedded_index(root, strlen(root)));
+        }
         for (i = 0; i < embedded_kernels_count; i++) {
             const char *name = embedded_kernels[i].name;
             char *text = NULL;
-            if (!file_of_family(name, fdir))
+            if (seen && !seen[i])
                 continue;
             if (dir)
                 text = read_kernel_file(dir, name);
@@ -115,6 +144,7 @@ static void compute_source_hashes(void)
         }
         snprintf(source_hashes[f], 17, "%016llx", (unsigned long long)h);
     }
+    free(seen);
 }
 
 const char *jit_source_hash(fa4_family family)

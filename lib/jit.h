@@ -43,8 +43,10 @@ fa4_status jit_compile(jit_kernel *out, const char *arch,
                        const fa4_layout *layout, char *why, size_t why_size);
 void jit_kernel_free(jit_kernel *k);
 
-/* Hex hash (17 bytes incl. NUL) of FAMILY's kernel sources and their
-** headers: database entries tuned with other sources are stale. */
+/* Hex hash (17 bytes incl. NUL) of FAMILY's kernel sources: its
+** kernel.cuh and every file that includes, transitively (embedded copies,
+** or $FA4_KERNEL_DIR's).  Database entries tuned with other sources are
+** stale. */
 const char *jit_source_hash(fa4_family family);
 
 /* NVRTC's version as major*1000 + minor*10, 0 if unavailable. */

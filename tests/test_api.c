@@ -27,6 +27,12 @@ int main(void)
     ok(!strcmp(fa4_status_string((fa4_status)99), "unknown status"), "status string of an unknown code");
     ok(!strcmp(fa4_config_source_string(FA4_SOURCE_USER_EXACT), "exact"), "source string of user exact is \"exact\"");
 
+    ok(strlen(jit_source_hash(FA4_FAMILY_SM80)) == 16 &&
+       strcmp(jit_source_hash(FA4_FAMILY_SM80), jit_source_hash(FA4_FAMILY_SM90)) != 0 &&
+       strcmp(jit_source_hash(FA4_FAMILY_SM90), jit_source_hash(FA4_FAMILY_SM100)) != 0,
+       "each family's source hash covers its own include closure (%s %s %s)",
+       jit_source_hash(FA4_FAMILY_SM80), jit_source_hash(FA4_FAMILY_SM90), jit_source_hash(FA4_FAMILY_SM100));
+
     /* A machine without a driver: point the loader at a missing library. */
     setenv("FA4_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
     st = fa4_context_create(&ctx, 0, NULL);

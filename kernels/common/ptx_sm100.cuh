@@ -10,13 +10,13 @@
 ** "Shared memory descriptor" of tcgen05) and must be checked by a probe
 ** like probes/hopper-ptx/ before any result is trusted.
 **
-** Self-contained: the sm100 kernel includes this and not ptx.cuh or
-** ptx_sm90.cuh, so the names below may repeat theirs.
+** The conversions and MUFU wrappers shared with sm80 come from ptx.cuh.
 */
 #ifndef FA4_KERNEL_PTX_SM100_CUH
 #define FA4_KERNEL_PTX_SM100_CUH
 
 #include "common/types.cuh"
+#include "common/ptx.cuh"
 
 #ifndef FA4_DEV
 #define FA4_DEV static __device__ __forceinline__
@@ -253,38 +253,7 @@ FA4_DEV void tcgen05_commit(u32 bar)
                  :: "r"(bar) : "memory");
 }
 
-/* ------------------------------------------------------- conversions */
-
-/* Pack two f32 into bf16x2 / f16x2: LO in bits 0-15 (the instruction puts
- * its first source in the upper half, KERNEL_NOTES.md). */
-FA4_DEV u32 cvt_rn_bf16x2_f32(float lo, float hi)
-{
-    u32 d;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
-    return d;
-}
-
-FA4_DEV u32 cvt_rn_f16x2_f32(float lo, float hi)
-{
-    u32 d;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
-    return d;
-}
-
-/* 2^x on the MUFU unit (2^-inf = 0). */
-FA4_DEV float ex2_approx_ftz(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
-
-FA4_DEV float lg2_approx_ftz(float x)
-{
-    float y;
-    asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
+/* ------------------------------------------------------- global stores */
 
 FA4_DEV void st_global_v4_u32(void *gmem, u32 a, u32 b, u32 c, u32 d)
 {

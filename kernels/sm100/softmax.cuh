@@ -72,7 +72,7 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
         /* lazy rescale: keep the stale max unless it grew by > threshold;
            the final 1/l uses the same stale max, so results stay exact. */
         if (mx > m + (float)FA4_RESCALE_THRESHOLD || (m == SM100_NEG_INF && mx > m)) {
-            alpha = m == SM100_NEG_INF ? 0.0f : ex2_approx_ftz(m - mx);
+            alpha = m == SM100_NEG_INF ? 0.0f : ex2_approx_ftz_f32(m - mx);
             m = mx;
         }
         corr[r] = alpha;
@@ -90,7 +90,7 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
 #pragma unroll
                 for (e = 0; e < 16; e++) {
                     float x = __uint_as_float(v[e]) * sc - ms;
-                    float y = e < emu ? exp2_poly(x) : ex2_approx_ftz(x);
+                    float y = e < emu ? exp2_poly(x) : ex2_approx_ftz_f32(x);
                     pr[e] = key_visible(p, row, key0 + ch * 16 + e) ? y : 0.0f;
                     sum += pr[e];
                 }
@@ -119,7 +119,7 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
                      + ((long long)c.batch * p.heads_q + c.head) * p.seqlen_q + row;
         /* natural log-sum-exp of the scaled scores: (m + log2 l) * ln 2 */
         *lse = (l > 0.0f && m != SM100_NEG_INF)
-                   ? (m + lg2_approx_ftz(l)) * 0.6931471805599453f
+                   ? (m + lg2_approx_ftz_f32(l)) * 0.6931471805599453f
                    : SM100_NEG_INF;
     }
 }
