@@ -11,12 +11,24 @@
 ** Shared memory, from the 1024-aligned dynamic base (the kernel aligns it):
 **     Q [BM x DP] | K [STAGES][BN x DP] | V [STAGES][BN x DVP] | O [BM x DVP] | BAR
 ** with DP, DVP the head dims rounded up to 64 (TMA zero-fills the pad
-** columns), tiles stored as 64-column chunks of rows x 128 B (128 B
-** swizzle), each region 1024 B aligned, plus 1024 B of slack for the base
-** alignment.  When O does not fit beside Q it takes Q's bytes (O region
-** offset = Q's): the kernel writes O only after its last Q K^T and the
+** columns), tiles stored as 64-column chunks of rows x 128 B (swizzle 128)
+** or 32-column chunks of rows x 64 B (swizzle 64: same bytes per tile),
+** each region 1024 B aligned, plus 1024 B of slack for the base alignment.
+** When O does not fit beside Q it takes Q's bytes (O region offset = Q's):
+** O is stored in Q's layout (same swizzle), so each consumer warpgroup
+** writes O only over its own Q rows, after its last Q K^T, and the
 ** producer reloads Q only after the O store has read shared memory.
 ** BAR: q_full, q_empty, then k_full, k_empty, v_full, v_empty per stage.
+**
+** Fused K/V ring (fused_kv = 1):
+**     Q [BM x DP] | KV [SLOTS][BN x DP] | O | BAR
+** K and V tiles alternate in one ring of slots of max(K, V) = BN x DP
+** elements; one key block takes two slots.  SLOTS = 2 x stages when that
+** fits the opt-in limit (with O in Q's bytes), else as many as fit; the
+** config fits only when that is at least 2 x stages - 1, so stages = s
+** gives 2s - 1 or 2s slots and no two configs share a layout (odd counts,
+** e.g. d256 bn64 5 slots or bn96 3 slots, are what the split rings cannot
+** do).  BAR: q_full, q_empty, then full and empty per slot.
 **
 ** Registers: setmaxnreg gives the producer warpgroup PRODUCER_REGS and each
 ** consumer CONSUMER_REGS; the block's total must stay within the register
@@ -54,19 +66,20 @@ static int sm90_dv(const fa4_problem *pb)
 ** across the epilogue), DVP/4 - 16, and 16 more above bn 192, fitted to
 ** ptxas: without it d256 bn64 (204), d128 bn192 (236) and d64 bn240 (240)
 ** spill; d192 bn112 (208 + 32), d128 bn176 (224 + 16) and d64 bn128 at 160
-** registers (156 + 0) do not. */
-static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched)
+** registers (156 + 0) do not.  The 64 B swizzle epilogue needs 8 more
+** (H100 sweep, 2026-11-22: d128 bn176 at 240 spills 60-76 B with it). */
+static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzle)
 {
     if (sched == FA4_SCHED_PLAIN)
         return 0;
-    return align_up(dv, 64) / 4 - 16 + (bn > 192 ? 16 : 0);
+    return align_up(dv, 64) / 4 - 16 + (bn > 192 ? 16 : 0) + (swizzle == 64 ? 8 : 0);
 }
 
 /* The consumer's register need (file comment). */
-static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched)
+static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched, int swizzle)
 {
     return align_up(dv, 64) / 2 + bn / 2 + bn / 4 + SM90_REG_OVERHEAD +
-           sm90_persistent_extra(dv, bn, sched);
+           sm90_persistent_extra(dv, bn, sched, swizzle);
 }
 
 /* The setmaxnreg split used for WGS consumer warpgroups. */
@@ -99,7 +112,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                            char *why, size_t wn)
 {
     const int d = pb->head_dim_qk, dv = sm90_dv(pb), esize = 2;
-    int dp, dvp, wgs, threads, off = 0, o_off, smem, need, bar_bytes;
+    int dp, dvp, wgs, threads, off = 0, o_off, smem, need, bar_bytes, slots;
 
 
     /* What the family cannot run at all (config_enumerate stops on these). */
@@ -137,13 +150,20 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "sm90: stages=%d; supported: 2..%d", cfg->stages, SM90_MAX_STAGES);
         return FA4_EINVAL;
     }
-    if (cfg->swizzle != 128) {
-        snprintf(why, wn, "sm90: swizzle=%d; supported: 128", cfg->swizzle);
+    if (cfg->swizzle != 128 && cfg->swizzle != 64) {
+        snprintf(why, wn, "sm90: swizzle=%d; supported: 128 64", cfg->swizzle);
         return FA4_EINVAL;
     }
-    if (cfg->fused_kv || cfg->q_tiles > 1 || cfg->cluster > 1) {
-        snprintf(why, wn, "sm90: fused_kv=%d q_tiles=%d cluster=%d; supported: split K/V "
-                 "rings, 1 Q tile, no cluster", cfg->fused_kv, cfg->q_tiles, cfg->cluster);
+    if (cfg->swizzle == 64 && (d % 64 != 0 || dv % 64 != 0)) {
+        /* DP / 32 boxes would include boxes wholly past head_dim (d96: columns
+           96..127); TMA should zero-fill them, but that is not verified. */
+        snprintf(why, wn, "sm90: swizzle=64 needs head dims that are multiples of 64 "
+                 "(head_dim_qk=%d head_dim_v=%d)", d, dv);
+        return FA4_EINVAL;
+    }
+    if (cfg->fused_kv < 0 || cfg->fused_kv > 1 || cfg->q_tiles > 1 || cfg->cluster > 1) {
+        snprintf(why, wn, "sm90: fused_kv=%d q_tiles=%d cluster=%d; supported: fused_kv 0 "
+                 "or 1, 1 Q tile, no cluster", cfg->fused_kv, cfg->q_tiles, cfg->cluster);
         return FA4_EINVAL;
     }
     if (cfg->scheduler != FA4_SCHED_PLAIN && cfg->scheduler != FA4_SCHED_PERSISTENT &&
@@ -169,10 +189,22 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     dvp = align_up(dv, 64);
     threads = 128 * (1 + wgs);
     bar_bytes = 16 + 32 * cfg->stages;
+    slots = cfg->stages;
 
     add_region(out, "Q", &off, cfg->bm * dp * esize);
-    add_region(out, "K", &off, cfg->stages * cfg->bn * dp * esize);
-    add_region(out, "V", &off, cfg->stages * cfg->bn * dvp * esize);
+    if (cfg->fused_kv) {
+        /* The most slots, up to 2 x stages, that fit with O in Q (file comment). */
+        const int slot_bytes = cfg->bn * dp * esize, kv_off = align_up(off, SM90_ALIGN);
+        for (slots = 2 * cfg->stages; slots > 2 * cfg->stages - 1; slots--)
+            if (align_up(align_up(kv_off + slots * slot_bytes, SM90_ALIGN) + 16 + 16 * slots,
+                         16) + SM90_SLACK <= dev->smem_per_block_optin)
+                break;
+        bar_bytes = 16 + 16 * slots;
+        add_region(out, "KV", &off, slots * slot_bytes);
+    } else {
+        add_region(out, "K", &off, cfg->stages * cfg->bn * dp * esize);
+        add_region(out, "V", &off, cfg->stages * cfg->bn * dvp * esize);
+    }
     o_off = align_up(off, SM90_ALIGN);
     if (o_off + cfg->bm * dvp * esize + bar_bytes + SM90_SLACK <= dev->smem_per_block_optin) {
         add_region(out, "O", &off, cfg->bm * dvp * esize);
@@ -185,13 +217,20 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     }
     add_region(out, "BAR", &off, bar_bytes);
     smem = align_up(off, 16) + SM90_SLACK;
-    need = sm90_consumer_need(dv, cfg->bn, cfg->scheduler);
+    need = sm90_consumer_need(dv, cfg->bn, cfg->scheduler, cfg->swizzle);
 
     out->threads = threads;
     out->smem_bytes = smem;
     out->regs_estimate = need;
-    out->kv_slots = cfg->stages;
+    out->kv_slots = slots;
 
+    if (smem > dev->smem_per_block_optin && cfg->fused_kv) {
+        snprintf(why, wn, "smem %d B > opt-in limit %d B (Q %d + KV %d slots x %d, O in Q, "
+                 "BAR %d, slack %d; fused_kv needs at least 2 x stages - 1 = %d slots)",
+                 smem, dev->smem_per_block_optin, out->region[0].size, slots,
+                 cfg->bn * dp * esize, bar_bytes, SM90_SLACK, 2 * cfg->stages - 1);
+        return FA4_ENOFIT;
+    }
     if (smem > dev->smem_per_block_optin) {
         snprintf(why, wn, "smem %d B > opt-in limit %d B (Q %d + K %d + V %d, O in Q, "
                  "BAR %d, slack %d)", smem, dev->smem_per_block_optin,
@@ -212,17 +251,25 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "consumer regs estimate %d > consumer_regs %d (O %d + S %d + "
                  "P %d + %d + persistent scheduler %d)", need, cfg->consumer_regs, dvp / 2,
                  cfg->bn / 2, cfg->bn / 4, SM90_REG_OVERHEAD,
-                 sm90_persistent_extra(dv, cfg->bn, cfg->scheduler));
+                 sm90_persistent_extra(dv, cfg->bn, cfg->scheduler, cfg->swizzle));
         return FA4_ENOFIT;
     }
     return FA4_OK;
 }
 
-/* family_ops.defines: the sm90 constants of kernels/README.md. */
+/* family_ops.defines: the sm90 constants of kernels/README.md
+** (FA4_KV_SLOTS only with the fused ring: the split-ring sources, and so
+** their cubin cache keys, stay as they were). */
 static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
 {
-    int n = snprintf(buf, size,
+    int m = 0, n;
+    if (cfg->fused_kv) {
+        m = snprintf(buf, size, "#define FA4_KV_SLOTS %d\n", l->kv_slots);
+        if (m < 0 || (size_t)m >= size)
+            return -1;
+    }
+    n = snprintf(buf + m, size - (size_t)m,
                      "#define FA4_CONSUMER_WGS %d\n#define FA4_PRODUCER_REGS %d\n"
                      "#define FA4_CONSUMER_REGS %d\n#define FA4_FUSED_KV %d\n"
                      "#define FA4_PINGPONG %d\n#define FA4_EXP2_EMU_PCT %d\n"
@@ -233,8 +280,7 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                      cfg->rescale_threshold, (int)cfg->scheduler,
                      cfg->cluster > 0 ? cfg->cluster : 1);
     (void)pb;
-    (void)l;
-    return n < 0 || (size_t)n >= size ? -1 : n;
+    return n < 0 || (size_t)n >= size - (size_t)m ? -1 : m + n;
 }
 
 /* Fill the fields every sm90 config shares. */
@@ -259,39 +305,56 @@ static void sm90_base(fa4_config *c, int wgs, int bn, int stages)
 }
 
 /* family_ops.candidates: consumer_wgs {2, 3} x bn {64..256 step 16} x
-** stages {2..4} x pingpong {0, 1} x exp2_emu_pct {0, 25} x scheduler
-** (plain, persistent; with a mask plain and longest-first).  Shapes whose
-** registers cannot fit (bn too wide for the O accumulator) are left out
-** here; the rest go through the budget filter. */
+** stages {2..4} x pingpong {0, 1} x scheduler (plain, persistent; with a
+** mask plain and longest-first) x K/V layout: split rings, 128 B swizzle
+** with exp2_emu_pct {0, 25}; then 64 B swizzle (head dims multiples of 64
+** only), fused ring, and both, with exp2_emu_pct 0 only (the emulation
+** does not touch shared memory).
+** Shapes whose registers cannot fit (bn too wide for the O accumulator)
+** are left out here; the rest go through the budget filter. */
 static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
                            const fa4_problem *pb)
 {
     static const int emus[] = { 0, 25 };
-    const int dv = sm90_dv(pb);
+    static const int layouts[][3] = { /* swizzle, fused_kv, exp2 emulation settings */
+        { 128, 0, 2 }, { 64, 0, 1 }, { 128, 1, 1 }, { 64, 1, 1 }
+    };
+    const int d = pb->head_dim_qk, dv = sm90_dv(pb);
     const fa4_scheduler scheds[2] = {
         FA4_SCHED_PLAIN, sm90_masked(pb) ? FA4_SCHED_LPT : FA4_SCHED_PERSISTENT
     };
-    int n = 0, wgs, bn, st, pp, e, sc;
+    int n = 0, wgs, bn, st, pp, e, sc, lo;
 
     (void)dev;
     for (wgs = 2; wgs <= 3; wgs++)
         for (bn = 64; bn <= 256; bn += 16) {
             int pr, cr;
             sm90_reg_split(wgs, &pr, &cr);
-            if (sm90_consumer_need(dv, bn, FA4_SCHED_PLAIN) > cr)
+            if (sm90_consumer_need(dv, bn, FA4_SCHED_PLAIN, 128) > cr)
                 continue;
-            for (st = 2; st <= SM90_MAX_STAGES; st++)
-                for (pp = 0; pp <= 1; pp++)
-                    for (e = 0; e < 2; e++)
-                        for (sc = 0; sc < 2; sc++) {
-                            if (n < max) {
-                                sm90_base(&out[n], wgs, bn, st);
-                                out[n].pingpong = pp;
-                                out[n].exp2_emu_pct = emus[e];
-                                out[n].scheduler = scheds[sc];
+            for (lo = 0; lo < 4; lo++) {
+                if (layouts[lo][0] == 64 && (d % 64 != 0 || dv % 64 != 0))
+                    continue;                /* see sm90_fit */
+                /* The fused ring and 64 B swizzle have run on the H100 at d128
+                   and d256 only (bench/NOTES.md): the tuner searches them
+                   there; elsewhere they are accepted as explicit configs. */
+                if (lo > 0 && !((d == 128 && dv == 128) || (d == 256 && dv == 256)))
+                    continue;
+                for (st = 2; st <= SM90_MAX_STAGES; st++)
+                    for (pp = 0; pp <= 1; pp++)
+                        for (e = 0; e < layouts[lo][2]; e++)
+                            for (sc = 0; sc < 2; sc++) {
+                                if (n < max) {
+                                    sm90_base(&out[n], wgs, bn, st);
+                                    out[n].swizzle = layouts[lo][0];
+                                    out[n].fused_kv = layouts[lo][1];
+                                    out[n].pingpong = pp;
+                                    out[n].exp2_emu_pct = emus[e];
+                                    out[n].scheduler = scheds[sc];
+                                }
+                                n++;
                             }
-                            n++;
-                        }
+            }
         }
     return max == 0 ? n : (n < max ? n : max);
 }
@@ -329,7 +392,8 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
         sm90_base(out, 2, 80, 2);
     out->pingpong = 1;
     if (!sm90_masked(pb) && pb->seqlen_k <= (d <= 64 ? 4096 : 2048) &&
-        sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_PERSISTENT) <= out->consumer_regs)
+        sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle) <=
+            out->consumer_regs)
         out->scheduler = FA4_SCHED_PERSISTENT;
 }
 

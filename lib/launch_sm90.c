@@ -8,17 +8,18 @@
 #include "launch_sm90.h"
 
 /* Encode one rank-4 map {dim, heads, seq, batch} over ADDR with element
-** strides HEAD, ROW, BATCH and box {64, 1, ROWS, 1}.  NAME ("q") for
-** messages. */
+** strides HEAD, ROW, BATCH, SWIZZLE bytes (128 or 64) and box
+** {SWIZZLE / 2, 1, ROWS, 1}: one box row is one swizzle span.  NAME ("q")
+** for messages. */
 static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *name,
                              CUtensorMapDataType dtype, unsigned long long addr,
                              int dim, int heads, int seq, int batch, long long head_stride,
                              long long row_stride, long long batch_stride, int rows,
-                             char *why, size_t wn)
+                             int swizzle, char *why, size_t wn)
 {
     const int esize = 2;
     cuuint64_t gdim[4], gstride[3];
-    cuuint32_t box[4] = { 64, 1, (cuuint32_t)rows, 1 };
+    cuuint32_t box[4] = { (cuuint32_t)(swizzle / esize), 1, (cuuint32_t)rows, 1 };
     cuuint32_t estride[4] = { 1, 1, 1, 1 };
     long long strides[3];
     CUresult res;
@@ -52,13 +53,15 @@ static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *n
     memset(map, 0, sizeof(*map));
     res = cu->cuTensorMapEncodeTiled(map, dtype, 4, (void *)(size_t)addr, gdim, gstride, box,
                                      estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                     CU_TENSOR_MAP_SWIZZLE_128B,
+                                     swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                   : CU_TENSOR_MAP_SWIZZLE_128B,
                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (res != CUDA_SUCCESS) {
         char text[128];
-        snprintf(why, wn, "cuTensorMapEncodeTiled(%s: dims %d %d %d %d, box 64 1 %d 1): %s",
-                 name, dim, heads, seq, batch, rows, cuda_error_text(res, text, sizeof text));
+        snprintf(why, wn, "cuTensorMapEncodeTiled(%s: dims %d %d %d %d, box %d 1 %d 1, "
+                 "swizzle %d B): %s", name, dim, heads, seq, batch, swizzle / esize, rows,
+                 swizzle, cuda_error_text(res, text, sizeof text));
         return FA4_ECUDA;
     }
     return FA4_OK;
@@ -72,6 +75,8 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
     const CUtensorMapDataType dtype = pb->dtype == FA4_DTYPE_FP16
                                           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                           : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    /* Every map in the config's swizzle: the kernel stores O in Q's layout. */
+    const int sw = cfg->swizzle == 64 ? 64 : 128;
     char dummy[8];
     fa4_status st;
 
@@ -85,17 +90,17 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
         return FA4_ENOTSUP;
     }
     if ((st = encode_map(&maps[0], cu, "q", dtype, p->q, d, p->heads_q, p->seqlen_q, p->batch,
-                         p->q_head_stride, p->q_row_stride, p->q_batch_stride, cfg->bm, why,
-                         wn)) != FA4_OK)
+                         p->q_head_stride, p->q_row_stride, p->q_batch_stride, cfg->bm, sw,
+                         why, wn)) != FA4_OK)
         return st;
     if ((st = encode_map(&maps[1], cu, "k", dtype, p->k, d, p->heads_kv, p->seqlen_k,
                          p->batch, p->k_head_stride, p->k_row_stride, p->k_batch_stride,
-                         cfg->bn, why, wn)) != FA4_OK)
+                         cfg->bn, sw, why, wn)) != FA4_OK)
         return st;
     if ((st = encode_map(&maps[2], cu, "v", dtype, p->v, dv, p->heads_kv, p->seqlen_k,
                          p->batch, p->v_head_stride, p->v_row_stride, p->v_batch_stride,
-                         cfg->bn, why, wn)) != FA4_OK)
+                         cfg->bn, sw, why, wn)) != FA4_OK)
         return st;
     return encode_map(&maps[3], cu, "o", dtype, p->o, dv, p->heads_q, p->seqlen_q, p->batch,
-                      p->o_head_stride, p->o_row_stride, p->o_batch_stride, 64, why, wn);
+                      p->o_head_stride, p->o_row_stride, p->o_batch_stride, 64, sw, why, wn);
 }

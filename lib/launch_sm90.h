@@ -13,8 +13,9 @@
 /*
 ** Encode MAPS[0..3] (Q, K, V, O) for PROBLEM under CONFIG from the device
 ** addresses and element strides in PARAMS.  Each map is rank 4,
-** {dim, heads, seq, batch}, 128 B swizzle, box {64, 1, rows, 1} (rows: bm
-** for Q, bn for K and V, 64 for O), so rows past a sequence's end are
+** {dim, heads, seq, batch}, box {swizzle / 2, 1, rows, 1} (rows: bm for Q,
+** bn for K and V, 64 for O; swizzle: the config's, 128 or 64 B), so rows
+** past a sequence's end are
 ** zero-filled on load and not written on store, and head-dim columns past
 ** head_dim are zero-filled (the kernel pads head dims to 64).
 ** Returns FA4_OK; FA4_EINVAL with WHY when an address is not 16-byte

@@ -4,7 +4,8 @@
 ** compiles for sm_90a of a representative sample of variants: the default
 ** of every head dim (64, 96, 128, 192/128, 192, 256) in bf16 and fp16,
 ** causal and not, and a spread of enumerated configs (ping-pong, exp2
-** emulation, 3 stages, persistent and longest-first schedulers).  Each must
+** emulation, 3 stages, persistent and longest-first schedulers; 64 B
+** swizzle and the fused K/V ring, each explicitly too).  Each must
 ** compile with no spill, since the JIT rejects spilling variants.
 ** FA4_TEST_ALL=1 compiles every enumerated config instead of a sample.
 */
@@ -111,13 +112,83 @@ static void check_budget(const device_limits *dev)
     has_str(why, "needs bm=128", "and the reason says which bm");
 
     c = sm90_config(2, 128, 2);
+    c.swizzle = 32;
+    st = budget_fit(&l, dev, &p128, &c, why, sizeof why);
+    is_int(st, FA4_EINVAL, "swizzle=32 is rejected (128 and 64 B only)");
+    has_str(why, "supported: 128 64", "and the reason lists the swizzles");
+
+    c = sm90_config(2, 128, 2);
     c.swizzle = 64;
     st = budget_fit(&l, dev, &p128, &c, why, sizeof why);
-    is_int(st, FA4_EINVAL, "swizzle=64 is rejected (128 B only)");
+    ok(st == FA4_OK && budget_region_find(&l, "K") && budget_region_find(&l, "V"),
+       "swizzle=64 fits with the split layout (%d B smem)", l.smem_bytes);
+
+    c = sm90_config(2, 128, 2);
+    c.swizzle = 64;
+    {
+        fa4_problem p96 = ct_problem_2k(FA4_DTYPE_BF16, 96, 96, 0);
+        st = budget_fit(&l, dev, &p96, &c, why, sizeof why);
+    }
+    is_int(st, FA4_EINVAL, "swizzle=64 is rejected for d96 (boxes wholly past head_dim)");
+    has_str(why, "multiples of 64", "and the reason says why");
+
+    c = sm90_config(2, 176, 2);
+    c.swizzle = 64;
+    c.scheduler = FA4_SCHED_PERSISTENT;
+    st = budget_fit(&l, dev, &p128, &c, why, sizeof why);
+    is_int(st, FA4_ENOFIT, "d128 128x176 persistent with swizzle=64 does not fit 240 registers");
+
+    c = sm90_config(2, 64, 3);
+    c.fused_kv = 1;
+    st = budget_fit(&l, dev, &p256, &c, why, sizeof why);
+    ok(st == FA4_OK && l.kv_slots == 5 && budget_region_find(&l, "KV") &&
+       !budget_region_find(&l, "K") && budget_region_find(&l, "KV")->size == 5 * 64 * 256 * 2,
+       "d256 128x64 fused, 3 stages fits 5 slots in one KV region (%d slots, %d B smem)",
+       l.kv_slots, l.smem_bytes);
+
+    c = sm90_config(2, 96, 2);
+    c.fused_kv = 1;
+    st = budget_fit(&l, dev, &p256, &c, why, sizeof why);
+    ok(st == FA4_OK && l.kv_slots == 3,
+       "d256 128x96 fused, 2 stages fits 3 slots where the split rings do not (%d slots)",
+       l.kv_slots);
+
+    c = sm90_config(2, 128, 2);
+    c.fused_kv = 1;
+    st = budget_fit(&l, dev, &p128, &c, why, sizeof why);
+    ok(st == FA4_OK && l.kv_slots == 4, "d128 128x128 fused, 2 stages has 4 slots (%d)",
+       l.kv_slots);
+
+    c = sm90_config(2, 112, 2);
+    c.fused_kv = 1;
+    st = budget_fit(&l, dev, &p256, &c, why, sizeof why);
+    is_int(st, FA4_ENOFIT, "d256 128x112 fused, 2 stages (3 slots) does not fit");
+    has_str(why, "2 x stages - 1", "and the reason gives the slot minimum");
 
     c = sm90_config(2, 128, 2);
     st = budget_fit(&l, dev, &p8, &c, why, sizeof why);
     is_int(st, FA4_ENOTSUP, "fp8 is not supported by the sm90 kernel");
+}
+
+/* Explicit compiles of the 64 B swizzle and fused-ring layouts. */
+static void check_layouts(const device_limits *dev)
+{
+    static const int cases[][7] = { /* d, wgs, bn, stages, swizzle, fused, pingpong */
+        { 128, 2, 128, 2, 64, 0, 1 }, { 128, 2, 128, 2, 128, 1, 1 },
+        { 128, 3, 80, 3, 64, 1, 0 }, { 256, 2, 80, 2, 64, 0, 1 },
+        { 256, 2, 64, 3, 128, 1, 1 }, { 256, 2, 96, 2, 64, 1, 1 },
+        { 64, 3, 128, 2, 64, 1, 1 }, { 192, 2, 112, 2, 64, 1, 1 },
+    };
+    int i;
+    for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        fa4_problem p = ct_problem_2k(i & 1 ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16, cases[i][0],
+                                      cases[i][0] == 192 ? 128 : cases[i][0], (i >> 1) & 1);
+        fa4_config c = sm90_config(cases[i][1], cases[i][2], cases[i][3]);
+        c.swizzle = cases[i][4];
+        c.fused_kv = cases[i][5];
+        c.pingpong = cases[i][6];
+        check_compile(dev, &p, &c);
+    }
 }
 
 int main(void)
@@ -138,6 +209,7 @@ int main(void)
         skip("NVRTC not available: compiles not run");
         return done_testing();
     }
+    check_layouts(&dev);
     for (i = 0; i < ndims; i++) {
         /* The default, in both dtypes, causal and not. */
         for (t = 0; t < 2; t++)

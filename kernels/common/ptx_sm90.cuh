@@ -232,6 +232,23 @@ FA4_DEV u64 smem_desc_mnmajor_sw128(u32 addr, u32 lbo_bytes)
            | (u64)((addr & 0x3FFFFu) >> 4);
 }
 
+/* K-major descriptor, 64 B swizzle: SBO 512 (8 rows x 64 B), LBO 16 (unused);
+ * tile 512-aligned, base offset 0.  k16 steps +0, +32 B, then the next
+ * 32-element chunk (rows x 64 B further).  Checked on H100, KERNEL_NOTES.md. */
+FA4_DEV u64 smem_desc_kmajor_sw64(u32 addr)
+{
+    return 0x8000002000010000ull | (u64)((addr & 0x3FFFFu) >> 4);
+}
+
+/* MN-major descriptor, 64 B swizzle (V as B with transpose-B): LBO =
+ * distance between 32-element chunks along N (keys x 64 B), SBO 512; k16
+ * step +1024 B.  Checked on H100 (LBO 4096, 64-key tile), KERNEL_NOTES.md. */
+FA4_DEV u64 smem_desc_mnmajor_sw64(u32 addr, u32 lbo_bytes)
+{
+    return 0x8000002000000000ull | ((u64)((lbo_bytes >> 4) & 0x3FFFu) << 16)
+           | (u64)((addr & 0x3FFFFu) >> 4);
+}
+
 /* ---------------------------------------------------------------- cvt, math */
 
 /* Two f32 to packed bf16x2 / f16x2, LO in the low half.  (cvt puts its

@@ -1,8 +1,10 @@
 /*
 ** epilogue.cuh -- O and LSE of one consumer warpgroup (64 query rows).
 ** O (scaled by 1/l, converted to the 16-bit type) goes through shared
-** memory in the 128 B-swizzled layout of the O TMA map's box (64 columns x
-** 64 rows per box, 1024-aligned), then one TMA store per 64-column chunk:
+** memory in the swizzled layout of the O TMA map's box (FA4_CW columns x
+** 64 rows per box, 1024-aligned; the same layout as Q, so that when O takes
+** Q's bytes each warpgroup overwrites only its own 64 Q rows, which it has
+** finished with), then one TMA store per FA4_CW-column chunk:
 ** rows >= seqlen_q and columns >= head_dim_v fall outside the map and are
 ** not written.  LSE goes straight to global memory from the quad leaders.
 */
@@ -30,11 +32,12 @@ FA4_DEV void epilogue_store(const fa4_params &p, const fa4_tma_map *tm_o, u32 o_
                             const fa4_tile &tile, int wg, int tid)
 {
     const int warp = tid / 32, lane = tid % 32, g = lane / 4, q = lane % 4;
-    const u32 wg_base = o_tile + (u32)(wg * 64 * 128);
+    const u32 wg_base = o_tile + (u32)(wg * 64 * FA4_SWIZZLE);
     /* The previous tile's O store must have read these bytes. */
     if (tid == 0)
         cp_async_bulk_wait_group_read0();
     named_barrier_sync(FA4_BAR_EPILOGUE_WG0 + wg, 128);
+#if FA4_SWIZZLE == 128
     /* 128 B swizzle: 16 B unit u of row r sits at u ^ (r % 8); r % 8 == g. */
 #pragma unroll
     for (int i = 0; i < NO; i += 2) {
@@ -45,6 +48,20 @@ FA4_DEV void epilogue_store(const fa4_params &p, const fa4_tma_map *tm_o, u32 o_
         const u32 addr = wg_base + (u32)(chunk * FA4_BM * 128 + row * 128 + ((unit ^ g) * 16) + 4 * q);
         st_shared_u32(addr, pack_out(o[i] * inv[h], o[i + 1] * inv[h]));
     }
+#else
+    /* 64 B swizzle: 16 B unit u of row r sits at u ^ ((r >> 1) % 4) in each
+     * 512 B block (KERNEL_NOTES.md); (r >> 1) % 4 == g >> 1. */
+#pragma unroll
+    for (int i = 0; i < NO; i += 2) {
+        const int h = (i >> 1) & 1;
+        const int row = 16 * warp + g + 8 * h;
+        const int col = 8 * (i / 4) + 2 * q;
+        const int chunk = col / 32, unit = (col % 32) / 8;
+        const u32 addr = wg_base + (u32)(chunk * FA4_BM * 64 + row * 64 +
+                                         ((unit ^ (g >> 1)) * 16) + 4 * q);
+        st_shared_u32(addr, pack_out(o[i] * inv[h], o[i + 1] * inv[h]));
+    }
+#endif
     if (p.lse != 0 && q == 0) {
         float *lse_out = (float *)p.lse + ((long long)tile.batch * p.heads_q + tile.head) * p.seqlen_q;
 #pragma unroll
@@ -60,9 +77,9 @@ FA4_DEV void epilogue_store(const fa4_params &p, const fa4_tma_map *tm_o, u32 o_
         const int row0 = tile.m_block * FA4_BM + wg * 64;
         if (row0 < p.seqlen_q) {
 #pragma unroll
-            for (int c = 0; c < NO / 32; ++c)
-                tma_store_4d(tm_o, wg_base + (u32)(c * FA4_BM * 128), c * 64, tile.head, row0,
-                             tile.batch);
+            for (int c = 0; c < 2 * NO / FA4_CW; ++c)
+                tma_store_4d(tm_o, wg_base + (u32)(c * FA4_BM * FA4_SWIZZLE), c * FA4_CW,
+                             tile.head, row0, tile.batch);
             cp_async_bulk_commit_group();
         }
     }

@@ -6,10 +6,13 @@
 ** warpgroup drops to FA4_PRODUCER_REGS registers) + FA4_CONSUMER_WGS
 ** consumer warpgroups of 64 query rows each (FA4_CONSUMER_REGS registers).
 ** Shared memory (offsets from the 1024-aligned base, from the budget model,
-** lib/budget_sm90.c): Q (BM x DP), K and V rings (FA4_STAGES x BN x DP/DVP),
-** O (BM x DVP; may be Q's bytes), BAR (mbarriers).  Every tile is stored as
-** 64-column chunks of rows x 128 B, 128 B swizzle, as the TMA boxes
-** {64, 1, rows, 1} of the rank-4 maps {dim, heads, seq, batch} land.
+** lib/budget_sm90.c): Q (BM x DP), K and V rings (FA4_STAGES x BN x DP/DVP)
+** or, with FA4_FUSED_KV, one KV ring of FA4_KV_SLOTS slots of BN x DP where
+** K and V tiles alternate, O (BM x DVP; may be Q's bytes), BAR (mbarriers).
+** Q, K and V tiles are stored as FA4_CW-column chunks of rows x FA4_SWIZZLE
+** bytes (FA4_SWIZZLE 128: 64 columns, 128 B swizzle; 64: 32 columns, 64 B
+** swizzle), as the TMA boxes {FA4_CW, 1, rows, 1} of the rank-4 maps
+** {dim, heads, seq, batch} land; O is stored the same way (epilogue.cuh).
 ** Head dims pad to DP = 64 * ceil(D / 64): the map's dim extent is D, so
 ** TMA zero-fills the pad columns, which add 0 to Q K^T and are clipped from
 ** the O store.  Parameters: (fa4_params, tm_q, tm_k, tm_v, tm_o).
@@ -39,9 +42,29 @@
 #define FA4_Q_BYTES (FA4_BM * FA4_DP * 2)
 #define FA4_K_STAGE_BYTES (FA4_BN * FA4_DP * 2)
 #define FA4_V_STAGE_BYTES (FA4_BN * FA4_DVP * 2)
+#define FA4_CW (FA4_SWIZZLE / 2) /* 16-bit columns per swizzled chunk */
 
-static_assert(FA4_SWIZZLE == 128, "sm90 kernel: only the 128 B swizzle is implemented");
-static_assert(FA4_FUSED_KV == 0, "sm90 kernel: the fused K/V ring is not implemented");
+/* The K/V ring: FA4_RING slots; K and V of one key block sit in one stage
+ * of the split rings, or in two consecutive slots of the fused ring.  Slot
+ * s of K is at FA4_K_RING_OFF + s * FA4_K_SLOT_BYTES, V likewise (call sites
+ * spell the sum out as before: the split-ring cubins stay byte-identical). */
+#if FA4_FUSED_KV
+#define FA4_RING FA4_KV_SLOTS
+#define FA4_KV_SLOT_BYTES FA4_K_STAGE_BYTES /* max(K, V) tile: DVP <= DP */
+#define FA4_K_RING_OFF FA4_SMEM_KV_OFF
+#define FA4_V_RING_OFF FA4_SMEM_KV_OFF
+#define FA4_K_SLOT_BYTES FA4_KV_SLOT_BYTES
+#define FA4_V_SLOT_BYTES FA4_KV_SLOT_BYTES
+#else
+#define FA4_RING FA4_STAGES
+#define FA4_K_RING_OFF FA4_SMEM_K_OFF
+#define FA4_V_RING_OFF FA4_SMEM_V_OFF
+#define FA4_K_SLOT_BYTES FA4_K_STAGE_BYTES
+#define FA4_V_SLOT_BYTES FA4_V_STAGE_BYTES
+#endif
+
+static_assert(FA4_SWIZZLE == 128 || FA4_SWIZZLE == 64,
+              "sm90 kernel: 128 B and 64 B swizzle are implemented");
 static_assert(FA4_CLUSTER == 1, "sm90 kernel: clusters are not implemented");
 static_assert(FA4_BM == 64 * FA4_CONSUMER_WGS, "sm90: BM = 64 rows per consumer warpgroup");
 static_assert(FA4_THREADS == 128 * (1 + FA4_CONSUMER_WGS), "sm90: one producer warpgroup");
@@ -49,14 +72,23 @@ static_assert(FA4_BN % 16 == 0 && FA4_BN >= 64 && FA4_BN <= 256, "sm90: BN in 64
 static_assert(FA4_DVP <= 256 && FA4_DP <= 256, "sm90: head dims up to 256");
 static_assert(FA4_DV <= FA4_D, "sm90: head_dim_v <= head_dim_qk");
 static_assert(FA4_STAGES >= 2, "sm90: at least 2 K/V stages");
+#if FA4_FUSED_KV
+static_assert(FA4_KV_SLOTS >= 2, "sm90: the fused ring holds K(n-1) and V(n) at once");
+static_assert(FA4_SMEM_Q_OFF % 1024 == 0 && FA4_SMEM_KV_OFF % 1024 == 0 &&
+              FA4_SMEM_O_OFF % 1024 == 0 && FA4_KV_SLOT_BYTES % 1024 == 0,
+              "sm90: swizzled tiles are 1024-aligned");
+static_assert(FA4_SMEM_KV_SIZE >= FA4_KV_SLOTS * FA4_KV_SLOT_BYTES, "sm90: KV region");
+static_assert(FA4_SMEM_BAR_SIZE >= 16 + 16 * FA4_KV_SLOTS, "sm90: BAR region");
+#else
 static_assert(FA4_SMEM_Q_OFF % 1024 == 0 && FA4_SMEM_K_OFF % 1024 == 0 &&
               FA4_SMEM_V_OFF % 1024 == 0 && FA4_SMEM_O_OFF % 1024 == 0,
               "sm90: swizzled tiles are 1024-aligned");
-static_assert(FA4_SMEM_Q_SIZE >= FA4_Q_BYTES, "sm90: Q region");
 static_assert(FA4_SMEM_K_SIZE >= FA4_STAGES * FA4_K_STAGE_BYTES, "sm90: K region");
 static_assert(FA4_SMEM_V_SIZE >= FA4_STAGES * FA4_V_STAGE_BYTES, "sm90: V region");
-static_assert(FA4_SMEM_O_SIZE >= FA4_BM * FA4_DVP * 2, "sm90: O region");
 static_assert(FA4_SMEM_BAR_SIZE >= 16 + 32 * FA4_STAGES, "sm90: BAR region");
+#endif
+static_assert(FA4_SMEM_Q_SIZE >= FA4_Q_BYTES, "sm90: Q region");
+static_assert(FA4_SMEM_O_SIZE >= FA4_BM * FA4_DVP * 2, "sm90: O region");
 static_assert(FA4_SMEM_BAR_OFF + FA4_SMEM_BAR_SIZE + 1024 <= FA4_SMEM_BYTES,
               "sm90: layout + 1024 B base-alignment slack within FA4_SMEM_BYTES");
 
@@ -128,11 +160,16 @@ fa4_fwd(const __grid_constant__ fa4_params p, const __grid_constant__ fa4_tma_ma
         prefetch_tensormap(&tm_o);
         mbarrier_init(bars.q_full(), 1);
         mbarrier_init(bars.q_empty(), 4 * FA4_CONSUMER_WGS);
-        for (int s = 0; s < FA4_STAGES; ++s) {
+        for (int s = 0; s < FA4_RING; ++s) {
+#if FA4_FUSED_KV
+            mbarrier_init(bars.k_full(s), 1); /* = v_full(s): one pair per slot */
+            mbarrier_init(bars.k_empty(s), 4 * FA4_CONSUMER_WGS);
+#else
             mbarrier_init(bars.k_full(s), 1);
             mbarrier_init(bars.v_full(s), 1);
             mbarrier_init(bars.k_empty(s), 4 * FA4_CONSUMER_WGS);
             mbarrier_init(bars.v_empty(s), 4 * FA4_CONSUMER_WGS);
+#endif
         }
         fence_mbarrier_init();
     }

@@ -10,11 +10,20 @@
 ** counter across tiles.  Q has q_full/q_empty (one arrival per consumer
 ** warp): released after the tile's last Q K^T, or, when O shares Q's
 ** bytes, after the O store has read them.
+**
+** Fused ring (FA4_FUSED_KV): FA4_KV_SLOTS slots, each with one full and
+** one empty barrier; key block n takes two consecutive slots, K(n) then
+** V(n), so the ring runs K(top) V(top) K(top-1) V(top-1) ...  Consumers
+** release K(n-1) before V(n), out of ring order, which is safe: each slot
+** has its own barriers and phase, and a consumer holds at most K(n-1) and
+** V(n), so two slots always let the producer progress; more slots let the
+** loads run ahead.
 */
 #ifndef FA4_SM90_MAINLOOP_CUH
 #define FA4_SM90_MAINLOOP_CUH
 
-/* Stage index and phase parity of a ring of FA4_STAGES stages. */
+/* Slot index and phase parity of a ring of FA4_RING slots (FA4_STAGES
+ * stages, or FA4_KV_SLOTS slots of the fused ring). */
 struct fa4_pipe {
     int stage;
     u32 phase;
@@ -22,13 +31,37 @@ struct fa4_pipe {
 
 FA4_DEV void pipe_advance(fa4_pipe &st)
 {
-    if (++st.stage == FA4_STAGES) {
+    if (++st.stage == FA4_RING) {
         st.stage = 0;
         st.phase ^= 1u;
     }
 }
 
+/* From ST at key block n's K: VST at its V, ST at the next block's K. */
+FA4_DEV void kv_next(fa4_pipe &st, fa4_pipe &vst)
+{
+    vst = st;
+#if FA4_FUSED_KV
+    pipe_advance(vst);
+    st = vst;
+#endif
+    pipe_advance(st);
+}
+
 /* Shared-memory addresses of the barriers (BAR region, 8 B each). */
+#if FA4_FUSED_KV
+/* Fused ring: full[slot], empty[slot]; K and V use the same slot barriers. */
+struct fa4_bars {
+    u32 base;
+    __device__ __forceinline__ u32 q_full() const { return base; }
+    __device__ __forceinline__ u32 q_empty() const { return base + 8; }
+    __device__ __forceinline__ u32 k_full(int s) const { return base + 16 + 8 * s; }
+    __device__ __forceinline__ u32 k_empty(int s) const { return base + 16 + 8 * (FA4_RING + s); }
+    __device__ __forceinline__ u32 v_full(int s) const { return k_full(s); }
+    __device__ __forceinline__ u32 v_empty(int s) const { return k_empty(s); }
+};
+#define FA4_BAR_BYTES (16 + 16 * FA4_RING)
+#else
 struct fa4_bars {
     u32 base;
     __device__ __forceinline__ u32 q_full() const { return base; }
@@ -39,6 +72,16 @@ struct fa4_bars {
     __device__ __forceinline__ u32 v_empty(int s) const { return base + 16 + 8 * (3 * FA4_STAGES + s); }
 };
 #define FA4_BAR_BYTES (16 + 32 * FA4_STAGES)
+#endif
+
+/* Shared-memory descriptors of the Q, K (K-major) and V (MN-major) tiles. */
+#if FA4_SWIZZLE == 128
+#define smem_desc_kmajor smem_desc_kmajor_sw128
+#define smem_desc_mnmajor smem_desc_mnmajor_sw128
+#else
+#define smem_desc_kmajor smem_desc_kmajor_sw64
+#define smem_desc_mnmajor smem_desc_mnmajor_sw64
+#endif
 
 /* ------------------------------------------------------------ producer */
 
@@ -57,26 +100,35 @@ FA4_DEV void producer_run(const fa4_params &p, const fa4_tma_map *tm_q, const fa
         mbarrier_wait(bars.q_empty(), q_phase ^ 1u);
         mbarrier_arrive_expect_tx(bars.q_full(), FA4_Q_BYTES);
 #pragma unroll
-        for (int c = 0; c < FA4_DP / 64; ++c)
-            tma_load_4d(smem + FA4_SMEM_Q_OFF + c * FA4_BM * 128, tm_q, bars.q_full(), c * 64,
-                        tile.head, tile.m_block * FA4_BM, tile.batch);
+        for (int c = 0; c < FA4_DP / FA4_CW; ++c)
+            tma_load_4d(smem + FA4_SMEM_Q_OFF + c * FA4_BM * FA4_SWIZZLE, tm_q, bars.q_full(),
+                        c * FA4_CW, tile.head, tile.m_block * FA4_BM, tile.batch);
         q_phase ^= 1u;
 
         for (int n = n_hi - 1; n >= n_lo; --n) {
-            const u32 k_dst = smem + FA4_SMEM_K_OFF + st.stage * FA4_K_STAGE_BYTES;
-            const u32 v_dst = smem + FA4_SMEM_V_OFF + st.stage * FA4_V_STAGE_BYTES;
+#if FA4_FUSED_KV
+            fa4_pipe vst = st; /* V(n) takes the slot after K(n) */
+            pipe_advance(vst);
+#else
+            const fa4_pipe &vst = st;
+#endif
+            const u32 k_dst = smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES;
+            const u32 v_dst = smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES;
             mbarrier_wait(bars.k_empty(st.stage), st.phase ^ 1u);
             mbarrier_arrive_expect_tx(bars.k_full(st.stage), FA4_K_STAGE_BYTES);
 #pragma unroll
-            for (int c = 0; c < FA4_DP / 64; ++c)
-                tma_load_4d(k_dst + c * FA4_BN * 128, tm_k, bars.k_full(st.stage), c * 64,
-                            kv_head, n * FA4_BN, tile.batch);
-            mbarrier_wait(bars.v_empty(st.stage), st.phase ^ 1u);
-            mbarrier_arrive_expect_tx(bars.v_full(st.stage), FA4_V_STAGE_BYTES);
+            for (int c = 0; c < FA4_DP / FA4_CW; ++c)
+                tma_load_4d(k_dst + c * FA4_BN * FA4_SWIZZLE, tm_k, bars.k_full(st.stage),
+                            c * FA4_CW, kv_head, n * FA4_BN, tile.batch);
+            mbarrier_wait(bars.v_empty(vst.stage), vst.phase ^ 1u);
+            mbarrier_arrive_expect_tx(bars.v_full(vst.stage), FA4_V_STAGE_BYTES);
 #pragma unroll
-            for (int c = 0; c < FA4_DVP / 64; ++c)
-                tma_load_4d(v_dst + c * FA4_BN * 128, tm_v, bars.v_full(st.stage), c * 64,
-                            kv_head, n * FA4_BN, tile.batch);
+            for (int c = 0; c < FA4_DVP / FA4_CW; ++c)
+                tma_load_4d(v_dst + c * FA4_BN * FA4_SWIZZLE, tm_v, bars.v_full(vst.stage),
+                            c * FA4_CW, kv_head, n * FA4_BN, tile.batch);
+#if FA4_FUSED_KV
+            st = vst;
+#endif
             pipe_advance(st);
         }
     }
@@ -114,11 +166,12 @@ FA4_DEV void release_stage(u32 bar, int lane)
 /* S = Q K^T for warpgroup WG's 64 rows against K stage K_SMEM. */
 FA4_DEV void gemm_qk(float (&s)[FA4_BN / 2], u32 q_wg, u32 k_smem)
 {
+    constexpr int kpc = FA4_SWIZZLE / 32; /* k16 steps per swizzled row */
 #pragma unroll
     for (int kk = 0; kk < FA4_DP / 16; ++kk) {
-        const u32 off = (u32)((kk % 4) * 32); /* k16 step inside a 128 B row */
-        const u64 da = smem_desc_kmajor_sw128(q_wg + (kk / 4) * FA4_BM * 128 + off);
-        const u64 db = smem_desc_kmajor_sw128(k_smem + (kk / 4) * FA4_BN * 128 + off);
+        const u32 off = (u32)((kk % kpc) * 32); /* k16 step inside a swizzled row */
+        const u64 da = smem_desc_kmajor(q_wg + (kk / kpc) * FA4_BM * FA4_SWIZZLE + off);
+        const u64 db = smem_desc_kmajor(k_smem + (kk / kpc) * FA4_BN * FA4_SWIZZLE + off);
         wgmma_ss<FA4_BN, FA4_AB>(s, da, db, kk > 0 ? 1 : 0);
     }
 }
@@ -128,7 +181,8 @@ FA4_DEV void gemm_pv(float (&o)[FA4_DVP / 2], const u32 (&pr)[FA4_BN / 4], u32 v
 {
 #pragma unroll
     for (int kk = 0; kk < FA4_BN / 16; ++kk) {
-        const u64 db = smem_desc_mnmajor_sw128(v_smem + kk * 2048, FA4_BN * 128);
+        /* k16 step: 16 keys x FA4_SWIZZLE B; LBO: keys x FA4_SWIZZLE B per chunk. */
+        const u64 db = smem_desc_mnmajor(v_smem + kk * 16 * FA4_SWIZZLE, FA4_BN * FA4_SWIZZLE);
         wgmma_rs_tb<FA4_DVP, FA4_AB>(o, pr[4 * kk], pr[4 * kk + 1], pr[4 * kk + 2],
                                      pr[4 * kk + 3], db, 1);
     }
@@ -173,7 +227,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, u32 smem, fa4_bars bars, fa4
                                float (&o)[FA4_DVP / 2], fa4_softmax &sm)
 {
     const int lane = tid % 32, warp = tid / 32;
-    const u32 q_wg = smem + FA4_SMEM_Q_OFF + wg * 64 * 128;
+    const u32 q_wg = smem + FA4_SMEM_Q_OFF + wg * 64 * FA4_SWIZZLE;
     const int row0 = tile.m_block * FA4_BM + wg * 64 + 16 * warp + lane / 4;
     const int col0 = 2 * (lane % 4);
     const float scale_log2 = p.scale_log2;
@@ -185,7 +239,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, u32 smem, fa4_bars bars, fa4
     mbarrier_wait(bars.k_full(st.stage), st.phase);
     pingpong_wait(wg);
     wgmma_fence();
-    gemm_qk(s, q_wg, smem + FA4_SMEM_K_OFF + st.stage * FA4_K_STAGE_BYTES);
+    gemm_qk(s, q_wg, smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES);
     wgmma_commit_group();
     pingpong_pass(wg);
     wgmma_wait_group<0>();
@@ -198,8 +252,8 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, u32 smem, fa4_bars bars, fa4
     softmax_update_max(sm, s, scale_log2, factor);
     softmax_exp(sm, s, scale_log2, factor);
     convert_p(pr, s);
-    fa4_pipe vst = st;
-    pipe_advance(st);
+    fa4_pipe vst;
+    kv_next(st, vst);
 
     for (; n > n_lo; ) {
         --n;
@@ -209,9 +263,9 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, u32 smem, fa4_bars bars, fa4
         fence_array(pr);
         fence_array(o);
         wgmma_fence();
-        gemm_qk(s, q_wg, smem + FA4_SMEM_K_OFF + st.stage * FA4_K_STAGE_BYTES);
+        gemm_qk(s, q_wg, smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES);
         wgmma_commit_group();
-        gemm_pv(o, pr, smem + FA4_SMEM_V_OFF + vst.stage * FA4_V_STAGE_BYTES);
+        gemm_pv(o, pr, smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES);
         wgmma_commit_group();
         pingpong_pass(wg);
         wgmma_wait_group<1>();
@@ -230,15 +284,14 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, u32 smem, fa4_bars bars, fa4
         if (__any_sync(0xffffffffu, rescale))
             rescale_o(o, factor);
         convert_p(pr, s);
-        vst = st;
-        pipe_advance(st);
+        kv_next(st, vst);
     }
 
     mbarrier_wait(bars.v_full(vst.stage), vst.phase);
     fence_array(pr);
     fence_array(o);
     wgmma_fence();
-    gemm_pv(o, pr, smem + FA4_SMEM_V_OFF + vst.stage * FA4_V_STAGE_BYTES);
+    gemm_pv(o, pr, smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES);
     wgmma_commit_group();
     wgmma_wait_group<0>();
     fence_array(o);
