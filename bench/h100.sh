@@ -9,11 +9,11 @@
 #   tune     fa4-tune over the grid's d128 rows and d64 causal 1k/2k into
 #            $TUNE_DB, exported to $OUT/seed.json (the shipped seed)
 #   plan     plan creation in fresh processes: cold, then warm
-#   compare80  bench/compare.py with the sm80 family only
 #   compare  bench/compare.py with the tuned database ($TUNE_DB)
+#   compare80  bench/compare.py with the sm80 family only
 set -u
 O=${OUT:-/tmp/fa4-out}; mkdir -p "$O"
-steps=${1:-"tests sweep80 sweep90 tune plan compare80 compare"}
+steps=${1:-"tests sweep80 sweep90 tune plan compare compare80"}
 TUNE_DB=${TUNE_DB:-/tmp/fa4-tuned.db}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
 export FA4_DB=/tmp/fa4-bench.db FA4_SYSTEM_DB= srcdir=$PWD
@@ -36,10 +36,10 @@ done
 if has tune; then
     echo "=== tune"
     rm -f "$TUNE_DB"
-    /usr/bin/time -f "tune: %e s" build/fa4-tune tune --preset fa-grid-d128 --db "$TUNE_DB" > "$O/tune.log" 2>&1
+    /usr/bin/time -f "tune: %e s" build/fa4-tune tune --preset fa-grid-d128 ${TUNE_ARGS:-} --db "$TUNE_DB" > "$O/tune.log" 2>&1
     tail -2 "$O/tune.log"
     for s in 1024 2048; do
-        build/fa4-tune tune --quiet --batch $((16384 / s)) --seqlen-q $s --heads-q 32 --head-dim 64 --causal --db "$TUNE_DB"
+        build/fa4-tune tune --quiet ${TUNE_ARGS:-} --batch $((16384 / s)) --seqlen-q $s --heads-q 32 --head-dim 64 --causal --db "$TUNE_DB"
     done
     build/fa4-tune export --json "$O/seed.json" --db "$TUNE_DB"
 fi
@@ -48,13 +48,13 @@ if has plan; then
     rm -f /tmp/fa4-plan.db
     for i in 1 2 3; do build/bench/plan_time /tmp/fa4-plan.db 128; done | tee "$O/plan_time.log"
 fi
-if has compare80; then
-    echo "=== compare sm80"
-    FA4_FAMILIES=sm80 PYTHONUNBUFFERED=1 timeout 300 python3 bench/compare.py --lib build/.libs/libfa4.so \
-        > "$O/compare80.log" 2>&1; tail -1 "$O/compare80.log"
-fi
 if has compare; then
     echo "=== compare (tuned database)"
     PYTHONUNBUFFERED=1 timeout 400 python3 bench/compare.py --lib build/.libs/libfa4.so --gqa --db "$TUNE_DB" \
         2>&1 | tee "$O/compare.log" | cut -c1-108 | tail -45
+fi
+if has compare80; then
+    echo "=== compare sm80"
+    FA4_FAMILIES=sm80 PYTHONUNBUFFERED=1 timeout 300 python3 bench/compare.py --lib build/.libs/libfa4.so \
+        > "$O/compare80.log" 2>&1; tail -1 "$O/compare80.log"
 fi
