@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "db.h"
+#include "hash.h"
 #include "jit.h"
 #include "config.h"
 
@@ -155,20 +156,6 @@ static int prep(sqlite3 *h, sqlite3_stmt **st, const char *sql)
             return rc;
         sleep_ms(10);
     }
-}
-
-/* FNV-1a, 64 bits, of SIZE bytes at P: the binaries' checksum. */
-static uint64_t fnv1a64(const void *p, size_t size)
-{
-    const unsigned char *b = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i;
-
-    for (i = 0; i < size; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
 }
 
 /* Create DIR and its parents (like mkdir -p); 0 or an errno value. */
@@ -981,7 +968,7 @@ static fa4_status binary_read(void **blob, size_t *size, int *bad, sqlite3 *h,
     n = sqlite3_column_bytes(st, 0);
     want = (const char *)sqlite3_column_text(st, 2);
     snprintf(sum, sizeof sum, "%016llx",
-             (unsigned long long)fnv1a64(p, (size_t)n));
+             (unsigned long long)hash_fnv1a(HASH_FNV1A_INIT, p, (size_t)n));
     if (!want || strcmp(want, sum) != 0 || sqlite3_column_int64(st, 1) != n) {
         *bad = 1;
         db_fail(why, why_size, FA4_EDB, "warning: %s: cached kernel %s has "
@@ -1060,7 +1047,7 @@ fa4_status db_binary_put(db *d, const char *key, const char *arch,
     if (!d || !key || !arch || (!blob && size))
         return db_fail(why, why_size, FA4_EINVAL, "db_binary_put: NULL argument");
     snprintf(sum, sizeof sum, "%016llx",
-             (unsigned long long)fnv1a64(blob, size));
+             (unsigned long long)hash_fnv1a(HASH_FNV1A_INIT, blob, size));
     db_lock(d);
     if ((s = db_write_begin(d, why, why_size)) != FA4_OK)
         goto done;
@@ -1518,7 +1505,7 @@ static fa4_status check_one(strbuf *b, int *problems, sqlite3 *h,
 
         nbin++;
         snprintf(sum, sizeof sum, "%016llx",
-                 (unsigned long long)fnv1a64(p, (size_t)n));
+                 (unsigned long long)hash_fnv1a(HASH_FNV1A_INIT, p, (size_t)n));
         if (want && strcmp(want, sum) == 0 && sqlite3_column_int64(st, 2) == n)
             continue;
         (*problems)++;

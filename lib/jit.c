@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include "jit.h"
+#include "hash.h"
 #include "embedded.h"
 #include "family.h"
 
@@ -30,18 +31,6 @@ int jit_nvrtc_version(void)
         return 0;
     return major * 1000 + minor * 10;
 }
-
-/* 64-bit FNV-1a, continued from H. */
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    while (n--) {
-        h ^= *p++;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-#define FNV_INIT 0xcbf29ce484222325ULL
 
 /* $FA4_KERNEL_DIR, or NULL for the embedded sources. */
 static const char *kernel_dir(void)
@@ -121,7 +110,7 @@ static void compute_source_hashes(void)
 
     for (f = 0; f < 3; f++) {
         char root[64];
-        uint64_t h = FNV_INIT;
+        uint64_t h = HASH_FNV1A_INIT;
         snprintf(root, sizeof root, "%s/kernel.cuh", family_lookup(fams[f])->name);
         if (seen) {
             memset(seen, 0, (size_t)embedded_kernels_count);
@@ -134,12 +123,12 @@ static void compute_source_hashes(void)
                 continue;
             if (dir)
                 text = read_kernel_file(dir, name);
-            h = fnv1a(h, name, strlen(name) + 1);
+            h = hash_fnv1a(h, name, strlen(name) + 1);
             if (text) {
-                h = fnv1a(h, text, strlen(text));
+                h = hash_fnv1a(h, text, strlen(text));
                 free(text);
             } else {
-                h = fnv1a(h, embedded_kernels[i].text, strlen(embedded_kernels[i].text));
+                h = hash_fnv1a(h, embedded_kernels[i].text, strlen(embedded_kernels[i].text));
             }
         }
         snprintf(source_hashes[f], 17, "%016llx", (unsigned long long)h);
@@ -201,18 +190,18 @@ fa4_status jit_key(char key[17], const char *arch, const fa4_problem *problem,
     char src[8192], arch_opt[64], inc_opt[4200];
     const char *opts[8];
     int nopt, i, nv = jit_nvrtc_version();
-    uint64_t h = FNV_INIT;
+    uint64_t h = HASH_FNV1A_INIT;
 
     if (variant_source(src, sizeof src, problem, config, layout) != FA4_OK)
         return FA4_EINVAL;
-    h = fnv1a(h, src, strlen(src));
+    h = hash_fnv1a(h, src, strlen(src));
     nopt = compile_options(opts, arch_opt, inc_opt, arch);
     for (i = 0; i < nopt; i++)
         if (strncmp(opts[i], "-I", 2) != 0)      /* the directory is covered by the source hash */
-            h = fnv1a(h, opts[i], strlen(opts[i]) + 1);
-    h = fnv1a(h, &nv, sizeof nv);
-    h = fnv1a(h, FA4_VERSION_STRING, sizeof FA4_VERSION_STRING);
-    h = fnv1a(h, jit_source_hash(config->family), 16);
+            h = hash_fnv1a(h, opts[i], strlen(opts[i]) + 1);
+    h = hash_fnv1a(h, &nv, sizeof nv);
+    h = hash_fnv1a(h, FA4_VERSION_STRING, sizeof FA4_VERSION_STRING);
+    h = hash_fnv1a(h, jit_source_hash(config->family), 16);
     snprintf(key, 17, "%016llx", (unsigned long long)h);
     return FA4_OK;
 }
