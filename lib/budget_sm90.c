@@ -375,7 +375,15 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
 {
     const int d = pb->head_dim_qk;
     (void)dev;
-    if (d <= 64)
+    if (d <= 64 && sm90_masked(pb) && pb->seqlen_k <= 1024) {
+        /* fa4-tune, d64 causal: 128x128, 3 stages, longest-first beat 192x128
+           by 16% at 512 and 10% at 1k; 192x128 wins again from 2k
+           (bench/NOTES.md, sm90 v4). */
+        sm90_base(out, 2, 128, 3);
+        out->pingpong = 1;
+        out->scheduler = FA4_SCHED_LPT;
+        return;
+    } else if (d <= 64)
         sm90_base(out, 3, 128, 2);
     else if (d <= 96)
         sm90_base(out, 2, 128, 2);
