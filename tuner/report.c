@@ -400,6 +400,15 @@ json_t *report_json(const search_result *r, const char *what, int runners_up)
                             ? trial_json(r, &r->trials[r->default_index], what, def)
                             : json_null());
         json_object_set_new(o, "stored", json_boolean(r->winner_stored));
+        if (r->previous != PREVIOUS_NONE) {
+            static const char *const kinds[] = { "none", "same", "within_spread",
+                                                 "outside_spread", "not_measured" };
+            json_t *prev = json_pack("{s:s, s:s}", "relation", kinds[r->previous],
+                                     "config", r->previous_config);
+            if (r->previous == PREVIOUS_WITHIN_SPREAD || r->previous == PREVIOUS_OUTSIDE_SPREAD)
+                json_object_set_new(prev, "median_ms", json_real(r->previous_ms));
+            json_object_set_new(o, "previous_winner", prev);
+        }
         free(order);
     } else {
         for (i = 0; i < r->ntrials; i++)
