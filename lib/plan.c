@@ -79,21 +79,15 @@ static fa4_status choose_config(fa4_plan *plan, fa4_context *ctx, const fa4_plan
         return error_set(ctx, FA4_ENOTSUP, "no tuned config for this problem on %s (%s) and allow_heuristic=0",
                          ctx->limits.name, dbwhy);
     {
-        /* Verified families first; sm100 only where it is the device's own
-           (plan_only) since it cannot be checked on hardware here. */
-        static const fa4_family order[] = { FA4_FAMILY_SM90, FA4_FAMILY_SM80, FA4_FAMILY_SM100 };
-        size_t i;
-        const char *allowed = getenv("FA4_FAMILIES");   /* e.g. "sm80": restrict the choice */
-        for (i = 0; i < sizeof order / sizeof order[0]; i++) {
-            if (allowed && *allowed && !strstr(allowed, family_lookup(order[i])->name))
+        fa4_family fams[3];
+        int i, n = config_families(fams, &ctx->limits);   /* best first, $FA4_FAMILIES applied */
+        for (i = 0; i < n; i++) {
+            /* sm100 kernels cannot launch (launch.c): a device plan takes the
+               next family; a plan_only context may still compile them. */
+            if (fams[i] == FA4_FAMILY_SM100 && !ctx->plan_only)
                 continue;
-            if (order[i] == FA4_FAMILY_SM100 && ctx->limits.cc != 100)
-                continue;
-            if (order[i] == FA4_FAMILY_SM80 && ctx->limits.cc == 100 && ctx->plan_only)
-                continue;
-            if (config_default(&plan->config, &ctx->limits, p, order[i], why, sizeof why) != FA4_OK)
-                continue;
-            if (budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) != FA4_OK)
+            if (config_default(&plan->config, &ctx->limits, p, fams[i], why, sizeof why) != FA4_OK ||
+                budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) != FA4_OK)
                 continue;
             plan->source = FA4_SOURCE_HEURISTIC;
             return FA4_OK;
