@@ -3,11 +3,14 @@
 ** for head dims, dtypes and causal/non-causal, on random inputs with
 ** ragged sequence lengths, against the float64 CPU reference.
 **
-**   sweep FAMILY [DIMS] [SEQLENS]     e.g.  sweep sm80 64,128,256 1,17,129,1000,4096
+**   sweep FAMILY [DIMS] [SEQLENS]     e.g.  sweep sm90 64,96,128,192/128,256 1,17,129,1000
 **
-** Plans are compiled in parallel threads first (fa4_plan_create is
-** thread-safe), then run one by one.  Prints one line per failure and a
-** summary: variants, cases, failures.
+** DIMS: head_dim_qk[/head_dim_v], comma-separated.  SWEEP_ONLY=TEXT keeps
+** the variants whose config text (fa4_config_format) contains TEXT, e.g.
+** "swizzle=32".  Plans are compiled by 16 threads (fa4_plan_create is
+** thread-safe) in the order the main thread runs them, so the GPU checks
+** overlap the compiles.  Prints one line per failure and a summary:
+** variants, cases, failures.
 */
 #include <pthread.h>
 #include <stdio.h>
@@ -23,12 +26,14 @@ typedef struct job {
     fa4_problem problem;
     fa4_config config;
     fa4_plan *plan;
+    int compiled;                /* set under job_lock when plan/err is final */
     char err[512];
 } job;
 
 static job *jobs;
 static int njobs, next_job;
 static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t job_done = PTHREAD_COND_INITIALIZER;
 
 static void *compile_worker(void *arg)
 {
@@ -43,7 +48,30 @@ static void *compile_worker(void *arg)
         po.config = &j->config;
         if (fa4_plan_create(&j->plan, j->ctx, &j->problem, &po) != FA4_OK)
             snprintf(j->err, sizeof j->err, "%s", fa4_context_errmsg(j->ctx));
+        pthread_mutex_lock(&job_lock);
+        j->compiled = 1;
+        pthread_cond_broadcast(&job_done);
+        pthread_mutex_unlock(&job_lock);
     }
+}
+
+/* Wait until jobs [0, END) are compiled. */
+static void wait_compiled(int end)
+{
+    int i;
+    pthread_mutex_lock(&job_lock);
+    for (i = 0; i < end; i++)
+        while (!jobs[i].compiled)
+            pthread_cond_wait(&job_done, &job_lock);
+    pthread_mutex_unlock(&job_lock);
+}
+
+/* Parse "D" or "D/DV" at S into *D, *DV. */
+static void parse_dims(const char *s, int *d, int *dv)
+{
+    *d = atoi(s);
+    *dv = strchr(s, '/') && (!strchr(s, ',') || strchr(s, '/') < strchr(s, ','))
+              ? atoi(strchr(s, '/') + 1) : *d;
 }
 
 static int parse_list(int *out, int max, const char *s)
@@ -63,7 +91,8 @@ int main(int argc, char **argv)
     fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
     fa4_context *ctx;
     fa4_family fam = FA4_FAMILY_SM80;
-    int dims[8], nd, seqs[8], ns, di, dt, causal, i, s, cap = 0;
+    const char *only = getenv("SWEEP_ONLY"), *dl;
+    int dims[8], dvs[8], nd = 0, seqs[8], ns, di, dt, causal, i, s, cap = 0;
     int cases = 0, failures = 0, compile_fail = 0, g, gend;
     double worst = 0;
     uint64_t seed = 12345;
@@ -71,7 +100,12 @@ int main(int argc, char **argv)
 
     if (argc > 1 && !strcmp(argv[1], "sm90"))
         fam = FA4_FAMILY_SM90;
-    nd = parse_list(dims, 8, argc > 2 ? argv[2] : "64,128,256");
+    for (dl = argc > 2 ? argv[2] : "64,128,256"; dl && *dl && nd < 8; nd++) {
+        parse_dims(dl, &dims[nd], &dvs[nd]);
+        dl = strchr(dl, ',');
+        if (dl)
+            dl++;
+    }
     ns = parse_list(seqs, 8, argc > 3 ? argv[3] : "1,17,129,1000,4096");
     co.no_database = 1;
     if (fa4_context_create(&ctx, 0, &co) != FA4_OK) {
@@ -81,15 +115,17 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (getenv("FA4_TEST_SEED"))
         seed = strtoull(getenv("FA4_TEST_SEED"), NULL, 10);
-    printf("sweep %s on %s, seed %llu\n", config_family_name(fam), ctx->limits.name, (unsigned long long)seed);
+    printf("sweep %s on %s, seed %llu%s%s\n", config_family_name(fam), ctx->limits.name,
+           (unsigned long long)seed, only ? ", only " : "", only ? only : "");
     for (di = 0; di < nd; di++)
         for (dt = 1; dt <= 2; dt++)
             for (causal = 0; causal <= 1; causal++) {
                 fa4_problem p = FA4_PROBLEM_INIT;
                 config_space sp;
-                char why[512];
+                char why[512], cs[256];
                 p.dtype = (fa4_dtype)dt; p.batch = 1; p.heads_q = 4; p.heads_kv = 2;
-                p.head_dim_qk = p.head_dim_v = dims[di]; p.causal = causal; p.return_lse = 1;
+                p.head_dim_qk = dims[di]; p.head_dim_v = dvs[di]; p.causal = causal;
+                p.return_lse = 1;
                 p.seqlen_q = p.seqlen_k = 1024;
                 if (config_enumerate(&sp, &ctx->limits, &p, fam, why, sizeof why) != FA4_OK)
                     continue;
@@ -98,6 +134,9 @@ int main(int argc, char **argv)
                     jobs = realloc(jobs, sizeof *jobs * (size_t)cap);
                 }
                 for (i = 0; i < sp.count; i++) {
+                    fa4_config_format(&sp.configs[i], cs, sizeof cs);
+                    if (only && !strstr(cs, only))
+                        continue;
                     memset(&jobs[njobs], 0, sizeof *jobs);
                     jobs[njobs].ctx = ctx;
                     jobs[njobs].problem = p;
@@ -105,28 +144,29 @@ int main(int argc, char **argv)
                 }
                 config_space_free(&sp);
             }
-    printf("%d variants; compiling on 16 threads\n", njobs);
+    printf("%d variants; compiling on 16 threads while checking\n", njobs);
     fflush(stdout);
     for (i = 0; i < 16; i++)
         pthread_create(&th[i], NULL, compile_worker, NULL);
-    for (i = 0; i < 16; i++)
-        pthread_join(th[i], NULL);
-    /* Jobs come grouped by (head dim, dtype, causal): one set of inputs and
+    /* Jobs come grouped by (head dims, dtype, causal): one set of inputs and
        one reference per group and shape, every variant of the group on it. */
-    for (i = 0; i < njobs; i++) {
-        char cs[256];
-        fa4_config_format(&jobs[i].config, cs, sizeof cs);
-        if (!jobs[i].plan) {
-            compile_fail++;
-            printf("COMPILE FAIL d%d %s causal=%d [%s]: %s\n", jobs[i].problem.head_dim_qk,
-                   jobs[i].problem.dtype == 1 ? "bf16" : "fp16", jobs[i].problem.causal, cs, jobs[i].err);
-        }
-    }
     for (g = 0; g < njobs; g = gend) {
         for (gend = g + 1; gend < njobs && jobs[gend].problem.head_dim_qk == jobs[g].problem.head_dim_qk &&
+                           jobs[gend].problem.head_dim_v == jobs[g].problem.head_dim_v &&
                            jobs[gend].problem.dtype == jobs[g].problem.dtype &&
                            jobs[gend].problem.causal == jobs[g].problem.causal; gend++)
             ;
+        wait_compiled(gend);
+        for (i = g; i < gend; i++) {
+            char cs[256];
+            if (jobs[i].plan)
+                continue;
+            fa4_config_format(&jobs[i].config, cs, sizeof cs);
+            compile_fail++;
+            printf("COMPILE FAIL d%d/%d %s causal=%d [%s]: %s\n", jobs[i].problem.head_dim_qk,
+                   jobs[i].problem.head_dim_v, jobs[i].problem.dtype == 1 ? "bf16" : "fp16",
+                   jobs[i].problem.causal, cs, jobs[i].err);
+        }
         for (s = 0; s < ns; s++) {
             int v;
             for (v = 0; v < 2; v++) {
@@ -153,14 +193,14 @@ int main(int argc, char **argv)
                     cases++;
                     if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK || gpu_case_run(&r, &gc, plan) != 0) {
                         failures++;
-                        printf("FAIL d%d %s causal=%d sq=%d sk=%d [%s]: %s\n", p.head_dim_qk,
-                               p.dtype == 1 ? "bf16" : "fp16", p.causal, p.seqlen_q, p.seqlen_k, cs,
-                               plan ? r.msg : fa4_context_errmsg(ctx));
+                        printf("FAIL d%d/%d %s causal=%d sq=%d sk=%d [%s]: %s\n", p.head_dim_qk,
+                               p.head_dim_v, p.dtype == 1 ? "bf16" : "fp16", p.causal, p.seqlen_q,
+                               p.seqlen_k, cs, plan ? r.msg : fa4_context_errmsg(ctx));
                     } else if (r.rel_err > gpu_check_tolerance(p.dtype) || r.lse_bad || r.lse_err > 1e-2) {
                         failures++;
-                        printf("FAIL d%d %s causal=%d sq=%d sk=%d [%s]: rel err %.3e lse err %.2e %s\n",
-                               p.head_dim_qk, p.dtype == 1 ? "bf16" : "fp16", p.causal, p.seqlen_q, p.seqlen_k,
-                               cs, r.rel_err, r.lse_err, r.msg);
+                        printf("FAIL d%d/%d %s causal=%d sq=%d sk=%d [%s]: rel err %.3e lse err %.2e %s\n",
+                               p.head_dim_qk, p.head_dim_v, p.dtype == 1 ? "bf16" : "fp16", p.causal,
+                               p.seqlen_q, p.seqlen_k, cs, r.rel_err, r.lse_err, r.msg);
                     } else if (r.rel_err > worst) {
                         worst = r.rel_err;
                     }
@@ -169,12 +209,18 @@ int main(int argc, char **argv)
                 gpu_case_free(&gc);
             }
         }
-        printf("group d%d %s causal=%d: %d variants done, %d cases, %d failures so far\n",
-               jobs[g].problem.head_dim_qk, jobs[g].problem.dtype == 1 ? "bf16" : "fp16",
-               jobs[g].problem.causal, gend - g, cases, failures);
+        printf("group d%d/%d %s causal=%d: %d variants done, %d cases, %d failures so far\n",
+               jobs[g].problem.head_dim_qk, jobs[g].problem.head_dim_v,
+               jobs[g].problem.dtype == 1 ? "bf16" : "fp16", jobs[g].problem.causal, gend - g,
+               cases, failures);
+        /* Free the group's modules: a long sweep holds thousands otherwise. */
+        for (i = g; i < gend; i++) {
+            fa4_plan_destroy(jobs[i].plan);
+            jobs[i].plan = NULL;
+        }
     }
-    for (i = 0; i < njobs; i++)
-        fa4_plan_destroy(jobs[i].plan);
+    for (i = 0; i < 16; i++)
+        pthread_join(th[i], NULL);
     printf("SWEEP %s: %d variants (%d failed to compile), %d cases, %d failures, worst passing rel err %.2e\n",
            config_family_name(fam), njobs, compile_fail, cases, failures, worst);
     fa4_context_destroy(ctx);

@@ -10,15 +10,17 @@
 **
 ** Shared memory, from the 1024-aligned dynamic base (the kernel aligns it):
 **     Q [BM x DP] | K [STAGES][BN x DP] | V [STAGES][BN x DVP] | O [BM x DVP] | BAR
-** with DP, DVP the head dims rounded up to 64 (TMA zero-fills the pad
-** columns), tiles stored as 64-column chunks of rows x 128 B (swizzle 128)
-** or 32-column chunks of rows x 64 B (swizzle 64: same bytes per tile),
-** each region 1024 B aligned, plus 1024 B of slack for the base alignment.
+** with tiles stored as chunks of rows x SWIZZLE bytes (SWIZZLE / 2 columns:
+** 64 for 128 B, 32 for 64 B, 16 for 32 B), DP and DVP the head dims (at
+** least 64) rounded up to whole chunks (TMA zero-fills the pad columns:
+** d96 is 128 wide with 128 B swizzle, 96 with 64 or 32 B), each region
+** 1024 B aligned, plus 1024 B of slack for the base alignment.
 ** When O does not fit beside Q it takes Q's bytes (O region offset = Q's):
 ** O is stored in Q's layout (same swizzle), so each consumer warpgroup
 ** writes O only over its own Q rows, after its last Q K^T, and the
 ** producer reloads Q only after the O store has read shared memory.
-** BAR: q_full, q_empty, then k_full, k_empty, v_full, v_empty per stage.
+** BAR: q_full, q_empty, then k_full, k_empty, v_full, v_empty per stage,
+** then (dynamic scheduler) 16 B for the tile index the producer passes on.
 **
 ** Fused K/V ring (fused_kv = 1):
 **     Q [BM x DP] | KV [SLOTS][BN x DP] | O | BAR
@@ -56,6 +58,13 @@
 /* N rounded up to a multiple of A. */
 static int align_up(int n, int a) { return (n + a - 1) / a * a; }
 
+/* A head dim padded as the kernel pads it (FA4_PAD_DIM, kernel.cuh): at
+** least 64, whole SWIZZLE / 2-column chunks. */
+static int sm90_pad_dim(int dim, int swizzle)
+{
+    return align_up(dim < 64 ? 64 : dim, swizzle / 2);
+}
+
 /* head_dim_v with 0 meaning head_dim_qk. */
 static int sm90_dv(const fa4_problem *pb)
 {
@@ -66,19 +75,19 @@ static int sm90_dv(const fa4_problem *pb)
 ** across the epilogue), DVP/4 - 16, and 16 more above bn 192, fitted to
 ** ptxas: without it d256 bn64 (204), d128 bn192 (236) and d64 bn240 (240)
 ** spill; d192 bn112 (208 + 32), d128 bn176 (224 + 16) and d64 bn128 at 160
-** registers (156 + 0) do not.  The 64 B swizzle epilogue needs 8 more
-** (H100 sweep, 2026-11-22: d128 bn176 at 240 spills 60-76 B with it). */
+** registers (156 + 0) do not.  The 64 and 32 B swizzle epilogues need 8
+** more (H100 sweep, 2026-11-22: d128 bn176 at 240 spills 60-76 B with 64 B). */
 static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzle)
 {
     if (sched == FA4_SCHED_PLAIN)
         return 0;
-    return align_up(dv, 64) / 4 - 16 + (bn > 192 ? 16 : 0) + (swizzle == 64 ? 8 : 0);
+    return sm90_pad_dim(dv, swizzle) / 4 - 16 + (bn > 192 ? 16 : 0) + (swizzle < 128 ? 8 : 0);
 }
 
 /* The consumer's register need (file comment). */
 static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched, int swizzle)
 {
-    return align_up(dv, 64) / 2 + bn / 2 + bn / 4 + SM90_REG_OVERHEAD +
+    return sm90_pad_dim(dv, swizzle) / 2 + bn / 2 + bn / 4 + SM90_REG_OVERHEAD +
            sm90_persistent_extra(dv, bn, sched, swizzle);
 }
 
@@ -112,7 +121,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                            char *why, size_t wn)
 {
     const int d = pb->head_dim_qk, dv = sm90_dv(pb), esize = 2;
-    int dp, dvp, wgs, threads, off = 0, o_off, smem, need, bar_bytes, slots;
+    int dp, dvp, wgs, threads, off = 0, o_off, smem, need, bar_bytes, slots, tile_slot;
 
 
     /* What the family cannot run at all (config_enumerate stops on these). */
@@ -150,15 +159,8 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "sm90: stages=%d; supported: 2..%d", cfg->stages, SM90_MAX_STAGES);
         return FA4_EINVAL;
     }
-    if (cfg->swizzle != 128 && cfg->swizzle != 64) {
-        snprintf(why, wn, "sm90: swizzle=%d; supported: 128 64", cfg->swizzle);
-        return FA4_EINVAL;
-    }
-    if (cfg->swizzle == 64 && (d % 64 != 0 || dv % 64 != 0)) {
-        /* DP / 32 boxes would include boxes wholly past head_dim (d96: columns
-           96..127); TMA should zero-fill them, but that is not verified. */
-        snprintf(why, wn, "sm90: swizzle=64 needs head dims that are multiples of 64 "
-                 "(head_dim_qk=%d head_dim_v=%d)", d, dv);
+    if (cfg->swizzle != 128 && cfg->swizzle != 64 && cfg->swizzle != 32) {
+        snprintf(why, wn, "sm90: swizzle=%d; supported: 128 64 32", cfg->swizzle);
         return FA4_EINVAL;
     }
     if (cfg->fused_kv < 0 || cfg->fused_kv > 1 || cfg->q_tiles > 1 || cfg->cluster > 1) {
@@ -167,9 +169,9 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         return FA4_EINVAL;
     }
     if (cfg->scheduler != FA4_SCHED_PLAIN && cfg->scheduler != FA4_SCHED_PERSISTENT &&
-        cfg->scheduler != FA4_SCHED_LPT) {
+        cfg->scheduler != FA4_SCHED_LPT && cfg->scheduler != FA4_SCHED_DYNAMIC) {
         snprintf(why, wn, "sm90: scheduler=%d; supported: 0 plain, 1 persistent, "
-                 "2 longest-first", (int)cfg->scheduler);
+                 "2 longest-first, 3 dynamic", (int)cfg->scheduler);
         return FA4_EINVAL;
     }
     if (cfg->exp2_emu_pct < 0 || cfg->exp2_emu_pct > 100 || cfg->rescale_threshold < 0 ||
@@ -185,10 +187,12 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         return FA4_EINVAL;
     }
 
-    dp = align_up(d, 64);
-    dvp = align_up(dv, 64);
+    dp = sm90_pad_dim(d, cfg->swizzle);
+    dvp = sm90_pad_dim(dv, cfg->swizzle);
     threads = 128 * (1 + wgs);
-    bar_bytes = 16 + 32 * cfg->stages;
+    /* The dynamic scheduler's tile slot follows the barriers. */
+    tile_slot = cfg->scheduler == FA4_SCHED_DYNAMIC ? 16 : 0;
+    bar_bytes = 16 + 32 * cfg->stages + tile_slot;
     slots = cfg->stages;
 
     add_region(out, "Q", &off, cfg->bm * dp * esize);
@@ -196,10 +200,11 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         /* The most slots, up to 2 x stages, that fit with O in Q (file comment). */
         const int slot_bytes = cfg->bn * dp * esize, kv_off = align_up(off, SM90_ALIGN);
         for (slots = 2 * cfg->stages; slots > 2 * cfg->stages - 1; slots--)
-            if (align_up(align_up(kv_off + slots * slot_bytes, SM90_ALIGN) + 16 + 16 * slots,
+            if (align_up(align_up(kv_off + slots * slot_bytes, SM90_ALIGN) + 16 + 16 * slots +
+                         tile_slot,
                          16) + SM90_SLACK <= dev->smem_per_block_optin)
                 break;
-        bar_bytes = 16 + 16 * slots;
+        bar_bytes = 16 + 16 * slots + tile_slot;
         add_region(out, "KV", &off, slots * slot_bytes);
     } else {
         add_region(out, "K", &off, cfg->stages * cfg->bn * dp * esize);
@@ -306,10 +311,10 @@ static void sm90_base(fa4_config *c, int wgs, int bn, int stages)
 
 /* family_ops.candidates: consumer_wgs {2, 3} x bn {64..256 step 16} x
 ** stages {2..4} x pingpong {0, 1} x scheduler (plain, persistent; with a
-** mask plain and longest-first) x K/V layout: split rings, 128 B swizzle
-** with exp2_emu_pct {0, 25}; then 64 B swizzle (head dims multiples of 64
-** only), fused ring, and both, with exp2_emu_pct 0 only (the emulation
-** does not touch shared memory).
+** mask plain, longest-first and dynamic) x K/V layout: split rings with 128 B
+** swizzle and exp2_emu_pct {0, 25}; then 64 and 32 B swizzle, the fused
+** ring, and both, with exp2_emu_pct 0 only (the emulation does not touch
+** shared memory).
 ** Shapes whose registers cannot fit (bn too wide for the O accumulator)
 ** are left out here; the rest go through the budget filter. */
 static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
@@ -317,12 +322,17 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
 {
     static const int emus[] = { 0, 25 };
     static const int layouts[][3] = { /* swizzle, fused_kv, exp2 emulation settings */
-        { 128, 0, 2 }, { 64, 0, 1 }, { 128, 1, 1 }, { 64, 1, 1 }
+        { 128, 0, 2 }, { 64, 0, 1 }, { 32, 0, 1 }, { 128, 1, 1 }, { 64, 1, 1 }, { 32, 1, 1 }
     };
-    const int d = pb->head_dim_qk, dv = sm90_dv(pb);
-    const fa4_scheduler scheds[2] = {
-        FA4_SCHED_PLAIN, sm90_masked(pb) ? FA4_SCHED_LPT : FA4_SCHED_PERSISTENT
-    };
+    const int nlayouts = (int)(sizeof layouts / sizeof layouts[0]);
+    const int dv = sm90_dv(pb);
+    /* Without a mask every tile costs the same: the static persistent walk
+       balances.  With one, longest-first and the dynamic draw compete. */
+    static const fa4_scheduler plain_scheds[] = { FA4_SCHED_PLAIN, FA4_SCHED_PERSISTENT };
+    static const fa4_scheduler masked_scheds[] = { FA4_SCHED_PLAIN, FA4_SCHED_LPT,
+                                                   FA4_SCHED_DYNAMIC };
+    const fa4_scheduler *scheds = sm90_masked(pb) ? masked_scheds : plain_scheds;
+    const int nsched = sm90_masked(pb) ? 3 : 2;
     int n = 0, wgs, bn, st, pp, e, sc, lo;
 
     (void)dev;
@@ -330,20 +340,13 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
         for (bn = 64; bn <= 256; bn += 16) {
             int pr, cr;
             sm90_reg_split(wgs, &pr, &cr);
-            if (sm90_consumer_need(dv, bn, FA4_SCHED_PLAIN, 128) > cr)
-                continue;
-            for (lo = 0; lo < 4; lo++) {
-                if (layouts[lo][0] == 64 && (d % 64 != 0 || dv % 64 != 0))
-                    continue;                /* see sm90_fit */
-                /* The fused ring and 64 B swizzle have run on the H100 at d128
-                   and d256 only (bench/NOTES.md): the tuner searches them
-                   there; elsewhere they are accepted as explicit configs. */
-                if (lo > 0 && !((d == 128 && dv == 128) || (d == 256 && dv == 256)))
+            for (lo = 0; lo < nlayouts; lo++) {
+                if (sm90_consumer_need(dv, bn, FA4_SCHED_PLAIN, layouts[lo][0]) > cr)
                     continue;
                 for (st = 2; st <= SM90_MAX_STAGES; st++)
                     for (pp = 0; pp <= 1; pp++)
                         for (e = 0; e < layouts[lo][2]; e++)
-                            for (sc = 0; sc < 2; sc++) {
+                            for (sc = 0; sc < nsched; sc++) {
                                 if (n < max) {
                                     sm90_base(&out[n], wgs, bn, st);
                                     out[n].swizzle = layouts[lo][0];

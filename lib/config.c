@@ -14,7 +14,8 @@ const char *config_family_name(fa4_family family)
     return ops ? ops->name : "unknown";
 }
 
-static const char *sched_names[] = { "plain", "persistent", "lpt" };
+static const char *sched_names[] = { "plain", "persistent", "lpt", "dynamic" };
+#define NSCHED ((int)(sizeof sched_names / sizeof sched_names[0]))
 
 char *fa4_config_format(const fa4_config *c, char *buf, size_t size)
 {
@@ -30,7 +31,7 @@ char *fa4_config_format(const fa4_config *c, char *buf, size_t size)
              config_family_name(c->family), c->bm, c->bn, c->stages, c->swizzle,
              c->fused_kv, c->q_tiles, c->warps, c->consumer_wgs, c->producer_regs,
              c->consumer_regs, c->cluster, c->exp2_emu_pct, c->rescale_threshold,
-             c->pingpong, (unsigned)c->scheduler < 3 ? sched_names[c->scheduler] : "?");
+             c->pingpong, (unsigned)c->scheduler < (unsigned)NSCHED ? sched_names[c->scheduler] : "?");
     return buf;
 }
 
@@ -80,10 +81,10 @@ fa4_status config_parse(fa4_config *out, const char *text, char *why, size_t why
         val = eq + 1;
         if (!strcmp(key, "sched")) {
             int i, found = 0;
-            for (i = 0; i < 3; i++)
+            for (i = 0; i < NSCHED; i++)
                 if (!strcmp(val, sched_names[i])) { c.scheduler = (fa4_scheduler)i; found = 1; }
             if (!found) {
-                snprintf(why, why_size, "config: sched=%s; known: plain persistent lpt", val);
+                snprintf(why, why_size, "config: sched=%s; known: plain persistent lpt dynamic", val);
                 return FA4_EINVAL;
             }
             continue;

@@ -115,10 +115,74 @@ fail:
     return st;
 }
 
+/* A chunk of device counters (context_counter_alloc). */
+#define COUNTER_CHUNK_BYTES 4096
+struct counter_chunk {
+    struct counter_chunk *next;
+    CUdeviceptr base;
+    int used;                   /* counters handed out */
+};
+
+fa4_status context_counter_alloc(fa4_context *ctx, unsigned long long *addr)
+{
+    struct counter_chunk *c;
+    fa4_status st = FA4_OK;
+    CUresult res;
+    char t[256];
+
+    pthread_mutex_lock(&ctx->lock);
+    c = ctx->counters;
+    if (!c || c->used == COUNTER_CHUNK_BYTES / CONTEXT_COUNTER_BYTES) {
+        if (!(c = calloc(1, sizeof *c))) {
+            st = error_set(ctx, FA4_ENOMEM, "out of memory");
+            goto done;
+        }
+        if ((st = context_push(ctx)) != FA4_OK) {
+            free(c);
+            goto done;
+        }
+        res = ctx->cu->cuMemAlloc(&c->base, COUNTER_CHUNK_BYTES);
+        if (res == CUDA_SUCCESS)
+            res = ctx->cu->cuMemsetD8(c->base, 0, COUNTER_CHUNK_BYTES);
+        context_pop(ctx);
+        if (res != CUDA_SUCCESS) {
+            if (c->base)
+                ctx->cu->cuMemFree(c->base);
+            free(c);
+            st = error_set(ctx, FA4_ECUDA, "allocating the dynamic scheduler's tile counters: %s",
+                           cuda_error_text(res, t, sizeof t));
+            goto done;
+        }
+        c->next = ctx->counters;
+        ctx->counters = c;
+    }
+    *addr = (unsigned long long)c->base + (unsigned long long)(c->used++ * CONTEXT_COUNTER_BYTES);
+done:
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+/* Free the counter chunks (the context is current or not needed: plan_only has none). */
+static void counters_free(fa4_context *ctx)
+{
+    struct counter_chunk *c, *next;
+    if (ctx->counters && context_push(ctx) == FA4_OK) {
+        for (c = ctx->counters; c; c = c->next)
+            ctx->cu->cuMemFree(c->base);
+        context_pop(ctx);
+    }
+    for (c = ctx->counters; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    ctx->counters = NULL;
+}
+
 void fa4_context_destroy(fa4_context *ctx)
 {
     if (!ctx)
         return;
+    counters_free(ctx);
     plan_cache_free(ctx);
     db_close(ctx->db);
     if (ctx->cuctx)

@@ -21,6 +21,7 @@ struct fa4_context {
     db *db;                     /* NULL with no_database */
     pthread_mutex_t lock;       /* guards cache and db */
     struct plan_cache_entry *cache;  /* in-memory compiled kernels */
+    struct counter_chunk *counters;  /* device counters of dynamic-scheduler plans */
     pthread_key_t errkey;       /* per-thread error text */
     char warnings[1024];
 };
@@ -32,6 +33,15 @@ struct fa4_context {
 fa4_status error_set(const fa4_context *ctx, fa4_status status,
                      const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/*
+** A zeroed device counter of CONTEXT_COUNTER_BYTES for one plan, in *ADDR.
+** Counters live until the context is destroyed (a destroyed plan's queued
+** launches may still use theirs); they come from 4 KiB chunks.  Takes
+** ctx->lock.
+*/
+#define CONTEXT_COUNTER_BYTES 16
+fa4_status context_counter_alloc(fa4_context *ctx, unsigned long long *addr);
 
 /* Make CTX's CUDA context current on this thread; pair with context_pop(). */
 fa4_status context_push(fa4_context *ctx);

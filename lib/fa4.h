@@ -191,7 +191,9 @@ typedef enum fa4_family {
 typedef enum fa4_scheduler {
     FA4_SCHED_PLAIN = 0,      /* one CTA per (query tile, head, batch) */
     FA4_SCHED_PERSISTENT = 1, /* one CTA per SM walking the tiles */
-    FA4_SCHED_LPT = 2         /* persistent, longest tiles first (causal) */
+    FA4_SCHED_LPT = 2,        /* persistent, longest tiles first (causal) */
+    FA4_SCHED_DYNAMIC = 3     /* persistent, each CTA draws its next tile from a
+                                 device counter (fa4_plan_workspace_size()) */
 } fa4_scheduler;
 
 /*
@@ -309,17 +311,33 @@ typedef struct fa4_tensors {
     const int32_t *cu_seqlens_k;
     const int32_t *block_table;  /* paged KV (reserved) */
     const int32_t *seqused_k;
+    void *workspace;             /* NULL, or fa4_plan_workspace_size() bytes
+                                    of device memory, 16-byte aligned */
 } fa4_tensors;
 
 #define FA4_TENSORS_INIT { sizeof(fa4_tensors), NULL, NULL, NULL, NULL, NULL, \
-                           NULL, NULL, NULL, NULL }
+                           NULL, NULL, NULL, NULL, NULL }
+
+/*
+** The device workspace PLAN's launches use, in *BYTES: 0 for most configs,
+** 16 for the dynamic scheduler (FA4_SCHED_DYNAMIC: a tile counter).  A
+** workspace passed in fa4_tensors.workspace must be zero-filled before its
+** first launch (the kernel leaves it zero again) and serve one launch at a
+** time, like a per-stream workspace.  Without one (NULL), the plan uses
+** its own counter: launches of that plan must then not overlap in time
+** (one stream, or streams ordered by events).
+** Returns FA4_OK, or FA4_EINVAL when PLAN or BYTES is NULL.  Thread-safe.
+*/
+fa4_status fa4_plan_workspace_size(const fa4_plan *plan, size_t *bytes);
 
 /*
 ** Launch PLAN on STREAM (NULL: the legacy default stream) with the device
 ** pointers in TENSORS.  Asynchronous: returns once the kernel is queued.
 ** Pointers must be 16-byte aligned.  LSE must be non-NULL when the problem
 ** asked for it.  Takes no lock: any number of threads may launch plans,
-** the same plan too, at once.  The current CUDA context of the calling
+** the same plan too, at once; for a plan whose fa4_plan_workspace_size()
+** is not 0, launches that may run at the same time (different streams)
+** each need their own workspace.  The current CUDA context of the calling
 ** thread is not changed.
 ** Returns FA4_OK, FA4_EINVAL (null or misaligned pointer), FA4_ENOTSUP
 ** (a plan compiled without a GPU, or an sm100 plan: those kernels are

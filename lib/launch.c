@@ -100,6 +100,12 @@ fa4_status fa4_forward(const fa4_plan *plan, const fa4_tensors *t, fa4_stream st
     fill_params(&params, plan, t);
     if (!plan->problem.return_lse)
         params.lse = 0;
+    if (plan->config.scheduler == FA4_SCHED_DYNAMIC) {
+        const void *ws = t->struct_size > offsetof(fa4_tensors, workspace) ? t->workspace : NULL;
+        if (ws && ((uintptr_t)ws & 15) != 0)
+            return error_set(ctx, FA4_EINVAL, "workspace is not 16-byte aligned");
+        params.tile_counter = ws ? (unsigned long long)(uintptr_t)ws : plan->tile_counter;
+    }
     launch_grid(plan, grid);
     args[0] = &params;
     if (plan->config.family != FA4_FAMILY_SM80) {

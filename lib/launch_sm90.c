@@ -8,7 +8,7 @@
 #include "launch_sm90.h"
 
 /* Encode one rank-4 map {dim, heads, seq, batch} over ADDR with element
-** strides HEAD, ROW, BATCH, SWIZZLE bytes (128 or 64) and box
+** strides HEAD, ROW, BATCH, SWIZZLE bytes (128, 64 or 32) and box
 ** {SWIZZLE / 2, 1, ROWS, 1}: one box row is one swizzle span.  NAME ("q")
 ** for messages. */
 static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *name,
@@ -53,8 +53,9 @@ static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *n
     memset(map, 0, sizeof(*map));
     res = cu->cuTensorMapEncodeTiled(map, dtype, 4, (void *)(size_t)addr, gdim, gstride, box,
                                      estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                     swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                                   : CU_TENSOR_MAP_SWIZZLE_128B,
+                                     swizzle == 32   ? CU_TENSOR_MAP_SWIZZLE_32B
+                                     : swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                     : CU_TENSOR_MAP_SWIZZLE_128B,
                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (res != CUDA_SUCCESS) {
@@ -76,7 +77,7 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                                           ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                           : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     /* Every map in the config's swizzle: the kernel stores O in Q's layout. */
-    const int sw = cfg->swizzle == 64 ? 64 : 128;
+    const int sw = cfg->swizzle == 32 || cfg->swizzle == 64 ? cfg->swizzle : 128;
     char dummy[8];
     fa4_status st;
 

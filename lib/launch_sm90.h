@@ -14,10 +14,10 @@
 ** Encode MAPS[0..3] (Q, K, V, O) for PROBLEM under CONFIG from the device
 ** addresses and element strides in PARAMS.  Each map is rank 4,
 ** {dim, heads, seq, batch}, box {swizzle / 2, 1, rows, 1} (rows: bm for Q,
-** bn for K and V, 64 for O; swizzle: the config's, 128 or 64 B), so rows
-** past a sequence's end are
-** zero-filled on load and not written on store, and head-dim columns past
-** head_dim are zero-filled (the kernel pads head dims to 64).
+** bn for K and V, 64 for O; swizzle: the config's, 128, 64 or 32 B), so
+** rows past a sequence's end are zero-filled on load and not written on
+** store, and head-dim columns past head_dim are zero-filled (the kernel
+** pads head dims to whole boxes).
 ** Returns FA4_OK; FA4_EINVAL with WHY when an address is not 16-byte
 ** aligned or a stride is not a multiple of 16 bytes (a TMA rule);
 ** FA4_ECUDA with the driver's error text when encoding fails.

@@ -231,6 +231,9 @@ fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx, const fa4_problem *
         goto done;
     if ((st = get_kernel(plan, ctx, &o)) != FA4_OK)
         goto done;
+    if (plan->fn && plan->config.scheduler == FA4_SCHED_DYNAMIC &&
+        (st = context_counter_alloc(ctx, &plan->tile_counter)) != FA4_OK)
+        goto done;
     *out = plan;
     plan = NULL;
 done:
@@ -241,6 +244,14 @@ done:
 void fa4_plan_destroy(fa4_plan *plan)
 {
     free(plan);   /* the kernel stays in the context's cache */
+}
+
+fa4_status fa4_plan_workspace_size(const fa4_plan *plan, size_t *bytes)
+{
+    if (!plan || !bytes)
+        return FA4_EINVAL;
+    *bytes = plan->config.scheduler == FA4_SCHED_DYNAMIC ? CONTEXT_COUNTER_BYTES : 0;
+    return FA4_OK;
 }
 
 fa4_status fa4_plan_config(const fa4_plan *plan, fa4_config *config, fa4_config_source *source)

@@ -16,6 +16,8 @@ struct fa4_plan {
     fa4_layout layout;
     CUfunction fn;            /* NULL for a plan_only context */
     struct plan_cache_entry *kernel;  /* shared, owned by ctx->cache */
+    unsigned long long tile_counter;  /* dynamic scheduler, without a caller's
+                                         workspace; owned by ctx */
 };
 
 /* Release every cached module of CTX (context destruction). */

@@ -43,6 +43,7 @@ typedef struct gpu_case {
     double *ref_o;           /* [nrows][heads_q][dv] */
     double *ref_lse;         /* [nrows][heads_q] */
     CUdeviceptr dq, dk, dv_, dout, dl;
+    CUdeviceptr workspace;   /* passed as fa4_tensors.workspace; 0: none (the caller owns it) */
 } gpu_case;
 
 /* Free everything CASE holds; safe on a zeroed or half-built case. */
@@ -156,6 +157,7 @@ static inline int gpu_case_run(gpu_check_result *r, gpu_case *c, const fa4_plan 
     cu->cuMemsetD8(c->dl, 0xff, c->nl * 4);
     t.q = (void *)c->dq; t.k = (void *)c->dk; t.v = (void *)c->dv_; t.o = (void *)c->dout;
     t.lse = p->return_lse ? (float *)c->dl : NULL;
+    t.workspace = (void *)c->workspace;
     st = fa4_forward(plan, &t, NULL);
     if (st != FA4_OK) {
         snprintf(r->msg, sizeof r->msg, "fa4_forward: %s: %s", fa4_status_string(st), fa4_context_errmsg(c->ctx));

@@ -79,6 +79,15 @@ int main(void)
         ok(jit_compile_count() == before + 1, "one NVRTC compile");
         fa4_plan_config(plan, &cfg, &src);
         ok(src == FA4_SOURCE_HEURISTIC, "the config came from the heuristic");
+        {
+            size_t ws = 99;
+            ok(fa4_plan_workspace_size(plan, &ws) == FA4_OK &&
+               ws == (cfg.scheduler == FA4_SCHED_DYNAMIC ? 16u : 0u),
+               "workspace size %zu for sched=%d", ws, (int)cfg.scheduler);
+            ok(fa4_plan_workspace_size(NULL, &ws) == FA4_EINVAL &&
+               fa4_plan_workspace_size(plan, NULL) == FA4_EINVAL,
+               "fa4_plan_workspace_size rejects NULL arguments");
+        }
         diag("config: %s", fa4_config_format(&cfg, buf, sizeof buf));
         t.q = t.k = t.v = t.o = (void *)(uintptr_t)0x10000;
         st = fa4_forward(plan, &t, NULL);

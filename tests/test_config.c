@@ -74,6 +74,11 @@ int main(void)
         fa4_config_format(&c, text, sizeof text);
         ok(config_parse(&back, text, why, sizeof why) == FA4_OK && config_equal(&c, &back),
            "config text round-trips: %s", text);
+        c.scheduler = FA4_SCHED_DYNAMIC; c.swizzle = 32; c.fused_kv = 1;
+        fa4_config_format(&c, text, sizeof text);
+        ok(config_parse(&back, text, why, sizeof why) == FA4_OK && config_equal(&c, &back) &&
+           strstr(text, "sched=dynamic") && strstr(text, "swizzle=32"),
+           "config text round-trips: %s", text);
         ok(config_parse(&back, "sm90 bm=128 frob=1", why, sizeof why) == FA4_EINVAL && strstr(why, "frob"),
            "config_parse names an unknown key (%s)", why);
         ok(config_parse(&back, "sm70 bm=1", why, sizeof why) == FA4_EINVAL && strstr(why, "sm70"),

@@ -2,7 +2,8 @@
 ** test_gpu_forward.c -- every kernel family that runs on this GPU, against
 ** the float64 CPU reference: bf16 and fp16, head dims 64..256 (and
 ** 192/128), causal and not, GQA, ragged lengths (1, 17, 129, 1000),
-** seqlen_q != seqlen_k, sliding window, LSE.  Skips without a GPU.
+** seqlen_q != seqlen_k, sliding window, LSE; the dynamic tile scheduler's
+** counter across launches.  Skips without a GPU.
 */
 #include "tap.h"
 #define GPU_CHECK_BUDGET 2.5e8   /* sampled rows beyond this: the test stays under a minute */
@@ -10,6 +11,77 @@
 #include "config.h"
 
 typedef struct shape { int sq, sk; } shape;
+
+/* The dynamic scheduler: more tiles than CTAs, so CTAs draw from the
+   counter; the same plan three times with its own counter (the kernel must
+   leave it zero for the next launch), then twice with a caller's workspace,
+   which must be zero again afterwards. */
+static void check_dynamic_scheduler(fa4_context *ctx, uint64_t *seed)
+{
+    fa4_problem p = FA4_PROBLEM_INIT;
+    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+    fa4_config cfg = FA4_CONFIG_INIT;
+    fa4_plan *plan = NULL;
+    gpu_case gc;
+    gpu_check_result r;
+    size_t ws = 0;
+    char why[512], msg[512];
+    unsigned counter[4];
+    int run;
+
+    p.batch = 2; p.heads_q = 8; p.heads_kv = 2; p.head_dim_qk = 128; p.causal = 1;
+    p.seqlen_q = 2048; p.seqlen_k = 2048; p.return_lse = 1;
+    if (ctx->limits.cc != 90) {
+        skip("dynamic scheduler: sm90 only (this GPU is sm_%d)", ctx->limits.cc);
+        return;
+    }
+    if (config_parse(&cfg, "sm90 bm=128 bn=128 stages=2 swizzle=128 fused_kv=0 wgs=2 "
+                     "regs=24/240 rescale=8 pingpong=1 sched=dynamic", why, sizeof why) != FA4_OK) {
+        ok(0, "dynamic config parses: %s", why);
+        return;
+    }
+    po.config = &cfg;
+    if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK) {
+        ok(0, "dynamic scheduler plan: %s", fa4_context_errmsg(ctx));
+        return;
+    }
+    ok(fa4_plan_workspace_size(plan, &ws) == FA4_OK && ws == 16,
+       "a dynamic-scheduler plan needs a 16-byte workspace (%zu)", ws);
+    if (gpu_case_prepare(&gc, ctx, &p, seed, msg, sizeof msg) != 0) {
+        ok(0, "dynamic scheduler inputs: %s", msg);
+        gpu_case_free(&gc);
+        fa4_plan_destroy(plan);
+        return;
+    }
+    for (run = 0; run < 5; run++) {
+        if (run == 3) {
+            context_push(ctx);
+            if (ctx->cu->cuMemAlloc(&gc.workspace, 16) != CUDA_SUCCESS ||
+                ctx->cu->cuMemsetD8(gc.workspace, 0, 16) != CUDA_SUCCESS)
+                gc.workspace = 0;
+            context_pop(ctx);
+        }
+        if (gpu_case_run(&r, &gc, plan) != 0)
+            ok(0, "dynamic scheduler run %d: %s", run + 1, r.msg);
+        else
+            ok(r.rel_err <= gpu_check_tolerance(p.dtype) && !r.lse_bad && r.lse_err < 1e-2,
+               "dynamic scheduler, causal d128 2048, 256 tiles, run %d (%s) matches (rel err %.2e)",
+               run + 1, run < 3 ? "plan's counter" : "caller's workspace", r.rel_err);
+    }
+    if (gc.workspace) {
+        context_push(ctx);
+        ctx->cu->cuMemcpyDtoH(counter, gc.workspace, sizeof counter);
+        ctx->cu->cuMemFree(gc.workspace);
+        context_pop(ctx);
+        gc.workspace = 0;
+        ok(counter[0] == 0 && counter[1] == 0, "the kernel leaves the workspace zero (%u %u)",
+           counter[0], counter[1]);
+    } else {
+        ok(0, "workspace allocation");
+    }
+    gpu_case_free(&gc);
+    fa4_plan_destroy(plan);
+}
 
 int main(void)
 {
@@ -110,6 +182,7 @@ int main(void)
             ok(0, "sliding window case ran: %s", st ? fa4_context_errmsg(ctx) : r.msg);
         fa4_plan_destroy(plan);
     }
+    check_dynamic_scheduler(ctx, &seed);
     fa4_context_destroy(ctx);
     return done_testing();
 }

@@ -4,8 +4,8 @@
 ** compiles for sm_90a of a representative sample of variants: the default
 ** of every head dim (64, 96, 128, 192/128, 192, 256) in bf16 and fp16,
 ** causal and not, and a spread of enumerated configs (ping-pong, exp2
-** emulation, 3 stages, persistent and longest-first schedulers; 64 B
-** swizzle and the fused K/V ring, each explicitly too).  Each must
+** emulation, 3 stages, persistent and longest-first schedulers; 64 and
+** 32 B swizzle and the fused K/V ring, each explicitly too).  Each must
 ** compile with no spill, since the JIT rejects spilling variants.
 ** FA4_TEST_ALL=1 compiles every enumerated config instead of a sample.
 */
@@ -112,10 +112,10 @@ static void check_budget(const device_limits *dev)
     has_str(why, "needs bm=128", "and the reason says which bm");
 
     c = sm90_config(2, 128, 2);
-    c.swizzle = 32;
+    c.swizzle = 16;
     st = budget_fit(&l, dev, &p128, &c, why, sizeof why);
-    is_int(st, FA4_EINVAL, "swizzle=32 is rejected (128 and 64 B only)");
-    has_str(why, "supported: 128 64", "and the reason lists the swizzles");
+    is_int(st, FA4_EINVAL, "swizzle=16 is rejected");
+    has_str(why, "supported: 128 64 32", "and the reason lists the swizzles");
 
     c = sm90_config(2, 128, 2);
     c.swizzle = 64;
@@ -123,14 +123,28 @@ static void check_budget(const device_limits *dev)
     ok(st == FA4_OK && budget_region_find(&l, "K") && budget_region_find(&l, "V"),
        "swizzle=64 fits with the split layout (%d B smem)", l.smem_bytes);
 
-    c = sm90_config(2, 128, 2);
-    c.swizzle = 64;
     {
+        /* d96 pads to 128 columns with 128 B swizzle, to none with 64 or 32 B. */
+        static const int swz[3] = { 128, 64, 32 }, width[3] = { 128, 96, 96 };
         fa4_problem p96 = ct_problem_2k(FA4_DTYPE_BF16, 96, 96, 0);
-        st = budget_fit(&l, dev, &p96, &c, why, sizeof why);
+        int k;
+        for (k = 0; k < 3; k++) {
+            c = sm90_config(2, 128, 2);
+            c.swizzle = swz[k];
+            st = budget_fit(&l, dev, &p96, &c, why, sizeof why);
+            q = budget_region_find(&l, "Q");
+            ok(st == FA4_OK && q && q->size == 128 * width[k] * 2,
+               "d96 with swizzle=%d stores %d-column tiles (Q %d B)", swz[k], width[k],
+               q ? q->size : -1);
+        }
     }
-    is_int(st, FA4_EINVAL, "swizzle=64 is rejected for d96 (boxes wholly past head_dim)");
-    has_str(why, "multiples of 64", "and the reason says why");
+
+    c = sm90_config(2, 128, 2);
+    c.swizzle = 32;
+    st = budget_fit(&l, dev, &p64, &c, why, sizeof why);
+    q = budget_region_find(&l, "Q");
+    ok(st == FA4_OK && q && q->size == 128 * 64 * 2,
+       "d64 with swizzle=32 keeps 64-column tiles (the narrowest wgmma N)");
 
     c = sm90_config(2, 176, 2);
     c.swizzle = 64;
@@ -170,14 +184,20 @@ static void check_budget(const device_limits *dev)
     is_int(st, FA4_ENOTSUP, "fp8 is not supported by the sm90 kernel");
 }
 
-/* Explicit compiles of the 64 B swizzle and fused-ring layouts. */
+/* Explicit compiles of the 64 and 32 B swizzles, the fused ring and the
+   dynamic scheduler. */
 static void check_layouts(const device_limits *dev)
 {
-    static const int cases[][7] = { /* d, wgs, bn, stages, swizzle, fused, pingpong */
-        { 128, 2, 128, 2, 64, 0, 1 }, { 128, 2, 128, 2, 128, 1, 1 },
-        { 128, 3, 80, 3, 64, 1, 0 }, { 256, 2, 80, 2, 64, 0, 1 },
-        { 256, 2, 64, 3, 128, 1, 1 }, { 256, 2, 96, 2, 64, 1, 1 },
-        { 64, 3, 128, 2, 64, 1, 1 }, { 192, 2, 112, 2, 64, 1, 1 },
+    static const int cases[][8] = { /* d, wgs, bn, stages, swizzle, fused, pingpong, sched */
+        { 128, 2, 128, 2, 64, 0, 1, 0 }, { 128, 2, 128, 2, 128, 1, 1, 0 },
+        { 128, 3, 80, 3, 64, 1, 0, 0 }, { 256, 2, 80, 2, 64, 0, 1, 0 },
+        { 256, 2, 64, 3, 128, 1, 1, 0 }, { 256, 2, 96, 2, 64, 1, 1, 0 },
+        { 64, 3, 128, 2, 64, 1, 1, 0 }, { 192, 2, 112, 2, 64, 1, 1, 0 },
+        { 128, 2, 128, 2, 32, 0, 1, 0 }, { 96, 2, 128, 2, 32, 0, 1, 0 },
+        { 96, 2, 128, 2, 64, 1, 1, 0 }, { 64, 3, 128, 2, 32, 1, 1, 0 },
+        { 256, 2, 80, 2, 32, 0, 1, 0 }, { 192, 2, 112, 2, 32, 1, 0, 0 },
+        { 64, 3, 128, 2, 128, 0, 1, 3 }, { 128, 2, 128, 2, 128, 1, 1, 3 },
+        { 128, 2, 160, 2, 128, 0, 1, 3 }, { 96, 2, 128, 2, 32, 1, 1, 3 },
     };
     int i;
     for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
@@ -187,6 +207,7 @@ static void check_layouts(const device_limits *dev)
         c.swizzle = cases[i][4];
         c.fused_kv = cases[i][5];
         c.pingpong = cases[i][6];
+        c.scheduler = (fa4_scheduler)cases[i][7];
         check_compile(dev, &p, &c);
     }
 }

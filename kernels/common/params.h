@@ -24,7 +24,10 @@ typedef struct fa4_params {
     int window_left, window_right;
     int m_blocks;           /* ceil(seqlen_q / BM) */
     int total_tiles;        /* m_blocks * heads_q * batch (persistent schedulers) */
-    int tile_counter_unused;
+    int reserved;
+    /* Dynamic scheduler: two u32 counters, zero before the launch and left
+       zero after it (kernels/sm90/scheduler.cuh); 0 for other schedulers. */
+    unsigned long long tile_counter;
 } fa4_params;
 
 #endif

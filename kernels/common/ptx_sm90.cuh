@@ -249,6 +249,23 @@ FA4_DEV u64 smem_desc_mnmajor_sw64(u32 addr, u32 lbo_bytes)
            | (u64)((addr & 0x3FFFFu) >> 4);
 }
 
+/* K-major descriptor, 32 B swizzle: SBO 256 (8 rows x 32 B), LBO 16 (unused);
+ * tile 256-aligned, base offset 0.  One k16 step per 16-element chunk (the
+ * next chunk rows x 32 B further). */
+FA4_DEV u64 smem_desc_kmajor_sw32(u32 addr)
+{
+    return 0xC000001000010000ull | (u64)((addr & 0x3FFFFu) >> 4);
+}
+
+/* MN-major descriptor, 32 B swizzle (V as B with transpose-B): LBO =
+ * distance between 16-element chunks along N (keys x 32 B), SBO 256; k16
+ * step +512 B. */
+FA4_DEV u64 smem_desc_mnmajor_sw32(u32 addr, u32 lbo_bytes)
+{
+    return 0xC000001000000000ull | ((u64)((lbo_bytes >> 4) & 0x3FFFu) << 16)
+           | (u64)((addr & 0x3FFFFu) >> 4);
+}
+
 /* ---------------------------------------------------------------- cvt, math */
 
 /* Two f32 to packed bf16x2 / f16x2, LO in the low half.  (cvt puts its
@@ -294,6 +311,36 @@ FA4_DEV float cvt_rmi_f32(float x)
 FA4_DEV void st_shared_u32(u32 addr, u32 v)
 {
     asm volatile("st.shared.b32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
+}
+
+/* ld.shared.b32 at a 32-bit shared address. */
+FA4_DEV u32 ld_shared_u32(u32 addr)
+{
+    u32 v;
+    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+    return v;
+}
+
+/* Global u32 atomics for the dynamic tile scheduler: a relaxed add (the
+ * old value), an acq_rel add (orders this CTA's earlier counter traffic
+ * before the arrival), and a plain store. */
+FA4_DEV u32 atom_add_global_u32(u64 addr, u32 v)
+{
+    u32 old;
+    asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
+                 : "=r"(old) : "l"(addr), "r"(v) : "memory");
+    return old;
+}
+FA4_DEV u32 atom_add_acq_rel_global_u32(u64 addr, u32 v)
+{
+    u32 old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+                 : "=r"(old) : "l"(addr), "r"(v) : "memory");
+    return old;
+}
+FA4_DEV void st_global_u32(u64 addr, u32 v)
+{
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(addr), "r"(v) : "memory");
 }
 
 /* st.shared.v4.b32 at a 32-bit shared address (16-byte aligned). */

@@ -23,7 +23,7 @@ FA4_DEV u32 pack_out(float lo, float hi)
 
 /* Write O (NO f32 registers of an m64n(2*NO) accumulator) and LSE of
  * warpgroup WG for TILE; O_TILE is the O region (BM rows x DVP columns,
- * chunks of 64 columns, each BM x 128 B).  TID is the thread's index in its
+ * chunks of FA4_CW columns, each BM x FA4_SWIZZLE B).  TID is the thread's index in its
  * warpgroup.  On return thread 0 has issued (not waited for) the TMA store;
  * the next call, or the caller, waits for it to read shared memory. */
 template <int NO>
@@ -37,31 +37,20 @@ FA4_DEV void epilogue_store(const fa4_params &p, const fa4_tma_map *tm_o, u32 o_
     if (tid == 0)
         cp_async_bulk_wait_group_read0();
     named_barrier_sync(FA4_BAR_EPILOGUE_WG0 + wg, 128);
-#if FA4_SWIZZLE == 128
-    /* 128 B swizzle: 16 B unit u of row r sits at u ^ (r % 8); r % 8 == g. */
+    /* Swizzle of SW B (KERNEL_NOTES.md): 16 B unit u of row r sits at
+     * u ^ ((r * SW / 128) % (SW / 16)); with r = 16 warp + g + 8 h that is
+     * u ^ (g / (128 / SW)): g for 128 B, g >> 1 for 64 B, g >> 2 for 32 B. */
+    const int phase = g / (128 / FA4_SWIZZLE);
 #pragma unroll
     for (int i = 0; i < NO; i += 2) {
         const int h = (i >> 1) & 1;
         const int row = 16 * warp + g + 8 * h;
         const int col = 8 * (i / 4) + 2 * q;
-        const int chunk = col / 64, unit = (col % 64) / 8;
-        const u32 addr = wg_base + (u32)(chunk * FA4_BM * 128 + row * 128 + ((unit ^ g) * 16) + 4 * q);
+        const int chunk = col / FA4_CW, unit = (col % FA4_CW) / 8;
+        const u32 addr = wg_base + (u32)(chunk * FA4_BM * FA4_SWIZZLE + row * FA4_SWIZZLE +
+                                         ((unit ^ phase) * 16) + 4 * q);
         st_shared_u32(addr, pack_out(o[i] * inv[h], o[i + 1] * inv[h]));
     }
-#else
-    /* 64 B swizzle: 16 B unit u of row r sits at u ^ ((r >> 1) % 4) in each
-     * 512 B block (KERNEL_NOTES.md); (r >> 1) % 4 == g >> 1. */
-#pragma unroll
-    for (int i = 0; i < NO; i += 2) {
-        const int h = (i >> 1) & 1;
-        const int row = 16 * warp + g + 8 * h;
-        const int col = 8 * (i / 4) + 2 * q;
-        const int chunk = col / 32, unit = (col % 32) / 8;
-        const u32 addr = wg_base + (u32)(chunk * FA4_BM * 64 + row * 64 +
-                                         ((unit ^ (g >> 1)) * 16) + 4 * q);
-        st_shared_u32(addr, pack_out(o[i] * inv[h], o[i + 1] * inv[h]));
-    }
-#endif
     if (p.lse != 0 && q == 0) {
         float *lse_out = (float *)p.lse + ((long long)tile.batch * p.heads_q + tile.head) * p.seqlen_q;
 #pragma unroll

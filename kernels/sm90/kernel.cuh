@@ -10,12 +10,14 @@
 ** or, with FA4_FUSED_KV, one KV ring of FA4_KV_SLOTS slots of BN x DP where
 ** K and V tiles alternate, O (BM x DVP; may be Q's bytes), BAR (mbarriers).
 ** Q, K and V tiles are stored as FA4_CW-column chunks of rows x FA4_SWIZZLE
-** bytes (FA4_SWIZZLE 128: 64 columns, 128 B swizzle; 64: 32 columns, 64 B
-** swizzle), as the TMA boxes {FA4_CW, 1, rows, 1} of the rank-4 maps
+** bytes (FA4_SWIZZLE 128: 64 columns, 128 B swizzle; 64: 32 columns; 32:
+** 16 columns), as the TMA boxes {FA4_CW, 1, rows, 1} of the rank-4 maps
 ** {dim, heads, seq, batch} land; O is stored the same way (epilogue.cuh).
-** Head dims pad to DP = 64 * ceil(D / 64): the map's dim extent is D, so
-** TMA zero-fills the pad columns, which add 0 to Q K^T and are clipped from
-** the O store.  Parameters: (fa4_params, tm_q, tm_k, tm_v, tm_o).
+** Head dims pad to whole chunks, at least 64 (the narrowest wgmma N here):
+** DP = FA4_CW * ceil(max(D, 64) / FA4_CW), so d96 pads to 128 with 128 B
+** swizzle and not at all with 64 or 32 B.  The map's dim extent is D, so TMA
+** zero-fills the pad columns, which add 0 to Q K^T and are clipped from the
+** O store.  Parameters: (fa4_params, tm_q, tm_k, tm_v, tm_o).
 */
 #ifndef FA4_SM90_KERNEL_CUH
 #define FA4_SM90_KERNEL_CUH
@@ -37,12 +39,13 @@
 #error "sm90 kernel: FA4_DTYPE must be 1 (bf16) or 2 (fp16)"
 #endif
 
-#define FA4_DP (((FA4_D) + 63) / 64 * 64)
-#define FA4_DVP (((FA4_DV) + 63) / 64 * 64)
+#define FA4_CW (FA4_SWIZZLE / 2) /* 16-bit columns per swizzled chunk */
+#define FA4_PAD_DIM(x) ((((x) < 64 ? 64 : (x)) + FA4_CW - 1) / FA4_CW * FA4_CW)
+#define FA4_DP FA4_PAD_DIM(FA4_D)
+#define FA4_DVP FA4_PAD_DIM(FA4_DV)
 #define FA4_Q_BYTES (FA4_BM * FA4_DP * 2)
 #define FA4_K_STAGE_BYTES (FA4_BN * FA4_DP * 2)
 #define FA4_V_STAGE_BYTES (FA4_BN * FA4_DVP * 2)
-#define FA4_CW (FA4_SWIZZLE / 2) /* 16-bit columns per swizzled chunk */
 
 /* The K/V ring: FA4_RING slots; K and V of one key block sit in one stage
  * of the split rings, or in two consecutive slots of the fused ring.  Slot
@@ -63,8 +66,8 @@
 #define FA4_V_SLOT_BYTES FA4_V_STAGE_BYTES
 #endif
 
-static_assert(FA4_SWIZZLE == 128 || FA4_SWIZZLE == 64,
-              "sm90 kernel: 128 B and 64 B swizzle are implemented");
+static_assert(FA4_SWIZZLE == 128 || FA4_SWIZZLE == 64 || FA4_SWIZZLE == 32,
+              "sm90 kernel: swizzle 128, 64 or 32 B");
 static_assert(FA4_CLUSTER == 1, "sm90 kernel: clusters are not implemented");
 static_assert(FA4_BM == 64 * FA4_CONSUMER_WGS, "sm90: BM = 64 rows per consumer warpgroup");
 static_assert(FA4_THREADS == 128 * (1 + FA4_CONSUMER_WGS), "sm90: one producer warpgroup");
@@ -75,17 +78,19 @@ static_assert(FA4_STAGES >= 2, "sm90: at least 2 K/V stages");
 #if FA4_FUSED_KV
 static_assert(FA4_KV_SLOTS >= 2, "sm90: the fused ring holds K(n-1) and V(n) at once");
 static_assert(FA4_SMEM_Q_OFF % 1024 == 0 && FA4_SMEM_KV_OFF % 1024 == 0 &&
-              FA4_SMEM_O_OFF % 1024 == 0 && FA4_KV_SLOT_BYTES % 1024 == 0,
-              "sm90: swizzled tiles are 1024-aligned");
+              FA4_SMEM_O_OFF % 1024 == 0 && FA4_KV_SLOT_BYTES % (8 * FA4_SWIZZLE) == 0,
+              "sm90: regions 1024-aligned, slots on the swizzle repeat (8 rows)");
 static_assert(FA4_SMEM_KV_SIZE >= FA4_KV_SLOTS * FA4_KV_SLOT_BYTES, "sm90: KV region");
-static_assert(FA4_SMEM_BAR_SIZE >= 16 + 16 * FA4_KV_SLOTS, "sm90: BAR region");
+static_assert(FA4_SMEM_BAR_SIZE >= 16 + 16 * FA4_KV_SLOTS + 16 * (FA4_SCHEDULER == 3),
+              "sm90: BAR region (+ the dynamic scheduler's tile slot)");
 #else
 static_assert(FA4_SMEM_Q_OFF % 1024 == 0 && FA4_SMEM_K_OFF % 1024 == 0 &&
               FA4_SMEM_V_OFF % 1024 == 0 && FA4_SMEM_O_OFF % 1024 == 0,
               "sm90: swizzled tiles are 1024-aligned");
 static_assert(FA4_SMEM_K_SIZE >= FA4_STAGES * FA4_K_STAGE_BYTES, "sm90: K region");
 static_assert(FA4_SMEM_V_SIZE >= FA4_STAGES * FA4_V_STAGE_BYTES, "sm90: V region");
-static_assert(FA4_SMEM_BAR_SIZE >= 16 + 32 * FA4_STAGES, "sm90: BAR region");
+static_assert(FA4_SMEM_BAR_SIZE >= 16 + 32 * FA4_STAGES + 16 * (FA4_SCHEDULER == 3),
+              "sm90: BAR region (+ the dynamic scheduler's tile slot)");
 #endif
 static_assert(FA4_SMEM_Q_SIZE >= FA4_Q_BYTES, "sm90: Q region");
 static_assert(FA4_SMEM_O_SIZE >= FA4_BM * FA4_DVP * 2, "sm90: O region");
@@ -110,7 +115,16 @@ FA4_DEV void consumer_run(const fa4_params &p, const fa4_tma_map *tm_o, u32 smem
     if (wg == FA4_CONSUMER_WGS - 1)
         named_barrier_arrive(FA4_BAR_PINGPONG_WG0, 256);
 #endif
+#if FA4_SCHED_DYNAMIC
+    /* The producer publishes each tile index (or the end) in the tile slot
+       before q_full completes.  (Waiting at the loop's end rather than its
+       top keeps ptxas from spilling at the register limits.) */
+    mbarrier_wait(bars.q_full(), q_phase);
+    q_phase ^= 1u;
+    for (int t = (int)ld_shared_u32(tile_slot(bars)); sched_valid(p, t); ) {
+#else
     for (int t = sched_first(); sched_valid(p, t); t = sched_next(p, t)) {
+#endif
         const fa4_tile tile = sched_tile(p, t);
         int n_lo, n_hi;
         kv_block_range(p, tile.m_block, &n_lo, &n_hi);
@@ -121,8 +135,10 @@ FA4_DEV void consumer_run(const fa4_params &p, const fa4_tma_map *tm_o, u32 smem
         fa4_softmax sm;
         softmax_init(sm);
 
+#if !FA4_SCHED_DYNAMIC
         mbarrier_wait(bars.q_full(), q_phase);
         q_phase ^= 1u;
+#endif
         if (n_hi > n_lo)
             consumer_mainloop(p, smem, bars, st, tile, n_lo, n_hi, wg, tid, o, sm);
 
@@ -135,6 +151,11 @@ FA4_DEV void consumer_run(const fa4_params &p, const fa4_tma_map *tm_o, u32 smem
             cp_async_bulk_wait_group_read0();
             mbarrier_arrive_count(bars.q_empty(), 4);
         }
+#if FA4_SCHED_DYNAMIC
+        mbarrier_wait(bars.q_full(), q_phase);
+        q_phase ^= 1u;
+        t = (int)ld_shared_u32(tile_slot(bars));
+#endif
     }
     if (tid == 0)
         cp_async_bulk_wait_group0();

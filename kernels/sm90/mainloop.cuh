@@ -74,13 +74,22 @@ struct fa4_bars {
 #define FA4_BAR_BYTES (16 + 32 * FA4_STAGES)
 #endif
 
+/* Scheduler 3's tile index, after the barriers (the budget adds 16 B). */
+FA4_DEV u32 tile_slot(const fa4_bars &bars)
+{
+    return bars.base + FA4_BAR_BYTES;
+}
+
 /* Shared-memory descriptors of the Q, K (K-major) and V (MN-major) tiles. */
 #if FA4_SWIZZLE == 128
 #define smem_desc_kmajor smem_desc_kmajor_sw128
 #define smem_desc_mnmajor smem_desc_mnmajor_sw128
-#else
+#elif FA4_SWIZZLE == 64
 #define smem_desc_kmajor smem_desc_kmajor_sw64
 #define smem_desc_mnmajor smem_desc_mnmajor_sw64
+#else
+#define smem_desc_kmajor smem_desc_kmajor_sw32
+#define smem_desc_mnmajor smem_desc_mnmajor_sw32
 #endif
 
 /* ------------------------------------------------------------ producer */
@@ -91,13 +100,26 @@ FA4_DEV void producer_run(const fa4_params &p, const fa4_tma_map *tm_q, const fa
 {
     fa4_pipe st = {0, 0u};
     u32 q_phase = 0;
-    for (int t = sched_first(); sched_valid(p, t); t = sched_next(p, t)) {
+    for (int t = sched_first();; t = sched_next(p, t)) {
+#if FA4_SCHED_DYNAMIC
+        /* The consumers learn T from the tile slot, the end included. */
+        mbarrier_wait(bars.q_empty(), q_phase ^ 1u);
+        st_shared_u32(tile_slot(bars), (u32)t);
+        if (!sched_valid(p, t)) {
+            mbarrier_arrive(bars.q_full());
+            sched_finish(p);
+            return;
+        }
+#else
+        if (!sched_valid(p, t))
+            return;
+        mbarrier_wait(bars.q_empty(), q_phase ^ 1u);
+#endif
         const fa4_tile tile = sched_tile(p, t);
         int n_lo, n_hi;
         kv_block_range(p, tile.m_block, &n_lo, &n_hi);
         const int kv_head = tile.head / p.group;
 
-        mbarrier_wait(bars.q_empty(), q_phase ^ 1u);
         mbarrier_arrive_expect_tx(bars.q_full(), FA4_Q_BYTES);
 #pragma unroll
         for (int c = 0; c < FA4_DP / FA4_CW; ++c)
