@@ -8,8 +8,11 @@
 #   sweep90  every sm90 variant against the CPU reference
 #   tune     fa4-tune over the grid's d128 rows and d64 causal 1k/2k into
 #            $TUNE_DB, exported to $OUT/seed.json (the shipped seed)
+#   tune64   fa4-tune over the grid's d64 causal rows, 512..4k, into $TUNE_DB
+#            (log: $OUT/tune64.log)
 #   plan     plan creation in fresh processes: cold, then warm
-#   compare  bench/compare.py with the tuned database ($TUNE_DB)
+#   compare  bench/compare.py with the tuned database ($TUNE_DB); COMPARE_ARGS
+#            narrows it (e.g. "--dims 64 --causal 1")
 #   compare80  bench/compare.py with the sm80 family only
 set -u
 O=${OUT:-/tmp/fa4-out}; mkdir -p "$O"
@@ -43,6 +46,14 @@ if has tune; then
     done
     build/fa4-tune export --json "$O/seed.json" --db "$TUNE_DB"
 fi
+if has tune64; then
+    echo "=== tune64"
+    for s in 512 1024 2048 4096; do
+        build/fa4-tune tune ${TUNE_ARGS:-} --batch $((16384 / s)) --seqlen-q $s --heads-q 32 --head-dim 64 \
+            --causal --db "$TUNE_DB" >> "$O/tune64.log" 2>&1
+    done
+    grep -E "^== |^ +1 |default\)|tuned " "$O/tune64.log" | cut -c1-200
+fi
 if has plan; then
     echo "=== plan creation, fresh processes (cold, warm, warm)"
     rm -f /tmp/fa4-plan.db
@@ -50,7 +61,8 @@ if has plan; then
 fi
 if has compare; then
     echo "=== compare (tuned database)"
-    PYTHONUNBUFFERED=1 timeout 400 python3 bench/compare.py --lib build/.libs/libfa4.so --gqa --db "$TUNE_DB" \
+    PYTHONUNBUFFERED=1 timeout 400 python3 bench/compare.py --lib build/.libs/libfa4.so --db "$TUNE_DB" \
+        ${COMPARE_ARGS:---gqa} \
         2>&1 | tee "$O/compare.log" | cut -c1-108 | tail -45
 fi
 if has compare80; then

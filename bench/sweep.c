@@ -7,7 +7,8 @@
 **
 ** DIMS: head_dim_qk[/head_dim_v], comma-separated.  SWEEP_ONLY=TEXT keeps
 ** the variants whose config text (fa4_config_format) contains TEXT, e.g.
-** "swizzle=32".  Plans are compiled by 16 threads (fa4_plan_create is
+** "swizzle=32"; SWEEP_DTYPE=bf16|fp16 and SWEEP_CAUSAL=0|1 keep one dtype
+** or one masking.  Plans are compiled by 16 threads (fa4_plan_create is
 ** thread-safe) in the order the main thread runs them, so the GPU checks
 ** overlap the compiles.  Prints one line per failure and a summary:
 ** variants, cases, failures.
@@ -120,9 +121,13 @@ int main(int argc, char **argv)
     for (di = 0; di < nd; di++)
         for (dt = 1; dt <= 2; dt++)
             for (causal = 0; causal <= 1; causal++) {
+                const char *want_dt = getenv("SWEEP_DTYPE"), *want_causal = getenv("SWEEP_CAUSAL");
                 fa4_problem p = FA4_PROBLEM_INIT;
                 config_space sp;
                 char why[512], cs[256];
+                if ((want_dt && strcmp(want_dt, dt == 1 ? "bf16" : "fp16")) ||
+                    (want_causal && atoi(want_causal) != causal))
+                    continue;
                 p.dtype = (fa4_dtype)dt; p.batch = 1; p.heads_q = 4; p.heads_kv = 2;
                 p.head_dim_qk = dims[di]; p.head_dim_v = dvs[di]; p.causal = causal;
                 p.return_lse = 1;

@@ -76,12 +76,15 @@ static int sm90_dv(const fa4_problem *pb)
 ** ptxas: without it d256 bn64 (204), d128 bn192 (236) and d64 bn240 (240)
 ** spill; d192 bn112 (208 + 32), d128 bn176 (224 + 16) and d64 bn128 at 160
 ** registers (156 + 0) do not.  The 64 and 32 B swizzle epilogues need 8
-** more (H100 sweep, 2026-11-22: d128 bn176 at 240 spills 60-76 B with 64 B). */
+** more (H100 sweep, 2026-11-22: d128 bn176 at 240 spills 60-76 B with 64 B),
+** and so does the dynamic scheduler above bn 160 (d96 and d128 bn176 spill
+** 52-64 B at 240; d128 bn160 and d64 bn128 at 160 registers do not). */
 static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzle)
 {
     if (sched == FA4_SCHED_PLAIN)
         return 0;
-    return sm90_pad_dim(dv, swizzle) / 4 - 16 + (bn > 192 ? 16 : 0) + (swizzle < 128 ? 8 : 0);
+    return sm90_pad_dim(dv, swizzle) / 4 - 16 + (bn > 192 ? 16 : 0) + (swizzle < 128 ? 8 : 0) +
+           (sched == FA4_SCHED_DYNAMIC && bn > 160 ? 8 : 0);
 }
 
 /* The consumer's register need (file comment). */
