@@ -6,10 +6,8 @@
 #   tests    the GPU tests of make check (test_api, test_gpu_forward, test_tune_gpu)
 #   sweep80  every sm80 variant against the CPU reference (SWEEP_DIMS, SWEEP_SEQS)
 #   sweep90  every sm90 variant against the CPU reference
-#   tune     fa4-tune over the grid's d128 rows and d64 causal 1k/2k into
+#   tune     fa4-tune over the grid's d128 rows and d64 causal 512..4k into
 #            $TUNE_DB, exported to $OUT/seed.json (the shipped seed)
-#   tune64   fa4-tune over the grid's d64 causal rows, 512..4k, into $TUNE_DB
-#            (log: $OUT/tune64.log)
 #   plan     plan creation in fresh processes: cold, then warm
 #   compare  bench/compare.py with the tuned database ($TUNE_DB); COMPARE_ARGS
 #            narrows it (e.g. "--dims 64 --causal 1")
@@ -41,18 +39,12 @@ if has tune; then
     rm -f "$TUNE_DB"
     /usr/bin/time -f "tune: %e s" build/fa4-tune tune --preset fa-grid-d128 ${TUNE_ARGS:-} --db "$TUNE_DB" > "$O/tune.log" 2>&1
     tail -2 "$O/tune.log"
-    for s in 1024 2048; do
-        build/fa4-tune tune --quiet ${TUNE_ARGS:-} --batch $((16384 / s)) --seqlen-q $s --heads-q 32 --head-dim 64 --causal --db "$TUNE_DB"
-    done
-    build/fa4-tune export --json "$O/seed.json" --db "$TUNE_DB"
-fi
-if has tune64; then
-    echo "=== tune64"
     for s in 512 1024 2048 4096; do
         build/fa4-tune tune ${TUNE_ARGS:-} --batch $((16384 / s)) --seqlen-q $s --heads-q 32 --head-dim 64 \
-            --causal --db "$TUNE_DB" >> "$O/tune64.log" 2>&1
+            --causal --db "$TUNE_DB" >> "$O/tune.log" 2>&1
     done
-    grep -E "^== |^ +1 |default\)|tuned " "$O/tune64.log" | cut -c1-200
+    grep -E "^== |^ +1 |default\)" "$O/tune.log" | cut -c1-200
+    build/fa4-tune export --json "$O/seed.json" --db "$TUNE_DB"
 fi
 if has plan; then
     echo "=== plan creation, fresh processes (cold, warm, warm)"
