@@ -375,7 +375,8 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
 ** d128 512 508 vs 428, 2k 635 vs 605, but 4k 630 vs 644; d64 512 389 vs
 ** 319, 4k 525 vs 508), where its registers fit;
 ** otherwise plain, causal tiles reversed (d128 causal 1k: 381 plain vs 333
-** persistent vs 271 static longest-first). */
+** persistent vs 271 static longest-first), except short causal d64 and
+** d128, where the dynamic scheduler wins (below; 447 at d128 causal 1k). */
 static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
@@ -405,6 +406,17 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
            (+4%) and 16k (+10%) non-causal (bench/NOTES.md, sm90 v2). */
         sm90_base(out, 3, 80, 3);
         return;                             /* the 16k winner ran without ping-pong */
+    } else if (d <= 128 && sm90_masked(pb) && pb->seqlen_k <= 4096) {
+        /* fa4-tune, d128 causal (sm90 v5): 128x128, 2 stages, the dynamic
+           scheduler: +17-21% at 512-1k (split rings, ping-pong), +16% / +7%
+           at 2k / 4k (fused ring, no ping-pong). */
+        sm90_base(out, 2, 128, 2);
+        out->scheduler = FA4_SCHED_DYNAMIC;
+        if (pb->seqlen_k > 1024)
+            out->fused_kv = 1;
+        else
+            out->pingpong = 1;
+        return;
     } else if (d <= 128)
         sm90_base(out, 2, pb->seqlen_k > 2048 ? 176 : 128, 2);
     else if (d <= 192)
