@@ -368,7 +368,7 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
 /* family_ops.heuristic, from H100 measurements (2026-11-22, 16k tokens,
 ** hidden 2048, bf16, TFLOP/s): two stages; ping-pong on (d128 8k: 673 vs
 ** 587); no exp2 emulation (647 vs 578 at 4k).  d64 192x128 (3 consumers:
-** 555 vs 430 with 2), d96 128x128, d128 128x176 above 2k keys (692 vs 673
+** 555 vs 430 with 2), d96 below, d128 128x176 above 2k keys (692 vs 673
 ** at 8k; 414 vs 428 at 512) else 128x128, d192 128x112, d256 128x80 (807
 ** vs 731 with bn 64).  Scheduler: without a mask and up to 2k keys (4k at
 ** d64) the persistent one (its epilogue overlaps the next tile's loads:
@@ -399,8 +399,25 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
         return;
     } else if (d <= 64)
         sm90_base(out, 3, 128, 2);
-    else if (d <= 96)
-        sm90_base(out, 2, 128, 2);
+    else if (d <= 96) {
+        /* fa4-tune, d96 (sm90 v5): 64 B swizzle stores 96-column tiles where
+           128 B pads them to 128; with the fused ring it won by 30% at 4k
+           (128x192, persistent) and by 25% causal at 2k (128x128, 3 stages,
+           dynamic) over the padded 128x128 default. */
+        if (sm90_masked(pb) && pb->seqlen_k <= 4096) {
+            sm90_base(out, 2, 128, 3);
+            out->scheduler = FA4_SCHED_DYNAMIC;
+        } else if (!sm90_masked(pb)) {
+            sm90_base(out, 2, 192, 2);
+            out->scheduler = FA4_SCHED_PERSISTENT;
+        } else {
+            sm90_base(out, 2, 128, 2);
+            out->pingpong = 1;
+        }
+        out->swizzle = 64;
+        out->fused_kv = !sm90_masked(pb) || pb->seqlen_k <= 4096;
+        return;
+    }
     else if (d <= 128 && d > 96 && !sm90_masked(pb) && pb->seqlen_k >= 8192) {
         /* fa4-tune on H100: 3 consumer warpgroups, 192x80, 3 stages won at 8k
            (+4%) and 16k (+10%) non-causal (bench/NOTES.md, sm90 v2). */
