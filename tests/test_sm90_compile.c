@@ -7,8 +7,11 @@
 ** emulation, 3 stages, persistent and longest-first schedulers; 64 and
 ** 32 B swizzle and the fused K/V ring, each explicitly too).  Each must
 ** compile with no spill, since the JIT rejects spilling variants.
-** FA4_TEST_ALL=1 compiles every enumerated config instead of a sample.
+** FA4_TEST_ALL=1 compiles every enumerated config (causal and not) instead
+** of a sample; FA4_TEST_SHARD=i/N takes every N-th of those from the i-th,
+** so N processes share the work (make check-compile-all).
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,9 +221,14 @@ int main(void)
                                    { 192, 192 }, { 256, 256 } };
     const int ndims = (int)(sizeof dims / sizeof dims[0]);
     const int all = getenv("FA4_TEST_ALL") && atoi(getenv("FA4_TEST_ALL"));
+    const char *shard_env = getenv("FA4_TEST_SHARD");   /* "i/N": every N-th config from i */
     device_limits dev;
     char why[512];
-    int i, t, c, j;
+    int i, t, c, j, shard = 0, nshards = 1, seq = 0;
+
+    if (shard_env && (sscanf(shard_env, "%d/%d", &shard, &nshards) != 2 || nshards < 1 ||
+                      shard < 0 || shard >= nshards))
+        skip_all("FA4_TEST_SHARD=%s: want i/N with 0 <= i < N", shard_env);
 
     if (device_limits_for_arch(&dev, "sm_90a", why, sizeof why) != FA4_OK)
         skip_all("no sm_90a limits (%s)", why);
@@ -245,24 +253,28 @@ int main(void)
                 }
                 check_compile(&dev, &p, &cfg);
             }
-        /* A spread of the enumerated space (every config with FA4_TEST_ALL),
-           dtype and causality alternating. */
-        {
-            fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, dims[i][0], dims[i][1], 0);
+        /* A spread of each enumerated space, causal and not (the masked one
+           adds the dynamic scheduler): two configs each, or with FA4_TEST_ALL
+           every config, dtype alternating. */
+        for (c = 0; c < 2; c++) {
+            fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, dims[i][0], dims[i][1], c);
             config_space sp;
             int step;
             if (config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) != FA4_OK ||
                 sp.count == 0) {
-                ok(0, "sm_90a enumerates sm90 configs for d%d/%d", dims[i][0], dims[i][1]);
+                ok(0, "sm_90a enumerates sm90 configs for d%d/%d%s", dims[i][0], dims[i][1],
+                   c ? " causal" : "");
                 diag("  %s", why);
                 continue;
             }
-            ok(1, "d%d/%d: %d of %d sm90 configs fit", dims[i][0], dims[i][1], sp.count,
-               sp.considered);
-            step = all ? 1 : (sp.count + 3) / 4;
-            for (j = (all ? 0 : i % step); j < sp.count; j += step) {
+            ok(1, "d%d/%d%s: %d of %d sm90 configs fit", dims[i][0], dims[i][1],
+               c ? " causal" : "", sp.count, sp.considered);
+            step = all ? 1 : (sp.count + 1) / 2;
+            for (j = (all ? 0 : (i + c) % step); j < sp.count; j += step) {
                 fa4_problem q = ct_problem_2k(j & 1 ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16, dims[i][0],
-                                        dims[i][1], (j >> 1) & 1);
+                                              dims[i][1], c);
+                if (all && nshards > 1 && (seq++ % nshards) != shard)
+                    continue;
                 check_compile(&dev, &q, &sp.configs[j]);
             }
             config_space_free(&sp);
