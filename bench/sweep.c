@@ -218,7 +218,7 @@ int main(int argc, char **argv)
                jobs[g].problem.head_dim_qk, jobs[g].problem.head_dim_v,
                jobs[g].problem.dtype == 1 ? "bf16" : "fp16", jobs[g].problem.causal, gend - g,
                cases, failures);
-        /* Free the group's modules: a long sweep holds thousands otherwise. */
+        /* Release the group's plans (their kernels stay in the context's cache). */
         for (i = g; i < gend; i++) {
             fa4_plan_destroy(jobs[i].plan);
             jobs[i].plan = NULL;
