@@ -70,9 +70,9 @@ static void wait_compiled(int end)
 /* Parse "D" or "D/DV" at S into *D, *DV. */
 static void parse_dims(const char *s, int *d, int *dv)
 {
-    *d = atoi(s);
-    *dv = strchr(s, '/') && (!strchr(s, ',') || strchr(s, '/') < strchr(s, ','))
-              ? atoi(strchr(s, '/') + 1) : *d;
+    char *end;
+    *d = (int)strtol(s, &end, 10);
+    *dv = *end == '/' ? atoi(end + 1) : *d;
 }
 
 static int parse_list(int *out, int max, const char *s)

@@ -406,16 +406,17 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
            dynamic) over the padded 128x128 default. */
         if (sm90_masked(pb) && pb->seqlen_k <= 4096) {
             sm90_base(out, 2, 128, 3);
+            out->fused_kv = 1;
             out->scheduler = FA4_SCHED_DYNAMIC;
         } else if (!sm90_masked(pb)) {
             sm90_base(out, 2, 192, 2);
+            out->fused_kv = 1;
             out->scheduler = FA4_SCHED_PERSISTENT;
         } else {
             sm90_base(out, 2, 128, 2);
             out->pingpong = 1;
         }
         out->swizzle = 64;
-        out->fused_kv = !sm90_masked(pb) || pb->seqlen_k <= 4096;
         return;
     }
     else if (d <= 128 && d > 96 && !sm90_masked(pb) && pb->seqlen_k >= 8192) {

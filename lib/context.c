@@ -162,19 +162,20 @@ done:
     return st;
 }
 
-/* Free the counter chunks (the context is current or not needed: plan_only has none). */
+/* Free the counter chunks (a plan_only context has none). */
 static void counters_free(fa4_context *ctx)
 {
     struct counter_chunk *c, *next;
-    if (ctx->counters && context_push(ctx) == FA4_OK) {
-        for (c = ctx->counters; c; c = c->next)
-            ctx->cu->cuMemFree(c->base);
-        context_pop(ctx);
-    }
+    const int pushed = ctx->counters && context_push(ctx) == FA4_OK;
+
     for (c = ctx->counters; c; c = next) {
         next = c->next;
+        if (pushed)
+            ctx->cu->cuMemFree(c->base);
         free(c);
     }
+    if (pushed)
+        context_pop(ctx);
     ctx->counters = NULL;
 }
 
