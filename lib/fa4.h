@@ -82,9 +82,15 @@ typedef struct fa4_context_options {
                                    compiled for ARCH but not launched */
     const char *arch;           /* with plan_only: "sm_80", "sm_90a",
                                    "sm_100a"; NULL otherwise */
+    int check_inputs;           /* 1 (or $FA4_CHECK_INPUTS=1): before each
+                                   launch, copy cu_seqlens, seqused_k and
+                                   block_table to the host and check them
+                                   (FA4_EINVAL naming the first bad entry).
+                                   Synchronises the stream: for debugging,
+                                   not for CUDA-graph capture. */
 } fa4_context_options;
 
-#define FA4_CONTEXT_OPTIONS_INIT { sizeof(fa4_context_options), NULL, NULL, 0, 0, NULL }
+#define FA4_CONTEXT_OPTIONS_INIT { sizeof(fa4_context_options), NULL, NULL, 0, 0, NULL, 0 }
 
 /*
 ** Create a context on CUDA device DEVICE (an ordinal as in cuDeviceGet).
@@ -157,17 +163,37 @@ typedef struct fa4_problem {
     int64_t k_strides[3];
     int64_t v_strides[3];
     int64_t o_strides[3];
-    /* Variable-length batches (cu_seqlens in fa4_tensors); seqlen_q/k are
-       then the maximum lengths.  Not yet supported: FA4_ENOTSUP. */
+    /*
+    ** Variable-length batches (FlashAttention's varlen convention).  With
+    ** varlen = 1, Q and O are packed [total_q, heads, dim] and the
+    ** sequences are delimited by fa4_tensors.cu_seqlens_q (batch + 1
+    ** int32 offsets, cu_seqlens_q[0] = 0); K and V likewise by
+    ** cu_seqlens_k unless the cache is paged.  seqlen_q and seqlen_k are
+    ** then the maximum lengths, batch the maximum number of sequences.
+    ** The batch strides (q_strides[0], ...) are not used; LSE is laid out
+    ** [heads_q, total_q].  Masks are per sequence, bottom-right aligned.
+    */
     int varlen;
-    /* Paged KV cache (block_table in fa4_tensors).  Not yet supported. */
+    /*
+    ** Paged KV cache (vLLM / FlashInfer / FlashAttention layout).  With
+    ** page_size > 0 (a power of two), K and V are [num_pages, page_size,
+    ** heads_kv, dim] (k_strides[0] is the page stride) and
+    ** fa4_tensors.block_table [batch, block_table_stride] int32 maps a
+    ** sequence's page i to a page of the pool.  Each sequence's KV length
+    ** comes from fa4_tensors.seqused_k (or seqlen_k).  Q may be dense or
+    ** varlen.
+    */
     int page_size;         /* 0: not paged */
     int attention_sinks;   /* 1: per-head sink logits.  Not yet supported. */
+    int block_table_stride; /* paged: entries per block_table row;
+                               0: ceil(seqlen_k / page_size) */
+    int num_pages;         /* paged: pages in the pool (for the opt-in
+                              input check; 0: unknown) */
 } fa4_problem;
 
 #define FA4_PROBLEM_INIT { sizeof(fa4_problem), FA4_DTYPE_BF16, 0, 0, 0, 0, 0, \
                            0, 0, 0, -1, -1, 0.0f, 0, {0, 0, 0}, {0, 0, 0},    \
-                           {0, 0, 0}, {0, 0, 0}, 0, 0, 0 }
+                           {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0, 0 }
 
 /*
 ** Check PROBLEM without a context.  Returns FA4_OK, FA4_EINVAL (a bad
@@ -218,10 +244,18 @@ typedef struct fa4_config {
     int rescale_threshold;  /* lazy rescale threshold, log2 units (0: always) */
     int pingpong;           /* sm90: ping-pong consumer warpgroups */
     fa4_scheduler scheduler;
+    int splits;             /* KV splits per query tile (flash-decoding):
+                               1 none; 0 chosen per call from the number
+                               of tiles and SMs (sm80) */
+    int pack_gqa;           /* 1: the heads_q / heads_kv query heads of one
+                               KV head share a tile's rows (sm80) */
+    int kv_split_warps;     /* sm80: 1: the warps of a CTA split each key
+                               block instead of the query rows (bm = 16;
+                               for decode) */
 } fa4_config;
 
 #define FA4_CONFIG_INIT { sizeof(fa4_config), FA4_FAMILY_SM80, 0, 0, 0, 0, 0, 1, \
-                          0, 0, 0, 0, 1, 0, 0, 0, FA4_SCHED_PLAIN }
+                          0, 0, 0, 0, 1, 0, 0, 0, FA4_SCHED_PLAIN, 1, 0, 0 }
 
 /*
 ** Write a one-line description of CONFIG into BUF, at most SIZE bytes,
@@ -307,16 +341,25 @@ typedef struct fa4_tensors {
     const void *v;               /* [batch, seqlen_k, heads_kv, head_dim_v] */
     void *o;                     /* [batch, seqlen_q, heads_q, head_dim_v] */
     float *lse;                  /* [batch, heads_q, seqlen_q], or NULL */
-    const int32_t *cu_seqlens_q; /* varlen: batch+1 offsets (reserved) */
-    const int32_t *cu_seqlens_k;
-    const int32_t *block_table;  /* paged KV (reserved) */
-    const int32_t *seqused_k;
+    const int32_t *cu_seqlens_q; /* varlen: batch+1 offsets into Q and O */
+    const int32_t *cu_seqlens_k; /* varlen, not paged: batch+1 offsets into
+                                    K and V */
+    const int32_t *block_table;  /* paged: [batch, block_table_stride] */
+    const int32_t *seqused_k;    /* NULL, or [batch]: keys each sequence
+                                    uses (a cache with spare room) */
     void *workspace;             /* NULL, or fa4_plan_workspace_size() bytes
                                     of device memory, 16-byte aligned */
+    /* This call's sizes, each at most the plan's (0: the plan's).  Dense:
+       the lengths of every sequence; varlen: the maxima and the number
+       of sequences.  Zero strides in the problem mean contiguous at
+       these sizes. */
+    int seqlen_q;
+    int seqlen_k;
+    int batch;
 } fa4_tensors;
 
 #define FA4_TENSORS_INIT { sizeof(fa4_tensors), NULL, NULL, NULL, NULL, NULL, \
-                           NULL, NULL, NULL, NULL, NULL }
+                           NULL, NULL, NULL, NULL, NULL, 0, 0, 0 }
 
 /*
 ** The device workspace PLAN's launches use, in *BYTES: 0 for most configs,
