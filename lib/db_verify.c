@@ -1,0 +1,217 @@
+/*
+** db_verify.c -- list and drop winners for `fa4-tune verify`.  See
+** db_verify.h.  Public SQLite API only; the file is opened here.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "db_verify.h"
+#include "jit.h"
+
+/* Waits for another connection's lock are bounded by this (ms). */
+#define VERIFY_BUSY_MS 10000
+
+/* The key columns in the order of db_verify_winner's key fields. */
+#define VKEY_COLS "w.dtype, w.head_dim_qk, w.head_dim_v, w.gqa_group, " \
+                  "w.causal, w.window_left, w.window_right, w.varlen, " \
+                  "w.paged, w.page_size, w.seqlen_q_bucket, w.seqlen_k_bucket"
+#define VKEY_MATCH "dtype = ?3 AND head_dim_qk = ?4 AND head_dim_v = ?5 AND " \
+                   "gqa_group = ?6 AND causal = ?7 AND window_left = ?8 AND " \
+                   "window_right = ?9 AND varlen = ?10 AND paged = ?11 AND " \
+                   "page_size = ?12 AND seqlen_q_bucket = ?13 AND " \
+                   "seqlen_k_bucket = ?14"
+
+/* Put "PATH: WHAT: sqlite's message" into WHY; returns FA4_EDB. */
+static fa4_status fail(sqlite3 *h, const char *path, const char *what,
+                       char *why, size_t why_size)
+{
+    snprintf(why, why_size, "%s: %s: %s", path, what,
+             h ? sqlite3_errmsg(h) : "cannot open");
+    return FA4_EDB;
+}
+
+/* Open PATH with FLAGS and a bounded busy wait; FA4_OK or FA4_EDB. */
+static fa4_status open_file(sqlite3 **h, const char *path, int flags,
+                            char *why, size_t why_size)
+{
+    if (sqlite3_open_v2(path, h, flags, NULL) != SQLITE_OK) {
+        fa4_status st = fail(*h, path, "open", why, why_size);
+        sqlite3_close(*h);
+        *h = NULL;
+        return st;
+    }
+    sqlite3_busy_timeout(*h, VERIFY_BUSY_MS);
+    return FA4_OK;
+}
+
+/* Bind W's device, family and key to ?1, ?2 and ?3..?14. */
+static void bind_row(sqlite3_stmt *st, const db_verify_winner *w)
+{
+    const int key[12] = { w->dtype, w->head_dim_qk, w->head_dim_v,
+                          w->gqa_group, w->causal, w->window_left,
+                          w->window_right, w->varlen, w->paged, w->page_size,
+                          w->seqlen_q_bucket, w->seqlen_k_bucket };
+    int i;
+
+    sqlite3_bind_int64(st, 1, w->device_id);
+    sqlite3_bind_int(st, 2, w->family);
+    for (i = 0; i < 12; i++)
+        sqlite3_bind_int(st, 3 + i, key[i]);
+}
+
+/* Fill W's tuned shape from the latest successful trial of its config
+** (or, failing that, of its key); leaves batch 0 when there is none. */
+static void tuned_shape(sqlite3 *h, db_verify_winner *w)
+{
+    static const char *const sql[2] = {
+        "SELECT batch, heads_q, seqlen_q, seqlen_k FROM trials WHERE "
+        "device_id = ?1 AND family = ?2 AND " VKEY_MATCH " AND ok = 1 AND "
+        "source_hash = ?15 AND config = ?16 ORDER BY id DESC LIMIT 1",
+        "SELECT batch, heads_q, seqlen_q, seqlen_k FROM trials WHERE "
+        "device_id = ?1 AND family = ?2 AND " VKEY_MATCH " AND ok = 1 AND "
+        "source_hash = ?15 ORDER BY id DESC LIMIT 1",
+    };
+    int k;
+
+    for (k = 0; k < 2 && w->batch == 0; k++) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(h, sql[k], -1, &st, NULL) != SQLITE_OK) {
+            sqlite3_finalize(st);
+            return;
+        }
+        bind_row(st, w);
+        sqlite3_bind_text(st, 15, w->source_hash, -1, SQLITE_STATIC);
+        if (k == 0)
+            sqlite3_bind_text(st, 16, w->config, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            w->batch = sqlite3_column_int(st, 0);
+            w->heads_q = sqlite3_column_int(st, 1);
+            w->seqlen_q = sqlite3_column_int(st, 2);
+            w->seqlen_k = sqlite3_column_int(st, 3);
+        }
+        sqlite3_finalize(st);
+    }
+}
+
+/* Copy column I of ST as text into BUF. */
+static void column_text(char *buf, size_t size, sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+
+    snprintf(buf, size, "%s", t ? (const char *)t : "");
+}
+
+fa4_status db_verify_list(db_verify_winner **out, int *count, const char *path,
+                          const device_limits *dev, char *why,
+                          size_t why_size)
+{
+    char fp[256];
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    db_verify_winner *v = NULL;
+    fa4_status status = FA4_OK;
+    int n = 0, cap = 0, rc;
+
+    *out = NULL;
+    *count = 0;
+    snprintf(fp, sizeof fp, "%s|%d|%d|%d|%d|%d", dev->name, dev->cc,
+             dev->sm_count, dev->smem_per_block_optin, dev->driver_version,
+             dev->nvrtc_version);
+    if ((status = open_file(&h, path, SQLITE_OPEN_READONLY, why, why_size)) != FA4_OK)
+        return status;
+    rc = sqlite3_prepare_v2(h,
+        "SELECT w.device_id, d.fingerprint, w.family, w.source_hash, "
+        VKEY_COLS ", w.config, w.median_ms FROM winners w JOIN devices d "
+        "ON d.id = w.device_id WHERE d.name = ?1 AND d.cc = ?2 AND "
+        "d.sm_count = ?3 AND d.smem_per_block_optin = ?4 ORDER BY "
+        "d.fingerprint <> ?5, w.family, " VKEY_COLS, -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        status = fail(h, path, "reading the winners", why, why_size);
+        goto done;
+    }
+    sqlite3_bind_text(st, 1, dev->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, dev->cc);
+    sqlite3_bind_int(st, 3, dev->sm_count);
+    sqlite3_bind_int(st, 4, dev->smem_per_block_optin);
+    sqlite3_bind_text(st, 5, fp, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        db_verify_winner *w;
+        const char *hash;
+        int *key[12];
+        int i;
+
+        if (n == cap) {
+            int ncap = cap ? 2 * cap : 16;
+            db_verify_winner *nv = realloc(v, (size_t)ncap * sizeof *nv);
+            if (!nv) {
+                snprintf(why, why_size, "out of memory");
+                status = FA4_ENOMEM;
+                goto done;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        w = &v[n++];
+        memset(w, 0, sizeof *w);
+        w->device_id = sqlite3_column_int64(st, 0);
+        column_text(w->fingerprint, sizeof w->fingerprint, st, 1);
+        w->same_fingerprint = strcmp(w->fingerprint, fp) == 0;
+        w->family = sqlite3_column_int(st, 2);
+        column_text(w->source_hash, sizeof w->source_hash, st, 3);
+        hash = jit_source_hash((fa4_family)w->family);
+        w->stale = !hash || strcmp(hash, w->source_hash) != 0;
+        key[0] = &w->dtype; key[1] = &w->head_dim_qk; key[2] = &w->head_dim_v;
+        key[3] = &w->gqa_group; key[4] = &w->causal; key[5] = &w->window_left;
+        key[6] = &w->window_right; key[7] = &w->varlen; key[8] = &w->paged;
+        key[9] = &w->page_size; key[10] = &w->seqlen_q_bucket;
+        key[11] = &w->seqlen_k_bucket;
+        for (i = 0; i < 12; i++)
+            *key[i] = sqlite3_column_int(st, 4 + i);
+        column_text(w->config, sizeof w->config, st, 16);
+        w->median_ms = sqlite3_column_type(st, 17) == SQLITE_NULL
+                       ? 0 : sqlite3_column_double(st, 17);
+    }
+    if (rc != SQLITE_DONE) {
+        status = fail(h, path, "reading the winners", why, why_size);
+        goto done;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    for (rc = 0; rc < n; rc++)
+        tuned_shape(h, &v[rc]);
+    *out = v;
+    *count = n;
+    v = NULL;
+done:
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    free(v);
+    return status;
+}
+
+fa4_status db_verify_drop(const char *path, const db_verify_winner *w,
+                          char *why, size_t why_size)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    fa4_status status;
+    int rc;
+
+    if ((status = open_file(&h, path, SQLITE_OPEN_READWRITE, why, why_size)) != FA4_OK)
+        return status;
+    rc = sqlite3_prepare_v2(h, "DELETE FROM winners WHERE device_id = ?1 AND "
+                            "family = ?2 AND " VKEY_MATCH " AND "
+                            "source_hash = ?15", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        bind_row(st, w);
+        sqlite3_bind_text(st, 15, w->source_hash, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+    }
+    status = rc == SQLITE_DONE ? FA4_OK
+                               : fail(h, path, "dropping a winner", why, why_size);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return status;
+}
