@@ -106,10 +106,28 @@ int main(void)
        A.shape.head_dim_qk == 128 && A.shape.causal == 1 &&
        A.shape.window_right == 0 && A.shape.dtype == FA4_DTYPE_BF16,
        "tune with a shape fills the problem; seqlen_k defaults to seqlen_q");
-    ok(A.time_budget_s == 600 && A.reps == 30 && A.retime == 3 &&
+    ok(A.time_budget_s == 600 && A.reps == 10 && A.groups == 5 &&
+       A.retime == 3 && A.confirm_rounds == 6 && !A.l2_warm &&
        A.jobs == 0 && A.shard_count == 1 && A.max_trials == 0 &&
-       A.strategy == TUNE_STRATEGY_EXHAUSTIVE,
-       "defaults: 600 s budget, 30 reps, re-time 3, -j cores, one shard");
+       A.strategy == TUNE_STRATEGY_EXHAUSTIVE && A.shape.return_lse == 0,
+       "defaults: 600 s budget, 5 groups of 10 launches, inputs rotated, "
+       "re-time 3, confirm in 6 rounds, -j cores, one shard, no LSE");
+    rc = parse("tune", "--batch", "1", "--seqlen-q", "777", "--heads-q", "16",
+               "--head-dim", "256", "--return-lse", "--reps", "50",
+               "--groups", "7", "--l2", "warm", "--confirm", "0", NULL);
+    ok(rc == 0 && A.shape.return_lse == 1 && A.reps == 50 && A.groups == 7 &&
+       A.l2_warm && A.confirm_rounds == 0,
+       "--return-lse, --reps, --groups, --l2 warm and --confirm 0 are read");
+    rc = parse("tune", "--preset", "gemma-d256", "--return-lse", NULL);
+    ok(rc == 0 && problems_build(&pl, &A, err, sizeof err) == 0 &&
+       pl.count > 0 && pl.items[0].problem.return_lse == 1,
+       "--return-lse applies to every row of a preset");
+    problem_list_free(&pl);
+    rc = parse("verify", "--db", "/tmp/x.db", "--device", "1", "--drop",
+               "--confirm", "8", "--json", NULL);
+    ok(rc == 0 && A.cmd == TUNE_CMD_VERIFY && A.drop && A.device == 1 &&
+       A.confirm_rounds == 8 && A.json && !strcmp(A.db_path, "/tmp/x.db"),
+       "verify --db --device --drop --confirm --json");
     rc = parse("tune", "--preset", "llama3-8b", "--devices", "0,1",
                "--shard", "2/4", "--time-budget", "10m", "--max-trials", "50",
                "--strategy", "coarse", "-j", "8", "--db", "/tmp/x.db",
@@ -201,8 +219,20 @@ int main(void)
     FAILS("--strategy: 'random'", "unknown strategy", "tune", "--strategy",
           "random");
     FAILS("-j: '0' is not a thread count", "zero threads", "tune", "-j", "0");
-    FAILS("--reps: '5' must be an integer >= 20", "too few reps", "tune",
-          "--reps", "5");
+    FAILS("--reps: '0' is not a launch count", "zero reps", "tune",
+          "--reps", "0");
+    FAILS("--groups: '2' must be an integer from 3", "too few groups", "tune",
+          "--groups", "2");
+    FAILS("--l2: 'cold' is not a cache policy", "unknown L2 policy", "tune",
+          "--l2", "cold");
+    FAILS("--confirm: '2' is not a round count", "two confirmation rounds",
+          "tune", "--confirm", "2");
+    FAILS("--preset is not an option of 'verify'", "verify takes no problem",
+          "verify", "--preset", "fa-grid");
+    FAILS("--drop is not an option of 'tune'", "--drop belongs to verify",
+          "tune", "--drop");
+    FAILS("--return-lse cannot be combined with --problems", "LSE with a file",
+          "tune", "--problems", "p.json", "--return-lse");
     FAILS("--arch: 'sm_75'", "unknown arch", "space", "--arch", "sm_75",
           "--head-dim", "64");
     FAILS("--family: 'sm70'", "unknown family", "space", "--family", "sm70",
@@ -264,6 +294,31 @@ int main(void)
                 ok(pl.items[0].problem.head_dim_qk == 192 &&
                    pl.items[0].problem.head_dim_v == 128,
                    "deepseek-192-128 has head_dim 192 and head_dim_v 128");
+            problem_list_free(&pl);
+        }
+    }
+    {
+        static const struct { const char *name; int hq, hkv; } dec[] = {
+            { "decode-llama3-8b", 32, 8 }, { "decode-llama3-70b-tp8", 8, 1 },
+        };
+        size_t i;
+        for (i = 0; i < sizeof dec / sizeof dec[0]; i++) {
+            int good, j, b1 = 0, b64 = 0;
+            parse("tune", "--preset", dec[i].name, NULL);
+            good = problems_build(&pl, &A, err, sizeof err) == 0 &&
+                   pl.count == 6 * 7;
+            for (j = 0; good && j < pl.count; j++) {
+                const fa4_problem *q = &pl.items[j].problem;
+                good = q->seqlen_q == 1 && q->seqlen_k >= 1024 &&
+                       q->seqlen_k <= 32768 && q->heads_q == dec[i].hq &&
+                       q->heads_kv == dec[i].hkv && q->head_dim_qk == 128 &&
+                       fa4_problem_check(q, NULL, 0) == FA4_OK;
+                b1 |= q->batch == 1;
+                b64 |= q->batch == 64;
+            }
+            ok(good && b1 && b64, "preset %s: 42 decode problems, %d/%d heads "
+               "d128, one query row, KV 1k..32k, batch 1..64", dec[i].name,
+               dec[i].hq, dec[i].hkv);
             problem_list_free(&pl);
         }
     }

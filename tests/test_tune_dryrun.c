@@ -131,16 +131,32 @@ int main(void)
     ok(good, "refinement varies only bn and stages around the best (%d)", n);
 
     {
-        fa4_problem v = search_verify_problem(&r.problem);
-        ok(v.batch == 1 && v.heads_kv == 2 && v.heads_q == 8 &&
-           v.seqlen_q == 257 && v.seqlen_k == 257 && v.causal &&
-           v.head_dim_qk == 128 && fa4_problem_check(&v, NULL, 0) == FA4_OK,
-           "the verification problem keeps the shape class at 257 rows");
+        fa4_problem v = search_verify_problem(&r.problem, 132);
+        long tiles = (long)v.batch * v.heads_q * ((v.seqlen_q + 255) / 256);
+        ok(v.heads_kv == 2 && v.heads_q == 8 && v.seqlen_q == 1000 &&
+           v.seqlen_k == 1000 && v.causal && v.head_dim_qk == 128 &&
+           v.return_lse == 0 && fa4_problem_check(&v, NULL, 0) == FA4_OK,
+           "the verification problem keeps the shape class at 1000 rows "
+           "(ragged against every tile)");
+        ok(tiles >= 4 * 132 && tiles < 4 * 132 + 4 * v.heads_q,
+           "its batch (%d) gives %ld tiles of 256 rows: at least 4 per SM of "
+           "132, so persistent CTAs walk several", v.batch, tiles);
         p.seqlen_q = 1;
-        v = search_verify_problem(&p);
-        ok(v.seqlen_q == 1 && v.seqlen_k == 300,
-           "decode verifies one query over 300 keys");
+        v = search_verify_problem(&p, 132);
+        ok(v.seqlen_q == 1 && v.seqlen_k == 1100 &&
+           (long)v.batch * v.heads_q >= 4 * 132,
+           "decode verifies one query over 1100 keys in %d x %d rows", v.batch,
+           v.heads_q);
         p.seqlen_q = 4096;
+        p.heads_q = 64; p.heads_kv = 1; p.return_lse = 1;
+        p.window_left = 4096;
+        v = search_verify_problem(&p, 132);
+        ok(v.heads_kv == 1 && v.heads_q == 64 && v.return_lse &&
+           v.window_left == 1000 / 3 &&
+           (long)v.batch * 64 * 4 >= 4 * 132,
+           "MQA keeps its 64 query heads and LSE; a wide window shrinks to "
+           "a third of the keys");
+        p.heads_q = 32; p.heads_kv = 8; p.return_lse = 0; p.window_left = -1;
     }
 
     /* two candidates through NVRTC */

@@ -82,8 +82,10 @@ int main(void)
     o.max_trials = 3;
     o.strategy = TUNE_STRATEGY_EXHAUSTIVE;
     o.warmup = 2;
-    o.reps = 20;
+    o.reps = 10;
+    o.groups = 3;
     o.retime = 2;
+    o.confirm_rounds = 3;
     o.seed = seed;
     o.store = 1;
     st = search_tune(&r, ctx, &o, NULL);
@@ -103,16 +105,27 @@ int main(void)
        ok_trials, search_tolerance(p.dtype));
     if (r.winner >= 0) {
         const search_trial *w = &r.trials[r.winner];
-        ok(w->timing.reps == 20 && w->timing.min_ms > 0 &&
+        ok(w->timing.groups == 3 && w->timing.reps >= 10 &&
+           w->timing.min_ms > 0 &&
            w->timing.min_ms <= w->timing.median_ms &&
            w->timing.median_ms <= w->timing.max_ms,
-           "the winner's timing: 20 reps, min <= median <= max (%.4f ms)",
-           w->timing.median_ms);
+           "the winner's timing: 3 groups of %d launches, min <= median <= "
+           "max (%.4f ms)", w->timing.reps, w->timing.median_ms);
         ok(w->rel_err <= search_tolerance(p.dtype),
            "the winner matched the reference (relative error %.2e)",
            w->rel_err);
         diag("winner: %s", fa4_config_format(&w->config, cfg, sizeof cfg));
+        ok((r.confirm == CONFIRM_HELD && r.stored_index == r.winner &&
+            r.confirm_gain > r.confirm_spread) ||
+           (r.confirm == CONFIRM_REJECTED &&
+            r.stored_index == r.default_index) ||
+           (r.confirm == CONFIRM_DEFAULT_WON && r.stored_index == r.winner) ||
+           r.confirm == CONFIRM_NO_DEFAULT,
+           "the confirmation decides what is stored (state %d, gain %+.1f%%, "
+           "spread %.1f%%)", (int)r.confirm, 100 * r.confirm_gain,
+           100 * r.confirm_spread);
     } else {
+        skip("no winner");
         skip("no winner");
         skip("no winner");
     }
@@ -123,8 +136,10 @@ int main(void)
         fa4_plan_config(plan, &got, &src);
         is_int(src, FA4_SOURCE_USER_EXACT,
                "its config comes from the user database (exact)");
-        ok(r.winner >= 0 && config_equal(&got, &r.trials[r.winner].config),
-           "and it is the tuned winner");
+        ok(r.stored_index >= 0 &&
+           config_equal(&got, &r.trials[r.stored_index].config),
+           "and it is the stored config (%s)", r.stored_index == r.winner
+           ? "the winner" : "the default: the winner's gain did not hold");
     } else {
         diag("  %s", fa4_context_errmsg(ctx));
         skip("no plan");

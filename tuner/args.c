@@ -22,15 +22,17 @@
 #define C_IMPORT (1u << TUNE_CMD_IMPORT)
 #define C_MERGE  (1u << TUNE_CMD_MERGE)
 #define C_CHECK  (1u << TUNE_CMD_CHECK)
+#define C_VERIFY (1u << TUNE_CMD_VERIFY)
 #define C_DB     (C_SHOW | C_EXPORT | C_IMPORT | C_MERGE | C_CHECK)
-#define C_ALL    (C_TUNE | C_SPACE | C_DB)
+#define C_ALL    (C_TUNE | C_SPACE | C_DB | C_VERIFY)
 
 enum opt_id {
     O_PRESET, O_PROBLEMS, O_DTYPE, O_BATCH, O_SEQLEN_Q, O_SEQLEN_K,
     O_HEADS_Q, O_HEADS_KV, O_HEAD_DIM, O_HEAD_DIM_V, O_CAUSAL, O_WINDOW,
-    O_DEVICE, O_DEVICES, O_SHARD, O_TIME_BUDGET, O_MAX_TRIALS, O_STRATEGY,
-    O_JOBS, O_REPS, O_RETIME, O_SEED, O_DB, O_JSON, O_QUIET, O_DRY_RUN,
-    O_ARCH, O_FAMILY, O_TABLE, O_SYSTEM, O_TRIALS, O_HELP
+    O_RETURN_LSE, O_DEVICE, O_DEVICES, O_SHARD, O_TIME_BUDGET, O_MAX_TRIALS,
+    O_STRATEGY, O_JOBS, O_REPS, O_GROUPS, O_L2, O_RETIME, O_CONFIRM, O_SEED,
+    O_DB, O_JSON, O_QUIET, O_DRY_RUN, O_ARCH, O_FAMILY, O_TABLE, O_SYSTEM,
+    O_TRIALS, O_DROP, O_HELP
 };
 
 typedef struct opt_spec {
@@ -53,7 +55,8 @@ static const opt_spec options[] = {
     { "--head-dim-v", 1, C_TUNE | C_SPACE, O_HEAD_DIM_V },
     { "--causal", 0, C_TUNE | C_SPACE, O_CAUSAL },
     { "--window", 1, C_TUNE | C_SPACE, O_WINDOW },
-    { "--device", 1, C_TUNE | C_SPACE, O_DEVICE },
+    { "--return-lse", 0, C_TUNE | C_SPACE, O_RETURN_LSE },
+    { "--device", 1, C_TUNE | C_SPACE | C_VERIFY, O_DEVICE },
     { "--devices", 1, C_TUNE, O_DEVICES },
     { "--shard", 1, C_TUNE, O_SHARD },
     { "--time-budget", 1, C_TUNE, O_TIME_BUDGET },
@@ -61,11 +64,14 @@ static const opt_spec options[] = {
     { "--strategy", 1, C_TUNE, O_STRATEGY },
     { "--jobs", 1, C_TUNE, O_JOBS },
     { "-j", 1, C_TUNE, O_JOBS },
-    { "--reps", 1, C_TUNE, O_REPS },
+    { "--reps", 1, C_TUNE | C_VERIFY, O_REPS },
+    { "--groups", 1, C_TUNE, O_GROUPS },
+    { "--l2", 1, C_TUNE | C_VERIFY, O_L2 },
     { "--retime", 1, C_TUNE, O_RETIME },
-    { "--seed", 1, C_TUNE, O_SEED },
-    { "--db", 1, C_TUNE | C_DB, O_DB },
-    { "--json", 2, C_TUNE | C_SPACE | C_SHOW | C_EXPORT, O_JSON },
+    { "--confirm", 1, C_TUNE | C_VERIFY, O_CONFIRM },
+    { "--seed", 1, C_TUNE | C_VERIFY, O_SEED },
+    { "--db", 1, C_TUNE | C_DB | C_VERIFY, O_DB },
+    { "--json", 2, C_TUNE | C_SPACE | C_SHOW | C_EXPORT | C_VERIFY, O_JSON },
     { "--quiet", 0, C_ALL, O_QUIET },
     { "-q", 0, C_ALL, O_QUIET },
     { "--dry-run", 0, C_TUNE, O_DRY_RUN },
@@ -74,6 +80,7 @@ static const opt_spec options[] = {
     { "--table", 1, C_SHOW, O_TABLE },
     { "--system", 0, C_SHOW, O_SYSTEM },
     { "--trials", 0, C_EXPORT, O_TRIALS },
+    { "--drop", 0, C_VERIFY, O_DROP },
     { "--help", 0, C_ALL, O_HELP },
     { "-h", 0, C_ALL, O_HELP },
 };
@@ -82,7 +89,8 @@ static const struct { const char *name; tune_cmd cmd; } commands[] = {
     { "tune", TUNE_CMD_TUNE }, { "space", TUNE_CMD_SPACE },
     { "show", TUNE_CMD_SHOW }, { "export", TUNE_CMD_EXPORT },
     { "import", TUNE_CMD_IMPORT }, { "merge", TUNE_CMD_MERGE },
-    { "check", TUNE_CMD_CHECK }, { "help", TUNE_CMD_HELP },
+    { "check", TUNE_CMD_CHECK }, { "verify", TUNE_CMD_VERIFY },
+    { "help", TUNE_CMD_HELP },
 };
 
 /* Format the error into ERR and return -1.  Shared with problems.c. */
@@ -321,6 +329,10 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
     case O_WINDOW:
         a->shape_set |= TUNE_SHAPE_WINDOW;
         return parse_window(a, value, err, size);
+    case O_RETURN_LSE:
+        s->return_lse = 1;
+        a->shape_set |= TUNE_SHAPE_LSE;
+        return 0;
     case O_DEVICE:
         if (parse_int(&a->device, value, 0, 1023) != 0)
             return tune_fail(err, size, "--device: '%s' is not a device ordinal "
@@ -357,9 +369,31 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
                              "(1..1024)", n, value);
         return 0;
     case O_REPS:
-        if (parse_int(&a->reps, value, 20, 100000) != 0)
-            return tune_fail(err, size, "--reps: '%s' must be an integer >= 20 "
-                             "(the median needs at least 20 timed runs)", value);
+        if (parse_int(&a->reps, value, 1, 100000) != 0)
+            return tune_fail(err, size, "--reps: '%s' is not a launch count "
+                             "(1..100000 launches per event pair)", value);
+        return 0;
+    case O_GROUPS:
+        if (parse_int(&a->groups, value, 3, 1000) != 0)
+            return tune_fail(err, size, "--groups: '%s' must be an integer "
+                             "from 3 to 1000 (the median is over the groups)",
+                             value);
+        return 0;
+    case O_L2:
+        if (strcmp(value, "rotate") == 0)
+            a->l2_warm = 0;
+        else if (strcmp(value, "warm") == 0)
+            a->l2_warm = 1;
+        else
+            return tune_fail(err, size, "--l2: '%s' is not a cache policy; use "
+                             "rotate (inputs from DRAM, the default) or warm",
+                             value);
+        return 0;
+    case O_CONFIRM:
+        if (parse_int(&a->confirm_rounds, value, 0, 1000) != 0 ||
+            a->confirm_rounds == 1 || a->confirm_rounds == 2)
+            return tune_fail(err, size, "--confirm: '%s' is not a round count "
+                             "(0: no confirmation, else 3..1000)", value);
         return 0;
     case O_RETIME:
         if (parse_int(&a->retime, value, 0, 1000) != 0)
@@ -420,6 +454,9 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
     case O_TRIALS:
         a->trials = 1;
         return 0;
+    case O_DROP:
+        a->drop = 1;
+        return 0;
     case O_HELP:
         a->cmd = TUNE_CMD_HELP;
         return 0;
@@ -430,7 +467,7 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
 /* The checks across options once all are read; 0 or -1 with ERR. */
 static int check_combination(tune_args *a, char *err, size_t size)
 {
-    unsigned shape_only = a->shape_set & ~TUNE_SHAPE_DTYPE;
+    unsigned shape_only = a->shape_set & ~(TUNE_SHAPE_DTYPE | TUNE_SHAPE_LSE);
     fa4_problem *s = &a->shape;
 
     if (a->cmd == TUNE_CMD_TUNE) {
@@ -447,6 +484,10 @@ static int check_combination(tune_args *a, char *err, size_t size)
         if (a->problems_file && (a->shape_set & TUNE_SHAPE_DTYPE))
             return tune_fail(err, size, "--dtype cannot be combined with "
                              "--problems; set \"dtype\" per problem in the file");
+        if (a->problems_file && (a->shape_set & TUNE_SHAPE_LSE))
+            return tune_fail(err, size, "--return-lse cannot be combined with "
+                             "--problems; set \"return_lse\" per problem in "
+                             "the file");
         if (sources == 0)
             return tune_fail(err, size, "no problem given; use --preset NAME, "
                              "--problems FILE.json, or --batch, --seqlen-q, "
@@ -517,13 +558,16 @@ int tune_args_parse(tune_args *out, int argc, char *const argv[], char *err,
     a.shape = init;
     a.shard_count = 1;
     a.time_budget_s = 600;
-    a.reps = 30;
+    a.reps = 10;
+    a.groups = 5;
     a.retime = 3;
+    a.confirm_rounds = 6;
     err[0] = '\0';
 
     if (argc < 2)
-        return tune_fail(err, err_size, "no subcommand; use tune, space, show, "
-                         "export, import, merge or check (fa4-tune --help)");
+        return tune_fail(err, err_size, "no subcommand; use tune, space, verify, "
+                         "show, export, import, merge or check (fa4-tune "
+                         "--help)");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         !strcmp(argv[1], "help")) {
         out->cmd = TUNE_CMD_HELP;
@@ -540,10 +584,10 @@ int tune_args_parse(tune_args *out, int argc, char *const argv[], char *err,
     if (a.cmd == TUNE_CMD_NONE) {
         if (argv[1][0] == '-')
             return tune_fail(err, err_size, "'%s' before the subcommand; write "
-                             "fa4-tune SUBCOMMAND [options] (tune, space, show, "
-                             "export, import, merge, check)", argv[1]);
+                             "fa4-tune SUBCOMMAND [options] (tune, space, verify, "
+                             "show, export, import, merge, check)", argv[1]);
         return tune_fail(err, err_size, "unknown subcommand '%s'; use tune, space, "
-                         "show, export, import, merge or check", argv[1]);
+                         "verify, show, export, import, merge or check", argv[1]);
     }
 
     for (k = 2; k < argc; k++) {
@@ -622,11 +666,16 @@ const char *tune_args_usage(void)
 "    devices:  --device N | --devices 0,1|all      work:  --shard i/N\n"
 "    bounds:   --time-budget SECONDS (600; 0: none)  --max-trials N\n"
 "              --strategy exhaustive|coarse  -j N (compile threads)\n"
-"              --reps N (30, >= 20)  --retime N (3)  --seed N\n"
+"    timing:   --reps N (10 launches per event pair)  --groups N (5)\n"
+"              --l2 rotate|warm  --retime N (3)  --confirm N (6 rounds;\n"
+"              0: store the winner unconfirmed)  --seed N  [--return-lse]\n"
 "    output:   --db PATH  --json  --quiet\n"
 "    no GPU:   --dry-run [--arch sm_80|sm_90a|sm_100a] [--family sm90]\n"
 "  space   print the config space: --head-dim N [shape options] [--arch A]\n"
 "          [--family F] [--json]\n"
+"  verify  [--db PATH] [--device N] [--drop] [--confirm N] [--reps N]\n"
+"          [--json]    re-time this device's stored winners against the\n"
+"                      heuristic; --drop removes those that no longer win\n"
 "  show    [--db PATH] [--table winners|trials|devices|binaries] [--system]\n"
 "          [--json]                 list the database's rows\n"
 "  export  --json FILE [--trials] [--db PATH]\n"
@@ -636,7 +685,7 @@ const char *tune_args_usage(void)
 "  check   [--db PATH]              verify both databases\n"
 "\n"
 "presets: fa-grid fa-grid-d128 llama3-8b llama3-70b mistral-7b gemma-d256\n"
-"         deepseek-192-128\n"
+"         deepseek-192-128 decode-llama3-8b decode-llama3-70b-tp8\n"
 "environment: FA4_DB FA4_SYSTEM_DB FA4_KERNEL_DIR XDG_CACHE_HOME\n"
 "See fa4-tune(1).\n";
 }

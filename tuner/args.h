@@ -21,7 +21,8 @@ typedef enum tune_cmd {
     TUNE_CMD_MERGE,
     TUNE_CMD_CHECK,
     TUNE_CMD_HELP,
-    TUNE_CMD_VERSION
+    TUNE_CMD_VERSION,
+    TUNE_CMD_VERIFY     /* re-time stored winners against the heuristic */
 } tune_cmd;
 
 typedef enum tune_strategy {
@@ -40,7 +41,8 @@ enum {
     TUNE_SHAPE_HEAD_DIM = 1 << 6,
     TUNE_SHAPE_HEAD_DIM_V = 1 << 7,
     TUNE_SHAPE_CAUSAL = 1 << 8,
-    TUNE_SHAPE_WINDOW = 1 << 9
+    TUNE_SHAPE_WINDOW = 1 << 9,
+    TUNE_SHAPE_LSE = 1 << 10
 };
 
 typedef struct tune_args {
@@ -66,8 +68,14 @@ typedef struct tune_args {
     int max_trials;             /* --max-trials per problem (0: no limit) */
     tune_strategy strategy;
     int jobs;                   /* -j (0: number of online cores) */
-    int reps;                   /* timed repetitions (default 30, >= 20) */
+    int reps;                   /* launches per event pair, at least
+                                   (default 10; more when a group would
+                                   last under 0.5 ms) */
+    int groups;                 /* event pairs per measurement (default 5) */
+    int l2_warm;                /* --l2 warm: no input rotation */
     int retime;                 /* re-time the top N (default 3) */
+    int confirm_rounds;         /* --confirm N: winner/default rounds
+                                   (default 6; 0: store without) */
     unsigned long long seed;    /* verification inputs (0: from the clock) */
     int seed_set;
 
@@ -82,6 +90,7 @@ typedef struct tune_args {
     const char *table;          /* show --table (default "winners") */
     int system;                 /* show --system: the system database */
     int trials;                 /* export --trials: every trial too */
+    int drop;                   /* verify --drop: remove what fails */
 } tune_args;
 
 /*

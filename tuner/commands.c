@@ -118,22 +118,24 @@ static int check_writable(const char *path, FILE *err)
     return 0;
 }
 
-/* The search options ARGS gives, for NDEV devices. */
-static search_opts make_opts(const tune_args *a, int ndev, double start)
+/* The search options ARGS gives.  Every device's search gets all JOBS
+** compile threads; search_compile_slots() bounds them together. */
+static search_opts make_opts(const tune_args *a, double start)
 {
     search_opts o;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
     memset(&o, 0, sizeof o);
     o.jobs = a->jobs ? a->jobs : (int)(cores > 0 ? cores : 1);
-    if (!a->jobs && ndev > 1)
-        o.jobs = o.jobs / ndev > 0 ? o.jobs / ndev : 1;
     o.max_trials = a->max_trials;
     o.strategy = a->strategy;
     o.deadline = a->time_budget_s > 0 ? start + a->time_budget_s : 0;
     o.warmup = 5;
     o.reps = a->reps;
+    o.groups = a->groups;
+    o.l2 = a->l2_warm ? TIMING_L2_WARM : TIMING_L2_ROTATE;
     o.retime = a->retime;
+    o.confirm_rounds = a->confirm_rounds;
     o.seed = a->seed_set ? a->seed
              : ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid();
     o.family = a->family;
@@ -161,7 +163,7 @@ static int tune_dry_run(const tune_args *a, problem_list *pl, FILE *out,
                 "(libnvrtc could not be loaded); nothing can be compiled\n");
         return TUNE_EXIT_FAIL;
     }
-    o = make_opts(a, 1, search_now());
+    o = make_opts(a, search_now());
     o.store = 0;
     search_stop = 0;
     tune_install_sigint();
@@ -219,7 +221,8 @@ typedef struct tune_run {
     problem_list *pl;
     search_result *results;     /* one per problem, by position in pl */
     int *started;               /* 1: a worker took problem i */
-    int next;
+    int *current;               /* per worker: the problem it tunes, -1 */
+    int nworkers;
     int abort_all;              /* a database error: every worker stops */
     pthread_mutex_t lock;
     search_opts opts;
@@ -231,8 +234,50 @@ typedef struct tune_worker {
     tune_run *run;
     fa4_context *ctx;
     int device;
+    int slot;                   /* index into run->current */
     char error[1100];
 } tune_worker;
+
+/* 1 when A and B build the same kernel variants (the problem key without
+** the sequence buckets, and return_lse). */
+static int same_class(const fa4_problem *a, const fa4_problem *b)
+{
+    int adv = a->head_dim_v ? a->head_dim_v : a->head_dim_qk;
+    int bdv = b->head_dim_v ? b->head_dim_v : b->head_dim_qk;
+
+    return a->dtype == b->dtype && a->head_dim_qk == b->head_dim_qk &&
+           adv == bdv && a->heads_q / a->heads_kv == b->heads_q / b->heads_kv &&
+           a->causal == b->causal && a->window_left == b->window_left &&
+           (a->causal || a->window_right == b->window_right) &&
+           a->return_lse == b->return_lse;
+}
+
+/*
+** The next problem for worker SLOT, -1 when none is left: the first not
+** started whose class no other worker is tuning now, else the first not
+** started.  Two devices on one class would build the same variants at
+** the same time; on different classes they build different ones while
+** the other times.  Caller holds run->lock.
+*/
+static int next_problem(tune_run *run, int slot)
+{
+    int i, k, first = -1;
+
+    for (i = 0; i < run->pl->count; i++) {
+        int busy = 0;
+        if (run->started[i])
+            continue;
+        if (first < 0)
+            first = i;
+        for (k = 0; k < run->nworkers && !busy; k++)
+            busy = k != slot && run->current[k] >= 0 &&
+                   same_class(&run->pl->items[i].problem,
+                              &run->pl->items[run->current[k]].problem);
+        if (!busy)
+            return i;
+    }
+    return first;
+}
 
 /* One device's thread: take problems until none is left or a stop. */
 static void *worker_main(void *arg)
@@ -246,13 +291,15 @@ static void *worker_main(void *arg)
         int i;
 
         pthread_mutex_lock(&run->lock);
-        if (run->next >= run->pl->count || run->abort_all || search_stop ||
-            (run->opts.deadline > 0 && search_now() >= run->opts.deadline)) {
+        run->current[w->slot] = -1;
+        if (run->abort_all || search_stop ||
+            (run->opts.deadline > 0 && search_now() >= run->opts.deadline) ||
+            (i = next_problem(run, w->slot)) < 0) {
             pthread_mutex_unlock(&run->lock);
             return NULL;
         }
-        i = run->next++;
         run->started[i] = 1;
+        run->current[w->slot] = i;
         pthread_mutex_unlock(&run->lock);
 
         tp = &run->pl->items[i];
@@ -372,7 +419,9 @@ int cmd_tune(const tune_args *a, FILE *out, FILE *err)
     threads = calloc((size_t)ndev, sizeof *threads);
     run.results = calloc((size_t)pl.count, sizeof *run.results);
     run.started = calloc((size_t)pl.count, sizeof *run.started);
-    if (!workers || !threads || !run.results || !run.started) {
+    run.current = calloc((size_t)ndev, sizeof *run.current);
+    run.nworkers = ndev;
+    if (!workers || !threads || !run.results || !run.started || !run.current) {
         fprintf(err, "fa4-tune: tune: out of memory\n");
         rc = TUNE_EXIT_FAIL;
         goto done;
@@ -397,11 +446,14 @@ int cmd_tune(const tune_args *a, FILE *out, FILE *err)
                     fa4_context_warnings(workers[i].ctx));
         workers[i].run = &run;
         workers[i].device = devices[i];
+        workers[i].slot = i;
+        run.current[i] = -1;
     }
 
     run.args = a;
     run.pl = &pl;
-    run.opts = make_opts(a, ndev, start);
+    run.opts = make_opts(a, start);
+    search_compile_slots(run.opts.jobs);
     run.out = out;
     run.err = err;
     pthread_mutex_init(&run.lock, NULL);
@@ -495,8 +547,10 @@ done:
     if (run.results)
         for (i = 0; i < pl.count; i++)
             search_result_free(&run.results[i]);
+    search_compile_slots(0);
     free(run.results);
     free(run.started);
+    free(run.current);
     for (i = 0; workers && i < ndev; i++)
         fa4_context_destroy(workers[i].ctx);
     free(workers);

@@ -49,6 +49,41 @@ static const preset presets[] = {
 
 #define NPRESETS ((int)(sizeof presets / sizeof presets[0]))
 
+/*
+** Dense decode: one new query row per sequence against a KV cache of
+** seqlen_k keys (powers of two, smin..smax), at batch 1, 2, 4, ... bmax.
+** Causal, as inference engines call FlashAttention for decode (with one
+** query row the bottom-right mask hides nothing).
+*/
+typedef struct decode_preset {
+    const char *name;
+    const char *what;
+    int heads_q, heads_kv, head_dim;
+    int smin, smax;        /* seqlen_k */
+    int bmax;              /* batch 1 .. bmax, powers of two */
+} decode_preset;
+
+static const decode_preset decode_presets[] = {
+    { "decode-llama3-8b", "Llama 3 8B decode: 32 query / 8 KV heads, d128, "
+      "one query row, KV 1k..32k, batch 1..64", 32, 8, 128, 1024, 32768, 64 },
+    { "decode-llama3-70b-tp8", "Llama 3 70B decode per GPU at tensor "
+      "parallelism 8: 8 query / 1 KV head, d128, one query row, KV 1k..32k, "
+      "batch 1..64", 8, 1, 128, 1024, 32768, 64 },
+};
+
+#define NDECODE ((int)(sizeof decode_presets / sizeof decode_presets[0]))
+
+/* The decode preset called NAME, or NULL. */
+static const decode_preset *find_decode(const char *name)
+{
+    int i;
+
+    for (i = 0; i < NDECODE; i++)
+        if (strcmp(decode_presets[i].name, name) == 0)
+            return &decode_presets[i];
+    return NULL;
+}
+
 /* The preset called NAME, or NULL. */
 static const preset *find_preset(const char *name)
 {
@@ -62,13 +97,40 @@ static const preset *find_preset(const char *name)
 
 int problems_preset_exists(const char *name)
 {
-    return name && find_preset(name) != NULL;
+    return name && (find_preset(name) != NULL || find_decode(name) != NULL);
 }
 
 const char *problems_preset_list(void)
 {
     return "fa-grid fa-grid-d128 llama3-8b llama3-70b mistral-7b gemma-d256 "
-           "deepseek-192-128";
+           "deepseek-192-128 decode-llama3-8b decode-llama3-70b-tp8";
+}
+
+/* Append decode preset DP's problems (dtype DTYPE) to *LIST; 0 or -1. */
+static int add_decode(problem_list *list, const decode_preset *dp,
+                      fa4_dtype dtype, char *err, size_t err_size)
+{
+    int b, s;
+
+    for (s = dp->smin; s <= dp->smax; s *= 2)
+        for (b = 1; b <= dp->bmax; b *= 2) {
+            fa4_problem p = FA4_PROBLEM_INIT;
+            char label[64];
+
+            p.dtype = dtype;
+            p.batch = b;
+            p.seqlen_q = 1;
+            p.seqlen_k = s;
+            p.heads_q = dp->heads_q;
+            p.heads_kv = dp->heads_kv;
+            p.head_dim_qk = dp->head_dim;
+            p.causal = 1;
+            p.window_right = 0;
+            snprintf(label, sizeof label, "%s b%d k%d", dp->name, b, s);
+            if (problems_append(list, &p, label) != 0)
+                return tune_fail(err, err_size, "out of memory");
+        }
+    return 0;
 }
 
 int problems_append(problem_list *list, const fa4_problem *p, const char *name)
@@ -96,6 +158,8 @@ int problems_add_preset(problem_list *list, const char *name, fa4_dtype dtype,
     const preset *ps = find_preset(name);
     int di, causal, s;
 
+    if (!ps && find_decode(name))
+        return add_decode(list, find_decode(name), dtype, err, err_size);
     if (!ps)
         return tune_fail(err, err_size, "unknown preset '%s'; known: %s", name,
                          problems_preset_list());
@@ -288,6 +352,8 @@ int problems_build(problem_list *list, const tune_args *args, char *err,
                                                             : FA4_DTYPE_BF16;
         if (problems_add_preset(list, args->preset, dt, err, err_size) != 0)
             return -1;
+        for (i = 0; i < list->count; i++)
+            list->items[i].problem.return_lse = args->shape.return_lse;
     } else if (args->problems_file) {
         if (problems_add_json(list, args->problems_file, err, err_size) != 0)
             return -1;

@@ -208,6 +208,58 @@ static void report_previous(FILE *out, const search_result *r)
     }
 }
 
+/* The confirmation's outcome as a word (JSON) and a sentence (table). */
+static const char *confirm_word(const search_result *r)
+{
+    switch (r->confirm) {
+    case CONFIRM_HELD: return "held";
+    case CONFIRM_REJECTED: return "rejected";
+    case CONFIRM_DEFAULT_WON: return "default_won";
+    case CONFIRM_NO_DEFAULT: return "no_default";
+    case CONFIRM_NOT_RUN: break;
+    }
+    return "not_run";
+}
+
+/* The search's and the confirmation's figures, and what was stored. */
+static void report_confirm(FILE *out, const search_result *r, double def)
+{
+    char gain[32], cfg[256];
+
+    switch (r->confirm) {
+    case CONFIRM_HELD:
+    case CONFIRM_REJECTED:
+        fprintf(out, "   search:    winner %.4f ms, default %.4f ms (%s)\n",
+                r->winner_ms, def, report_gain(gain, sizeof gain, r->winner_ms,
+                                               def));
+        fprintf(out, "   confirmed: winner %.4f ms, default %.4f ms (%s) over %d "
+                "interleaved rounds on fresh buffers; spread %.1f%%: %s\n",
+                r->confirm_ms, r->confirm_default_ms,
+                report_gain(gain, sizeof gain, r->confirm_ms,
+                            r->confirm_default_ms),
+                r->confirm_rounds, 100 * r->confirm_spread,
+                r->confirm == CONFIRM_HELD ? "the gain holds"
+                : "the gain is within the spread");
+        break;
+    case CONFIRM_DEFAULT_WON:
+        fprintf(out, "   the heuristic default is the fastest\n");
+        break;
+    case CONFIRM_NO_DEFAULT:
+        fprintf(out, "   not confirmed: the heuristic default was not measured\n");
+        break;
+    case CONFIRM_NOT_RUN:
+        if (r->winner >= 0 && !r->interrupted)
+            fprintf(out, "   not confirmed (--confirm 0)\n");
+        break;
+    }
+    if (r->winner_stored && r->stored_index >= 0)
+        fprintf(out, "   stored: %s%s at %.4f ms\n",
+                fa4_config_format(&r->trials[r->stored_index].config, cfg,
+                                  sizeof cfg),
+                r->trials[r->stored_index].is_default ? " (default)" : "",
+                r->stored_ms);
+}
+
 void report_tune(FILE *out, const search_result *r, int runners_up)
 {
     int *order = malloc((size_t)(r->ntrials ? r->ntrials : 1) * sizeof *order);
@@ -247,11 +299,12 @@ void report_tune(FILE *out, const search_result *r, int runners_up)
     if (r->interrupted)
         fprintf(out, "   interrupted: trials measured so far are stored; no "
                 "winner stored for this problem\n");
+    if (r->winner >= 0)
+        report_confirm(out, r, def);
     if (r->status != FA4_OK || (r->winner < 0 && r->error[0]))
         fprintf(out, "   error: %s\n", r->error);
-    else if (r->winner >= 0)
-        fprintf(out, "   winner %s\n", r->winner_stored ? "stored"
-                                                        : "not stored");
+    else if (r->winner >= 0 && !r->winner_stored)
+        fprintf(out, "   winner not stored\n");
     if (r->winner >= 0)
         report_previous(out, r);
     free(order);
@@ -352,6 +405,7 @@ static json_t *trial_json(const search_result *r, const search_trial *t,
         json_object_set_new(o, "min_ms", json_real(tr->min_ms));
         json_object_set_new(o, "max_ms", json_real(tr->max_ms));
         json_object_set_new(o, "reps", json_integer(tr->reps));
+        json_object_set_new(o, "groups", json_integer(tr->groups));
         json_object_set_new(o, "tflops", json_real(r->flops / (ms * 1e-3) / 1e12));
         json_object_set_new(o, "rel_err", json_real(t->rel_err));
         json_object_set_new(o, "gain_over_default",
@@ -400,6 +454,28 @@ json_t *report_json(const search_result *r, const char *what, int runners_up)
                             ? trial_json(r, &r->trials[r->default_index], what, def)
                             : json_null());
         json_object_set_new(o, "stored", json_boolean(r->winner_stored));
+        if (r->winner >= 0) {
+            char cfg[256];
+            json_t *c = json_pack("{s:s, s:f, s:o}", "state", confirm_word(r),
+                                  "search_ms", r->winner_ms,
+                                  "search_default_ms",
+                                  def > 0 ? json_real(def) : json_null());
+            if (r->confirm == CONFIRM_HELD || r->confirm == CONFIRM_REJECTED) {
+                json_object_set_new(c, "winner_ms", json_real(r->confirm_ms));
+                json_object_set_new(c, "default_ms",
+                                    json_real(r->confirm_default_ms));
+                json_object_set_new(c, "gain", json_real(r->confirm_gain));
+                json_object_set_new(c, "spread", json_real(r->confirm_spread));
+                json_object_set_new(c, "rounds", json_integer(r->confirm_rounds));
+            }
+            json_object_set_new(o, "confirmation", c);
+            if (r->winner_stored && r->stored_index >= 0) {
+                json_object_set_new(o, "stored_config", json_string(
+                    fa4_config_format(&r->trials[r->stored_index].config, cfg,
+                                      sizeof cfg)));
+                json_object_set_new(o, "stored_ms", json_real(r->stored_ms));
+            }
+        }
         if (r->previous != PREVIOUS_NONE) {
             static const char *const kinds[] = { "none", "same", "within_spread",
                                                  "outside_spread", "not_measured" };

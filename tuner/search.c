@@ -18,6 +18,7 @@
 #include "problems.h"
 #include "report.h"
 #include "search.h"
+#include "verify.h"
 
 volatile sig_atomic_t search_stop;
 
@@ -31,10 +32,7 @@ double search_now(void)
 
 double search_tolerance(fa4_dtype dtype)
 {
-    /* Relative Frobenius error of a float-accumulated kernel whose inputs,
-       P and output are rounded to 16 bits: a few units of the output's
-       rounding (bf16 2^-9, fp16 2^-12), with margin: 2^-6 and 2^-8. */
-    return dtype == FA4_DTYPE_FP16 ? 1.0 / 256 : 1.0 / 64;
+    return verify_tolerance_of(dtype).o_rel;
 }
 
 /* ------------------------------------------------------------- the space */
@@ -88,6 +86,7 @@ fa4_status search_space(search_result *r, const device_limits *dev,
     memset(r, 0, sizeof *r);
     r->winner = -1;
     r->default_index = -1;
+    r->stored_index = -1;
     if ((st = problem_resolve(&r->problem, problem, why, sizeof why)) != FA4_OK) {
         snprintf(r->error, sizeof r->error, "%s", why);
         return r->status = st;
@@ -281,6 +280,100 @@ int search_select_refine(search_result *r, int best, int budget)
 
 /* --------------------------------------------------------- compile pool */
 
+/*
+** Process-wide build coordination between the devices' searches (one
+** worker thread per GPU, each with its own compile threads):
+**  - slots: at most N builds at once in all, so the cores go to whichever
+**    device is compiling rather than a fixed share per device;
+**  - in flight: the jit keys being built now.  Two devices tuning problems
+**    of one class need the same variants; the second waits for the first
+**    build and then loads the cubin from the database's binary cache
+**    instead of compiling it again at the same time.
+** Only the tuner shares this; the library keeps no global state.
+*/
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int slots, busy;             /* slots 0: no limit */
+    char (*keys)[17];            /* in flight */
+    int nkeys, cap;
+} builds = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0,
+             NULL, 0, 0 };
+
+void search_compile_slots(int n)
+{
+    pthread_mutex_lock(&builds.lock);
+    builds.slots = n > 0 ? n : 0;
+    pthread_mutex_unlock(&builds.lock);
+}
+
+/* Index of KEY among the builds in flight, -1.  Caller holds the lock. */
+static int inflight_find(const char *key)
+{
+    int i;
+
+    for (i = 0; i < builds.nkeys; i++)
+        if (!strcmp(builds.keys[i], key))
+            return i;
+    return -1;
+}
+
+/* 1 when KEY is being built by another thread now. */
+static int build_in_flight(const char *key)
+{
+    int found;
+
+    if (!key[0])
+        return 0;
+    pthread_mutex_lock(&builds.lock);
+    found = inflight_find(key) >= 0;
+    pthread_mutex_unlock(&builds.lock);
+    return found;
+}
+
+/* Wait until KEY is not in flight and a slot is free; take both (KEY ""
+** takes only a slot).  Returns 1 when KEY was registered (release with
+** build_end). */
+static int build_begin(const char *key)
+{
+    int mine = 0;
+
+    pthread_mutex_lock(&builds.lock);
+    while ((key[0] && inflight_find(key) >= 0) ||
+           (builds.slots > 0 && builds.busy >= builds.slots))
+        pthread_cond_wait(&builds.cond, &builds.lock);
+    builds.busy++;
+    if (key[0] && builds.nkeys < 4096) {
+        if (builds.nkeys == builds.cap) {
+            int cap = builds.cap ? 2 * builds.cap : 64;
+            char (*k)[17] = realloc(builds.keys, (size_t)cap * sizeof *k);
+            if (k) {
+                builds.keys = k;
+                builds.cap = cap;
+            }
+        }
+        if (builds.nkeys < builds.cap) {
+            memcpy(builds.keys[builds.nkeys++], key, 17);
+            mine = 1;
+        }
+    }
+    pthread_mutex_unlock(&builds.lock);
+    return mine;
+}
+
+/* Release the slot, and KEY when MINE. */
+static void build_end(const char *key, int mine)
+{
+    int i;
+
+    pthread_mutex_lock(&builds.lock);
+    builds.busy--;
+    if (mine && (i = inflight_find(key)) >= 0)
+        memcpy(builds.keys[i], builds.keys[--builds.nkeys], 17);
+    pthread_cond_broadcast(&builds.cond);
+    pthread_mutex_unlock(&builds.lock);
+}
+
 typedef struct pool {
     search_result *r;
     const search_opts *opts;
@@ -371,24 +464,35 @@ static void build_one(pool *p, search_trial *t)
     t->state = TRIAL_COMPILED;
 }
 
-/* A compile thread: take the next selected trial until none is left. */
+/* A compile thread: take the next selected trial until none is left,
+** preferring one that no other device is building at the moment. */
 static void *build_worker(void *arg)
 {
     pool *p = arg;
 
     for (;;) {
         search_trial *t;
-        int i;
+        int i, j, mine;
 
         pthread_mutex_lock(&p->lock);
         if (p->next >= p->n || must_stop(p->r, p->opts)) {
             pthread_mutex_unlock(&p->lock);
             return NULL;
         }
+        for (j = p->next; j < p->n; j++)
+            if (!build_in_flight(p->r->trials[p->idx[j]].key))
+                break;
+        if (j < p->n && j != p->next) {
+            int x = p->idx[j];
+            p->idx[j] = p->idx[p->next];
+            p->idx[p->next] = x;
+        }
         i = p->idx[p->next++];
         pthread_mutex_unlock(&p->lock);
         t = &p->r->trials[i];
+        mine = build_begin(t->key);
         build_one(p, t);
+        build_end(t->key, mine);
         progress_step(p->prog, p->r->name);
     }
 }
@@ -416,8 +520,12 @@ static fa4_status build_selected(search_result *r, const search_opts *opts,
         return FA4_ENOMEM;
     for (i = 0; i < r->ntrials; i++)
         if (r->trials[i].selected) {
+            search_trial *t = &r->trials[i];
             p.idx[p.n++] = i;
-            r->trials[i].done = 1;
+            t->done = 1;
+            if (jit_key(t->key, dev->arch, &r->problem, &t->config,
+                        &t->layout) != FA4_OK)
+                t->key[0] = '\0';
         }
     progress_add(prog, p.n);
     pthread_mutex_init(&p.lock, NULL);
@@ -457,34 +565,42 @@ fa4_status search_compile_only(search_result *r, const device_limits *dev,
 
 /* ------------------------------------------------------- verification */
 
-fa4_problem search_verify_problem(const fa4_problem *p)
+fa4_problem search_verify_problem(const fa4_problem *p, int sm_count)
 {
     fa4_problem v = *p;
     int group = p->heads_q / (p->heads_kv > 0 ? p->heads_kv : 1);
-    int sq = p->seqlen_q, sk = p->seqlen_k;
+    int sq = p->seqlen_q, sk = p->seqlen_k, mblocks, bh, limit;
+    const int cap = 1000;   /* 15 x 64 + 40: ragged against every tile */
 
-    v.batch = 1;
     v.heads_kv = p->heads_kv > 1 ? 2 : 1;
     v.heads_q = group * v.heads_kv;
     if (sq == sk) {
-        v.seqlen_q = v.seqlen_k = sq < 257 ? sq : 257;
+        v.seqlen_q = v.seqlen_k = sq < cap ? sq : cap;
     } else if (sq < sk) {
-        v.seqlen_q = sq < 257 ? sq : 257;
-        v.seqlen_k = sk < 300 ? sk : 300;
+        v.seqlen_q = sq < cap ? sq : cap;
+        v.seqlen_k = sk < cap + 100 ? sk : cap + 100;
         if (v.seqlen_k <= v.seqlen_q)
             v.seqlen_k = v.seqlen_q + 1;
     } else {
-        v.seqlen_k = sk < 257 ? sk : 257;
-        v.seqlen_q = sq < 300 ? sq : 300;
+        v.seqlen_k = sk < cap ? sk : cap;
+        v.seqlen_q = sq < cap + 100 ? sq : cap + 100;
         if (v.seqlen_q <= v.seqlen_k)
             v.seqlen_q = v.seqlen_k + 1;
     }
-    /* A window wider than the small problem would mask nothing: shrink it
-       so the masking code runs. */
-    if (v.window_left > 100)
-        v.window_left = 100;
-    if (!v.causal && v.window_right > 100)
-        v.window_right = 100;
+    /* At least 4 x SMs tiles even at 256 query rows per CTA: a persistent
+       or dynamic grid is then min(tiles, SMs) CTAs of several tiles each. */
+    mblocks = (v.seqlen_q + 255) / 256;
+    bh = (4 * (sm_count > 0 ? sm_count : 132) + mblocks - 1) / mblocks;
+    v.batch = (bh + v.heads_q - 1) / v.heads_q;
+    if (v.batch < 1)
+        v.batch = 1;
+    /* A window wider than the problem would mask nothing: shrink it so
+       the masking code runs. */
+    limit = v.seqlen_k / 3;
+    if (v.window_left > limit)
+        v.window_left = limit;
+    if (!v.causal && v.window_right > limit)
+        v.window_right = limit;
     memset(v.q_strides, 0, sizeof v.q_strides);
     memset(v.k_strides, 0, sizeof v.k_strides);
     memset(v.v_strides, 0, sizeof v.v_strides);
@@ -493,13 +609,24 @@ fa4_problem search_verify_problem(const fa4_problem *p)
     return v;
 }
 
-/* Inputs, reference output and device buffers of the verification. */
+/*
+** Inputs, sampled reference rows and device buffers of the verification.
+** The whole output is scanned for NaN (unwritten tiles); the reference is
+** computed for a few rows of every (batch, head): a tile's first row and
+** the previous tile's last at 64-row boundaries (every bm is a multiple
+** of 64), spread over the heads so every boundary is covered, and two
+** pseudo-random rows.
+*/
 typedef struct verifier {
     fa4_problem p;
+    int dv;
     size_t nq, nk, nv, no, nlse;    /* elements */
     uint16_t *host_out;
     float *host_lse;
-    double *ref_o, *ref_lse;
+    int *rows;                      /* checked (b * heads_q + h) * sq + i */
+    int nrows;
+    double *ref_o;                  /* [nrows][dv] */
+    double *ref_lse;                /* [nrows] */
     CUdeviceptr q, k, v, o, lse;
 } verifier;
 
@@ -508,6 +635,7 @@ static void verifier_free(verifier *v, const cuda_api *cu)
 {
     free(v->host_out);
     free(v->host_lse);
+    free(v->rows);
     free(v->ref_o);
     free(v->ref_lse);
     if (cu) {
@@ -520,7 +648,27 @@ static void verifier_free(verifier *v, const cuda_api *cu)
     memset(v, 0, sizeof *v);
 }
 
-/* Fresh random inputs from SEED, the CPU reference, device copies. */
+/* The rows of (batch, head) pair J to check into OUT (at most 4, distinct);
+** returns how many. */
+static int rows_of(int *out, int j, int sq)
+{
+    int nb = (sq + 63) / 64, r0 = 64 * (j % nb), cand[4], n = 0, a, b;
+
+    cand[0] = r0;
+    cand[1] = r0 > 0 ? r0 - 1 : sq - 1;
+    cand[2] = (int)(((long)j * 7919 + 13) % sq);
+    cand[3] = sq - 1 - (int)(((long)j * 131) % sq);
+    for (a = 0; a < 4; a++) {
+        for (b = 0; b < n && out[b] != cand[a]; b++)
+            ;
+        if (b == n)
+            out[n++] = cand[a];
+    }
+    return n;
+}
+
+/* Fresh random inputs from SEED, the reference of the sampled rows,
+** device copies. */
 static fa4_status verifier_init(verifier *v, fa4_context *ctx,
                                 const fa4_problem *p, uint64_t seed,
                                 char *why, size_t why_size)
@@ -530,32 +678,43 @@ static fa4_status verifier_init(verifier *v, fa4_context *ctx,
     fa4_status st = FA4_ENOMEM;
     CUresult res = CUDA_SUCCESS;
     char text[256];
+    int nbh = p->batch * p->heads_q, j, x;
 
     memset(v, 0, sizeof *v);
     v->p = *p;
+    v->dv = p->head_dim_v ? p->head_dim_v : p->head_dim_qk;
     v->nq = (size_t)p->batch * p->seqlen_q * p->heads_q * p->head_dim_qk;
     v->nk = (size_t)p->batch * p->seqlen_k * p->heads_kv * p->head_dim_qk;
-    v->nv = (size_t)p->batch * p->seqlen_k * p->heads_kv * p->head_dim_v;
-    v->no = (size_t)p->batch * p->seqlen_q * p->heads_q * p->head_dim_v;
+    v->nv = (size_t)p->batch * p->seqlen_k * p->heads_kv * v->dv;
+    v->no = (size_t)p->batch * p->seqlen_q * p->heads_q * v->dv;
     v->nlse = p->return_lse ? (size_t)p->batch * p->heads_q * p->seqlen_q : 0;
     q = malloc(v->nq * 2);
     k = malloc(v->nk * 2);
     vv = malloc(v->nv * 2);
     v->host_out = malloc(v->no * 2);
-    v->ref_o = malloc(v->no * sizeof(double));
-    if (v->nlse) {
+    v->rows = malloc((size_t)nbh * 4 * sizeof *v->rows);
+    v->ref_o = malloc((size_t)nbh * 4 * v->dv * sizeof(double));
+    v->ref_lse = malloc((size_t)nbh * 4 * sizeof(double));
+    if (v->nlse)
         v->host_lse = malloc(v->nlse * sizeof(float));
-        v->ref_lse = malloc(v->nlse * sizeof(double));
-    }
-    if (!q || !k || !vv || !v->host_out || !v->ref_o ||
-        (v->nlse && (!v->host_lse || !v->ref_lse))) {
+    if (!q || !k || !vv || !v->host_out || !v->rows || !v->ref_o ||
+        !v->ref_lse || (v->nlse && !v->host_lse)) {
         snprintf(why, why_size, "out of host memory (verification inputs)");
         goto done;
     }
     ref_fill_random(q, v->nq, p->dtype, &seed);
     ref_fill_random(k, v->nk, p->dtype, &seed);
     ref_fill_random(vv, v->nv, p->dtype, &seed);
-    ref_attention(v->ref_o, v->ref_lse, p, q, k, vv);
+    for (j = 0; j < nbh; j++) {
+        int rows[4], n = rows_of(rows, j, p->seqlen_q);
+        for (x = 0; x < n; x++) {
+            int r = v->nrows++;
+            v->rows[r] = j * p->seqlen_q + rows[x];
+            ref_attention_row(v->ref_o + (size_t)r * v->dv, &v->ref_lse[r], p,
+                              q, k, vv, j / p->heads_q, rows[x],
+                              j % p->heads_q);
+        }
+    }
     st = FA4_ECUDA;
     if ((res = cu->cuMemAlloc(&v->q, v->nq * 2)) ||
         (res = cu->cuMemAlloc(&v->k, v->nk * 2)) ||
@@ -565,8 +724,11 @@ static fa4_status verifier_init(verifier *v, fa4_context *ctx,
         (res = cu->cuMemcpyHtoD(v->q, q, v->nq * 2)) ||
         (res = cu->cuMemcpyHtoD(v->k, k, v->nk * 2)) ||
         (res = cu->cuMemcpyHtoD(v->v, vv, v->nv * 2))) {
-        snprintf(why, why_size, "verification buffers: %s",
+        snprintf(why, why_size, "verification buffers (%.0f MiB): %s",
+                 (v->nq + v->nk + v->nv + v->no) * 2 / 1048576.0,
                  cuda_error_text(res, text, sizeof text));
+        if (res == CUDA_ERROR_OUT_OF_MEMORY)
+            st = FA4_ENOMEM;
         goto done;
     }
     st = FA4_OK;
@@ -580,23 +742,26 @@ done:
 }
 
 /*
-** Run T's verification plan and compare with the reference.  Returns
-** FA4_OK with T's state set (verified or failed), or FA4_ECUDA with WHY
-** when the device failed (the CUDA context is then unusable).
+** Run T's verification plan and compare with the reference (verify.c).
+** Returns FA4_OK with T's state set (verified or failed), or FA4_ECUDA
+** with WHY when the device failed (the CUDA context is then unusable).
 */
 static fa4_status verify_one(verifier *v, fa4_context *ctx, search_trial *t,
                              char *why, size_t why_size)
 {
     const cuda_api *cu = ctx->cu;
+    const fa4_problem *p = &v->p;
     fa4_tensors tn = FA4_TENSORS_INIT;
-    double tol = search_tolerance(v->p.dtype);
+    verify_result vr;
+    size_t bad, first = 0;
     char text[256];
     CUresult res;
-    size_t i;
+    int r;
 
-    /* 0xFF bytes are NaN in bf16 and fp16: an output the kernel did not
-       write cannot pass for the previous candidate's. */
-    if ((res = cu->cuMemsetD8(v->o, 0xFF, v->no * 2)) != CUDA_SUCCESS)
+    /* 0xFF bytes are NaN in bf16, fp16 and float: an output the kernel
+       did not write cannot pass for the previous candidate's. */
+    if ((res = cu->cuMemsetD8(v->o, 0xFF, v->no * 2)) != CUDA_SUCCESS ||
+        (v->nlse && (res = cu->cuMemsetD8(v->lse, 0xFF, v->nlse * 4)) != CUDA_SUCCESS))
         goto cuda_error;
     tn.q = (const void *)(uintptr_t)v->q;
     tn.k = (const void *)(uintptr_t)v->k;
@@ -624,30 +789,29 @@ static fa4_status verify_one(verifier *v, fa4_context *ctx, search_trial *t,
                  "CUDA context is unusable", text);
         return FA4_ECUDA;
     }
-    if ((res = cu->cuMemcpyDtoH(v->host_out, v->o, v->no * 2)) != CUDA_SUCCESS)
+    if ((res = cu->cuMemcpyDtoH(v->host_out, v->o, v->no * 2)) != CUDA_SUCCESS ||
+        (v->nlse && (res = cu->cuMemcpyDtoH(v->host_lse, v->lse, v->nlse * 4)) != CUDA_SUCCESS))
         goto cuda_error;
-    t->rel_err = ref_rel_error(v->host_out, v->ref_o, v->no, v->p.dtype);
-    if (!(t->rel_err <= tol)) {
-        t->state = TRIAL_FAILED;
-        snprintf(t->failure, sizeof t->failure, "wrong result: relative error "
-                 "%.3g > %.3g on %d x %d", t->rel_err, tol, v->p.seqlen_q,
-                 v->p.seqlen_k);
-        return FA4_OK;
+    verify_init(&vr, p->dtype);
+    bad = verify_nonfinite(v->host_out, v->no, p->dtype, &first);
+    verify_add_nonfinite(&vr, bad, first, "o");
+    for (r = 0; r < v->nrows; r++) {
+        int bh = v->rows[r] / p->seqlen_q, i = v->rows[r] % p->seqlen_q;
+        int b = bh / p->heads_q, h = bh % p->heads_q;
+        const uint16_t *row = v->host_out +
+            (((size_t)b * p->seqlen_q + i) * p->heads_q + h) * v->dv;
+        verify_row(&vr, row, v->ref_o + (size_t)r * v->dv, v->dv,
+                   v->nlse ? &v->host_lse[v->rows[r]] : NULL, v->ref_lse[r],
+                   b, i, h);
     }
-    if (v->nlse) {
-        if ((res = cu->cuMemcpyDtoH(v->host_lse, v->lse, v->nlse * 4)) != CUDA_SUCCESS)
-            goto cuda_error;
-        for (i = 0; i < v->nlse; i++) {
-            double r = v->ref_lse[i], g = v->host_lse[i];
-            int bad = isinf(r) ? !(isinf(g) && g < 0)
-                               : !(fabs(g - r) <= 1e-3 * (1 + fabs(r)));
-            if (bad) {
-                t->state = TRIAL_FAILED;
-                snprintf(t->failure, sizeof t->failure, "wrong result: lse[%zu]"
-                         " = %g, reference %g", i, g, r);
-                return FA4_OK;
-            }
-        }
+    verify_finish(&vr);
+    t->rel_err = vr.o_rel_err;
+    if (!vr.pass) {
+        t->state = TRIAL_FAILED;
+        snprintf(t->failure, sizeof t->failure, "wrong result: %s (batch %d, "
+                 "%d heads, %d x %d)", vr.msg, p->batch, p->heads_q,
+                 p->seqlen_q, p->seqlen_k);
+        return FA4_OK;
     }
     t->state = TRIAL_VERIFIED;
     return FA4_OK;
@@ -676,7 +840,7 @@ static fa4_status store_trial(search_result *r, fa4_context *ctx,
     dt.median_ms = t->timing.median_ms;
     dt.min_ms = t->timing.min_ms;
     dt.max_ms = t->timing.max_ms;
-    dt.reps = t->timing.reps;
+    dt.reps = t->timing.reps * t->timing.groups;
     dt.tflops = t->timing.median_ms > 0
                 ? r->flops / (t->timing.median_ms * 1e-3) / 1e12 : 0;
     dt.max_rel_err = t->rel_err;
@@ -730,6 +894,7 @@ static fa4_status run_round(search_result *r, fa4_context *ctx,
                             const search_opts *o, verifier *v,
                             timing_buffers *tb, struct progress *prog)
 {
+    timing_opts to = { o->warmup, o->reps, o->groups };
     char why[512];
     fa4_status st;
     int i;
@@ -759,8 +924,8 @@ static fa4_status run_round(search_result *r, fa4_context *ctx,
                 r->launch_failed++;
         }
         if (t->state == TRIAL_VERIFIED && !must_stop(r, o)) {
-            st = timing_measure(&t->timing, ctx, t->plan, tb, o->warmup,
-                                o->reps, why, sizeof why);
+            st = timing_measure(&t->timing, ctx, t->plan, tb, &to, why,
+                                sizeof why);
             if (st != FA4_OK) {
                 t->state = TRIAL_FAILED;
                 snprintf(t->failure, sizeof t->failure, "launch: %s", why);
@@ -798,6 +963,7 @@ static fa4_status run_round(search_result *r, fa4_context *ctx,
 static fa4_status retime_top(search_result *r, fa4_context *ctx,
                              const search_opts *o, timing_buffers *tb)
 {
+    timing_opts to = { o->warmup, o->reps, o->groups };
     int k, i;
     char why[512];
 
@@ -815,7 +981,7 @@ static fa4_status retime_top(search_result *r, fa4_context *ctx,
         if (best < 0 || must_stop(r, o))
             break;
         if (timing_measure(&r->trials[best].retimed, ctx, r->trials[best].plan,
-                           tb, o->warmup, o->reps, why, sizeof why) != FA4_OK) {
+                           tb, &to, why, sizeof why) != FA4_OK) {
             snprintf(r->error, sizeof r->error, "re-timing: %s", why);
             return FA4_ECUDA;
         }
@@ -826,11 +992,119 @@ static fa4_status retime_top(search_result *r, fa4_context *ctx,
         r->trials[r->default_index].state == TRIAL_TIMED &&
         r->trials[r->default_index].retimed.reps == 0 && !must_stop(r, o)) {
         search_trial *d = &r->trials[r->default_index];
-        if (timing_measure(&d->retimed, ctx, d->plan, tb, o->warmup, o->reps,
-                           why, sizeof why) != FA4_OK) {
+        if (timing_measure(&d->retimed, ctx, d->plan, tb, &to, why,
+                           sizeof why) != FA4_OK) {
             snprintf(r->error, sizeof r->error, "re-timing: %s", why);
             return FA4_ECUDA;
         }
+    }
+    return FA4_OK;
+}
+
+/* (max - min) / median of the N values of V (sorts V). */
+static double rel_spread(double *v, int n, double *median)
+{
+    *median = timing_median(v, n);
+    return *median > 0 ? (v[n - 1] - v[0]) / *median : 0;
+}
+
+/*
+** The confirmation: re-time trial W (the winner) and trial D (the
+** default) in alternation on fresh buffers -- a warm-up group of each,
+** then O->confirm_rounds rounds of one group each, the order swapped every
+** round (W D, D W, W D, ...) so neither always runs first -- and set R's
+** confirm fields: the winner holds when the default's median exceeds the
+** winner's by more than the larger relative spread (max - min) of the two
+** configs' groups.  FA4_OK, or FA4_ECUDA/FA4_ENOMEM with R->error.
+*/
+static fa4_status confirm_winner(search_result *r, fa4_context *ctx,
+                                 const search_opts *o, int w, int d,
+                                 uint64_t *seed)
+{
+    const fa4_plan *plan[2] = { r->trials[w].plan, r->trials[d].plan };
+    timing_buffers tb;
+    double est[2], *ms[2] = { NULL, NULL }, med[2], spread[2];
+    int rounds = o->confirm_rounds, n, k, x;
+    char why[512];
+    fa4_status st;
+
+    memset(&tb, 0, sizeof tb);
+    if ((st = timing_buffers_create(&tb, ctx, &r->problem, o->l2, seed, why,
+                                    sizeof why)) != FA4_OK)
+        goto fail;
+    for (x = 0; x < 2; x++)
+        if ((st = timing_group(&est[x], ctx, plan[x], &tb,
+                               o->warmup > 0 ? o->warmup : 1, why,
+                               sizeof why)) != FA4_OK)
+            goto fail;
+    n = timing_group_size(est[0] > est[1] ? est[0] : est[1], o->reps);
+    ms[0] = calloc((size_t)rounds, sizeof(double));
+    ms[1] = calloc((size_t)rounds, sizeof(double));
+    if (!ms[0] || !ms[1]) {
+        snprintf(why, sizeof why, "out of host memory");
+        st = FA4_ENOMEM;
+        goto fail;
+    }
+    for (k = 0; k < rounds; k++)
+        for (x = 0; x < 2; x++) {
+            int which = (k % 2) ? 1 - x : x;
+            if ((st = timing_group(&ms[which][k], ctx, plan[which], &tb, n,
+                                   why, sizeof why)) != FA4_OK)
+                goto fail;
+        }
+    for (x = 0; x < 2; x++)
+        spread[x] = rel_spread(ms[x], rounds, &med[x]);
+    r->confirm_rounds = rounds;
+    r->confirm_ms = med[0];
+    r->confirm_default_ms = med[1];
+    r->confirm_gain = med[0] > 0 ? med[1] / med[0] - 1 : 0;
+    r->confirm_spread = spread[0] > spread[1] ? spread[0] : spread[1];
+    r->confirm = r->confirm_gain > r->confirm_spread ? CONFIRM_HELD
+                                                     : CONFIRM_REJECTED;
+    st = FA4_OK;
+    goto done;
+fail:
+    snprintf(r->error, sizeof r->error, "confirming the winner: %s", why);
+done:
+    free(ms[0]);
+    free(ms[1]);
+    timing_buffers_free(&tb);
+    return st;
+}
+
+/*
+** Decide what to store for R's winner BEST: the winner itself when it is
+** the default, when there is no measured default to compare with, or when
+** the confirmation holds (or is off); the default when it does not.
+*/
+static fa4_status choose_stored(search_result *r, fa4_context *ctx,
+                                const search_opts *o, int best,
+                                uint64_t *seed)
+{
+    int d = r->default_index;
+    fa4_status st;
+
+    r->stored_index = best;
+    r->stored_ms = trial_ms(&r->trials[best]);
+    if (r->trials[best].is_default) {
+        r->confirm = CONFIRM_DEFAULT_WON;
+        return FA4_OK;
+    }
+    if (d < 0 || r->trials[d].state != TRIAL_TIMED || !r->trials[d].plan) {
+        r->confirm = CONFIRM_NO_DEFAULT;
+        return FA4_OK;
+    }
+    if (o->confirm_rounds <= 0 || search_stop) {
+        r->confirm = CONFIRM_NOT_RUN;
+        return FA4_OK;
+    }
+    if ((st = confirm_winner(r, ctx, o, best, d, seed)) != FA4_OK)
+        return st;
+    if (r->confirm == CONFIRM_HELD) {
+        r->stored_ms = r->confirm_ms;
+    } else {
+        r->stored_index = d;
+        r->stored_ms = r->confirm_default_ms;
     }
     return FA4_OK;
 }
@@ -840,7 +1114,7 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
 {
     verifier v;
     timing_buffers tb;
-    fa4_problem vp = search_verify_problem(&r->problem);
+    fa4_problem vp = search_verify_problem(&r->problem, ctx->limits.sm_count);
     uint64_t seed = o->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(r->index + 1));
     char why[512];
     fa4_status st;
@@ -848,12 +1122,13 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
 
     memset(&v, 0, sizeof v);
     memset(&tb, 0, sizeof tb);
+    r->stored_index = -1;
     if ((st = context_push(ctx)) != FA4_OK) {
         snprintf(r->error, sizeof r->error, "%s", fa4_context_errmsg(ctx));
         return r->status = st;
     }
     if ((st = verifier_init(&v, ctx, &vp, seed, why, sizeof why)) != FA4_OK ||
-        (st = timing_buffers_create(&tb, ctx, &r->problem, &seed, why,
+        (st = timing_buffers_create(&tb, ctx, &r->problem, o->l2, &seed, why,
                                     sizeof why)) != FA4_OK) {
         snprintf(r->error, sizeof r->error, "%s", why);
         goto done;
@@ -885,11 +1160,19 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
     }
     r->winner_ms = trial_ms(&r->trials[best]);
     compare_previous(r, ctx, best);
-    if (o->store && !r->interrupted) {
+    if (r->interrupted)
+        goto done;
+    /* The confirmation runs on fresh buffers: release the search's first
+       (device memory for two sets of large problems may not be there). */
+    timing_buffers_free(&tb);
+    verifier_free(&v, ctx->cu);
+    if ((st = choose_stored(r, ctx, o, best, &seed)) != FA4_OK)
+        goto done;
+    if (o->store && r->stored_index >= 0) {
         pthread_mutex_lock(&ctx->lock);
         st = db_store_winner(ctx->db, &ctx->limits, &r->problem,
-                             &r->trials[best].config, r->winner_ms,
-                             r->flops / (r->winner_ms * 1e-3) / 1e12, why,
+                             &r->trials[r->stored_index].config, r->stored_ms,
+                             r->flops / (r->stored_ms * 1e-3) / 1e12, why,
                              sizeof why);
         pthread_mutex_unlock(&ctx->lock);
         if (st != FA4_OK) {

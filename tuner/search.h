@@ -2,10 +2,14 @@
 ** search.h -- the tuner's search for one problem: enumerate every family's
 ** config space, drop what does not fit the budgets (counting why), compile
 ** the rest in parallel threads, drop variants that spill, check each
-** candidate against the CPU reference on fresh random inputs at a small
-** size of the same shape class, time the survivors, re-time the top few,
-** and store every trial and the winner.  Without a GPU (dry run) it stops
-** after the compiles and reports registers and spills per variant.
+** candidate against the CPU reference (lib/verify.c) on fresh random
+** inputs of the same shape class, large enough that every CTA of a
+** persistent grid walks several tiles, time the survivors through
+** fa4_plan_create/fa4_forward (timing.h), re-time the top few, confirm the
+** winner against the heuristic default in an interleaved re-timing on
+** fresh buffers, and store every trial and the winner -- or the default
+** when the winner's gain does not survive the confirmation.  Without a GPU
+** (dry run) it stops after the compiles and reports registers and spills.
 */
 #ifndef FA4_TUNE_SEARCH_H
 #define FA4_TUNE_SEARCH_H
@@ -39,6 +43,7 @@ typedef struct search_trial {
     int done;                /* went through a round already */
     trial_state state;
     char failure[640];       /* "compile: ...", "spill: 64 bytes", ... */
+    char key[17];            /* jit_key() of the full-size variant, "" unknown */
     int regs, spill_bytes;   /* from ptxas (dry run), -1 unknown */
     double compile_ms;
     double rel_err;
@@ -64,9 +69,22 @@ typedef struct search_result {
     int default_index;       /* -1 when the default is not in the space */
     /* outcome counts */
     int compiled, compile_failed, spilled, wrong, launch_failed, timed;
-    int winner;              /* index into trials, -1 when none */
-    double winner_ms;        /* re-timed median when re-timed */
-    int winner_stored;
+    int winner;              /* the search's fastest: index into trials, -1 */
+    double winner_ms;        /* its re-timed median when re-timed */
+    /* The confirmation: winner and default re-timed in alternation
+       (ABAB.., fresh buffers); the winner is stored only when its gain
+       exceeds the spread of the two configs' groups. */
+    enum { CONFIRM_NOT_RUN, CONFIRM_HELD, CONFIRM_REJECTED,
+           CONFIRM_DEFAULT_WON, CONFIRM_NO_DEFAULT } confirm;
+    double confirm_ms;       /* the winner's median over the rounds */
+    double confirm_default_ms;
+    double confirm_gain;     /* confirm_default_ms / confirm_ms - 1 */
+    double confirm_spread;   /* max of the two (max - min) / median */
+    int confirm_rounds;
+    int stored_index;        /* the trial stored as winner (-1: none): the
+                                winner, or the default when rejected */
+    double stored_ms;        /* the median stored with it */
+    int winner_stored;       /* a winner row was written (stored_index) */
     /* A winner already stored for this key (a repeat run): how it compares. */
     enum { PREVIOUS_NONE, PREVIOUS_SAME, PREVIOUS_WITHIN_SPREAD, PREVIOUS_OUTSIDE_SPREAD,
            PREVIOUS_NOT_MEASURED } previous;
@@ -85,8 +103,12 @@ typedef struct search_opts {
     tune_strategy strategy;
     double deadline;         /* search_now() value to stop at; 0: none */
     int warmup;
-    int reps;
+    int reps;                /* launches per group, at least */
+    int groups;              /* groups (event pairs) per measurement */
+    timing_l2 l2;            /* inputs rotated beyond L2, or warm */
     int retime;              /* re-time the top N */
+    int confirm_rounds;      /* winner/default pairs in the confirmation
+                                (0: no confirmation, store the winner) */
     uint64_t seed;           /* verification inputs */
     fa4_family family;       /* 0: every family the device runs */
     int store;               /* 1: write trials and the winner */
@@ -140,14 +162,27 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
                        const search_opts *opts, struct progress *prog);
 
 /*
-** The verification problem for PROBLEM: same dtype, head dims, GQA group,
-** masking; batch 1, one KV head group (two when heads_kv > 1), seqlens
-** about 257 and 300 (ragged against every tile size).
+** The verification problem for PROBLEM on a device of SM_COUNT SMs: same
+** dtype, head dims, GQA group, masking and return_lse; one KV head (two
+** when heads_kv > 1); sequence lengths up to 1000 (ragged against every
+** tile size, several K/V blocks so the stage ring wraps); and a batch that
+** gives at least 4 x SM_COUNT query tiles of 256 rows, so every CTA of a
+** persistent or dynamic grid walks several tiles.  Windows wider than a
+** third of the keys are shrunk to it, so the masking code runs.
 */
-fa4_problem search_verify_problem(const fa4_problem *problem);
+fa4_problem search_verify_problem(const fa4_problem *problem, int sm_count);
 
-/* The tolerance of the verification (relative Frobenius error). */
+/* The tolerance of the verification (relative Frobenius error of O):
+** lib/verify.h's, the same as the GPU tests'. */
 double search_tolerance(fa4_dtype dtype);
+
+/*
+** Limit the builds (NVRTC compiles, plan loads) running at once across
+** every search of this process to N (0: no limit).  With several devices,
+** each device's compile threads draw from this one pool, so a device that
+** is timing leaves the cores to the others.  Call before the searches.
+*/
+void search_compile_slots(int n);
 
 void search_result_free(search_result *r);
 

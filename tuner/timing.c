@@ -1,6 +1,6 @@
 /*
-** timing.c -- device-event timing of one plan with inputs rotated beyond
-** L2.  See timing.h.
+** timing.c -- device-event timing of plans, launches back to back, inputs
+** rotated beyond L2 or warm.  See timing.h.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -31,8 +31,8 @@ static fa4_status cuda_fail(CUresult res, const char *call, char *why,
 }
 
 fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
-                                 const fa4_problem *p, uint64_t *seed,
-                                 char *why, size_t why_size)
+                                 const fa4_problem *p, timing_l2 l2,
+                                 uint64_t *seed, char *why, size_t why_size)
 {
     const cuda_api *cu = ctx->cu;
     int eb = family_dtype_bytes(p->dtype);
@@ -58,13 +58,15 @@ fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
     n = (int)(want / (double)set) + 1;
     if (n < 2)
         n = 2;
+    if (l2 == TIMING_L2_WARM)
+        n = 1;
     total = (size_t)n * set;
     if ((res = cu->cuMemAlloc(&out->base, total)) != CUDA_SUCCESS) {
         char text[256];
         snprintf(why, why_size, "the problem needs %.2f GiB of device memory "
-                 "(%d input sets of %.1f MiB, rotated beyond L2): cuMemAlloc: %s",
-                 total / 1073741824.0, n, set / 1048576.0,
-                 cuda_error_text(res, text, sizeof text));
+                 "(%d input set%s of %.1f MiB%s): cuMemAlloc: %s",
+                 total / 1073741824.0, n, n == 1 ? "" : "s", set / 1048576.0,
+                 n > 1 ? ", rotated beyond L2" : "", cuda_error_text(res, text, sizeof text));
         out->base = 0;
         return res == CUDA_ERROR_OUT_OF_MEMORY ? FA4_ENOMEM : FA4_ECUDA;
     }
@@ -136,75 +138,91 @@ double timing_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-fa4_status timing_measure(timing_result *out, fa4_context *ctx,
-                          const fa4_plan *plan, const timing_buffers *b,
-                          int warmup, int reps, char *why, size_t why_size)
+fa4_status timing_group(double *ms, fa4_context *ctx, const fa4_plan *plan,
+                        timing_buffers *b, int n, char *why, size_t why_size)
 {
     const cuda_api *cu = ctx->cu;
-    CUevent *ev = NULL;
-    double *ms = NULL;
+    CUevent ev[2] = { NULL, NULL };
     fa4_status st = FA4_OK;
     CUresult res;
-    int i, made = 0, set = 0;
+    float t = 0;
+    int i, made;
 
-    memset(out, 0, sizeof *out);
-    if (reps < 1)
-        reps = 1;
-    ev = calloc((size_t)2 * reps, sizeof *ev);
-    ms = calloc((size_t)reps, sizeof *ms);
-    if (!ev || !ms) {
-        snprintf(why, why_size, "out of host memory");
-        st = FA4_ENOMEM;
-        goto done;
-    }
-    for (made = 0; made < 2 * reps; made++)
+    *ms = 0;
+    for (made = 0; made < 2; made++)
         if ((res = cu->cuEventCreate(&ev[made], CU_EVENT_DEFAULT)) != CUDA_SUCCESS) {
             st = cuda_fail(res, "cuEventCreate", why, why_size);
             goto done;
         }
-    for (i = 0; i < warmup; i++) {
-        fa4_tensors t = timing_tensors(b, set++);
-        if ((st = fa4_forward(plan, &t, NULL)) != FA4_OK) {
+    if ((res = cu->cuEventRecord(ev[0], NULL)) != CUDA_SUCCESS) {
+        st = cuda_fail(res, "cuEventRecord", why, why_size);
+        goto done;
+    }
+    /* Queued back to back, as a model's layers queue them: no event or
+       host work between two launches of the group. */
+    for (i = 0; i < n; i++) {
+        fa4_tensors tn = timing_tensors(b, b->next++);
+        if ((st = fa4_forward(plan, &tn, NULL)) != FA4_OK) {
             snprintf(why, why_size, "fa4_forward: %s", fa4_context_errmsg(ctx));
             goto done;
         }
     }
-    for (i = 0; i < reps; i++) {
-        fa4_tensors t = timing_tensors(b, set++);
-        if ((res = cu->cuEventRecord(ev[2 * i], NULL)) != CUDA_SUCCESS) {
-            st = cuda_fail(res, "cuEventRecord", why, why_size);
-            goto done;
-        }
-        if ((st = fa4_forward(plan, &t, NULL)) != FA4_OK) {
-            snprintf(why, why_size, "fa4_forward: %s", fa4_context_errmsg(ctx));
-            goto done;
-        }
-        if ((res = cu->cuEventRecord(ev[2 * i + 1], NULL)) != CUDA_SUCCESS) {
-            st = cuda_fail(res, "cuEventRecord", why, why_size);
-            goto done;
-        }
+    if ((res = cu->cuEventRecord(ev[1], NULL)) != CUDA_SUCCESS) {
+        st = cuda_fail(res, "cuEventRecord", why, why_size);
+        goto done;
     }
-    if ((res = cu->cuEventSynchronize(ev[2 * reps - 1])) != CUDA_SUCCESS) {
+    if ((res = cu->cuEventSynchronize(ev[1])) != CUDA_SUCCESS) {
         st = cuda_fail(res, "kernel execution (cuEventSynchronize)", why,
                        why_size);
         goto done;
     }
-    for (i = 0; i < reps; i++) {
-        float t;
-        if ((res = cu->cuEventElapsedTime(&t, ev[2 * i], ev[2 * i + 1])) != CUDA_SUCCESS) {
-            st = cuda_fail(res, "cuEventElapsedTime", why, why_size);
-            goto done;
-        }
-        ms[i] = t;
+    if ((res = cu->cuEventElapsedTime(&t, ev[0], ev[1])) != CUDA_SUCCESS) {
+        st = cuda_fail(res, "cuEventElapsedTime", why, why_size);
+        goto done;
     }
-    out->reps = reps;
-    out->median_ms = timing_median(ms, reps);   /* sorts ms */
-    out->min_ms = ms[0];
-    out->max_ms = ms[reps - 1];
+    *ms = (double)t / (n > 0 ? n : 1);
 done:
     for (i = 0; i < made; i++)
         cu->cuEventDestroy(ev[i]);
-    free(ev);
+    return st;
+}
+
+int timing_group_size(double est_ms, int reps)
+{
+    int n = reps > 0 ? reps : 1;
+
+    if (est_ms > 0 && 0.5 / est_ms > n)
+        n = 0.5 / est_ms < 1000 ? (int)(0.5 / est_ms) + 1 : 1000;
+    return n;
+}
+
+fa4_status timing_measure(timing_result *out, fa4_context *ctx,
+                          const fa4_plan *plan, timing_buffers *b,
+                          const timing_opts *o, char *why, size_t why_size)
+{
+    double est = 0, *ms = NULL;
+    fa4_status st;
+    int groups = o->groups > 0 ? o->groups : 1, n, i;
+
+    memset(out, 0, sizeof *out);
+    /* The warm-up (timed as one group) sizes the groups. */
+    if ((st = timing_group(&est, ctx, plan, b, o->warmup > 0 ? o->warmup : 1,
+                           why, why_size)) != FA4_OK)
+        return st;
+    n = timing_group_size(est, o->reps);
+    if (!(ms = calloc((size_t)groups, sizeof *ms))) {
+        snprintf(why, why_size, "out of host memory");
+        return FA4_ENOMEM;
+    }
+    for (i = 0; i < groups; i++)
+        if ((st = timing_group(&ms[i], ctx, plan, b, n, why, why_size)) != FA4_OK)
+            goto done;
+    out->reps = n;
+    out->groups = groups;
+    out->median_ms = timing_median(ms, groups);   /* sorts ms */
+    out->min_ms = ms[0];
+    out->max_ms = ms[groups - 1];
+done:
     free(ms);
     return st;
 }

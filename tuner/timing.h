@@ -1,8 +1,12 @@
 /*
-** timing.h -- measuring one plan on the GPU: device events around each
-** launch, warm-up first, the median of many repetitions, and inputs
-** rotated across buffer sets whose total exceeds the L2 cache, so that
-** every launch reads Q, K and V from device memory as it would in a model.
+** timing.h -- measuring plans on the GPU the way an application runs them:
+** fa4_plan_create() with the config, fa4_forward() on the legacy stream with
+** no workspace (the plan's own counter) and the problem's return_lse,
+** launches queued back to back, N of them between two events, the median
+** over several such groups.  Inputs rotate across buffer sets whose total
+** exceeds the L2 cache (TIMING_L2_ROTATE, the default: every launch reads
+** Q, K and V from device memory), or stay in one set (TIMING_L2_WARM).
+** fa4-tune(1) says why rotation is the default.
 */
 #ifndef FA4_TUNE_TIMING_H
 #define FA4_TUNE_TIMING_H
@@ -11,10 +15,25 @@
 #include <cuda.h>
 #include "fa4.h"
 
+/* Per-launch times in ms over the groups of one measurement. */
 typedef struct timing_result {
     double min_ms, median_ms, max_ms;
-    int reps;
+    int reps;                  /* launches per group */
+    int groups;
 } timing_result;
+
+/* Where a launch finds its inputs. */
+typedef enum timing_l2 {
+    TIMING_L2_ROTATE = 0,      /* sets beyond twice L2: inputs from DRAM */
+    TIMING_L2_WARM = 1         /* one set: what the last launch left in L2 */
+} timing_l2;
+
+/* How to measure. */
+typedef struct timing_opts {
+    int warmup;                /* launches before the groups (>= 1) */
+    int reps;                  /* launches per group, at least */
+    int groups;                /* event pairs; the median is over them */
+} timing_opts;
 
 /* Buffer sets for one problem: set i is at base + i * set_bytes. */
 typedef struct timing_buffers {
@@ -24,31 +43,48 @@ typedef struct timing_buffers {
     size_t q_off, k_off, v_off, o_off, lse_off;   /* within a set */
     int nsets;
     int has_lse;
+    int next;                  /* the set the next launch uses */
 } timing_buffers;
 
 /*
-** Allocate and fill (random values from *SEED) enough sets of PROBLEM's
-** tensors that together they exceed twice LIMITS' L2 size (at least 2
-** sets).  The caller has made CTX current (context_push).  FA4_OK,
-** FA4_ENOMEM ("needs 3.2 GiB of device memory ...") or FA4_ECUDA with WHY.
+** Allocate and fill (random values from *SEED) PROBLEM's tensors: with
+** TIMING_L2_ROTATE enough sets that together they exceed twice CTX's L2
+** size (at least 2), with TIMING_L2_WARM one.  The caller has made CTX
+** current (context_push).  FA4_OK, FA4_ENOMEM ("needs 3.2 GiB of device
+** memory ...") or FA4_ECUDA with WHY.
 */
 fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
-                                 const fa4_problem *problem, uint64_t *seed,
-                                 char *why, size_t why_size);
+                                 const fa4_problem *problem, timing_l2 l2,
+                                 uint64_t *seed, char *why, size_t why_size);
 void timing_buffers_free(timing_buffers *b);
 
 /* The tensors of set I. */
 fa4_tensors timing_tensors(const timing_buffers *b, int i);
 
 /*
-** Launch PLAN WARMUP times, then REPS times each between two events,
-** rotating through the buffer sets; report min, median and max in *OUT.
+** Launch PLAN N times back to back (the next buffer sets of B) between two
+** events on the legacy stream and wait; the time per launch in *MS.
 ** FA4_ECUDA with WHY when a launch or the synchronisation fails (the CUDA
 ** context is then unusable: the caller stops using this device).
 */
+fa4_status timing_group(double *ms, fa4_context *ctx, const fa4_plan *plan,
+                        timing_buffers *b, int n, char *why, size_t why_size);
+
+/*
+** The launches per group for a kernel of about EST_MS: at least REPS, and
+** enough that a group lasts 0.5 ms (event resolution and launch overhead
+** stay below 1%), at most 1000.
+*/
+int timing_group_size(double est_ms, int reps);
+
+/*
+** Measure PLAN: O->warmup launches (timed together, to size the groups),
+** then O->groups groups of timing_group_size() launches; min, median and
+** max of the groups' per-launch times in *OUT.  Errors as timing_group().
+*/
 fa4_status timing_measure(timing_result *out, fa4_context *ctx,
-                          const fa4_plan *plan, const timing_buffers *b,
-                          int warmup, int reps, char *why, size_t why_size);
+                          const fa4_plan *plan, timing_buffers *b,
+                          const timing_opts *o, char *why, size_t why_size);
 
 /* The median of N values (sorts V in place). */
 double timing_median(double *v, int n);
