@@ -31,19 +31,22 @@ class Problem(C.Structure):
                 ("softmax_scale", C.c_float), ("return_lse", C.c_int),
                 ("q_strides", C.c_int64 * 3), ("k_strides", C.c_int64 * 3),
                 ("v_strides", C.c_int64 * 3), ("o_strides", C.c_int64 * 3),
-                ("varlen", C.c_int), ("page_size", C.c_int), ("attention_sinks", C.c_int)]
+                ("varlen", C.c_int), ("page_size", C.c_int), ("attention_sinks", C.c_int),
+                ("block_table_stride", C.c_int), ("num_pages", C.c_int)]
 
 
 class Config(C.Structure):
     _fields_ = [("struct_size", C.c_size_t), ("family", C.c_int)] + [
         (n, C.c_int) for n in ("bm", "bn", "stages", "swizzle", "fused_kv", "q_tiles", "warps",
                                "consumer_wgs", "producer_regs", "consumer_regs", "cluster",
-                               "exp2_emu_pct", "rescale_threshold", "pingpong", "scheduler")]
+                               "exp2_emu_pct", "rescale_threshold", "pingpong", "scheduler",
+                               "splits", "pack_gqa", "kv_split_warps")]
 
 
 class ContextOptions(C.Structure):
     _fields_ = [("struct_size", C.c_size_t), ("db_path", C.c_char_p), ("system_db_path", C.c_char_p),
-                ("no_database", C.c_int), ("plan_only", C.c_int), ("arch", C.c_char_p)]
+                ("no_database", C.c_int), ("plan_only", C.c_int), ("arch", C.c_char_p),
+                ("check_inputs", C.c_int)]
 
 
 class PlanOptions(C.Structure):
@@ -54,7 +57,8 @@ class PlanOptions(C.Structure):
 class Tensors(C.Structure):
     _fields_ = [("struct_size", C.c_size_t), ("q", C.c_void_p), ("k", C.c_void_p), ("v", C.c_void_p),
                 ("o", C.c_void_p), ("lse", C.c_void_p), ("cu_seqlens_q", C.c_void_p),
-                ("cu_seqlens_k", C.c_void_p), ("block_table", C.c_void_p), ("seqused_k", C.c_void_p)]
+                ("cu_seqlens_k", C.c_void_p), ("block_table", C.c_void_p), ("seqused_k", C.c_void_p),
+                ("workspace", C.c_void_p), ("seqlen_q", C.c_int), ("seqlen_k", C.c_int), ("batch", C.c_int)]
 
 
 SOURCES = {1: "exact", 2: "system-exact", 3: "nearest", 4: "same-arch", 5: "heuristic", 6: "explicit"}
@@ -69,17 +73,18 @@ class Fa4:
         L.fa4_config_format.restype = C.c_char_p
         self.ctx = C.c_void_p()
         opts = ContextOptions(C.sizeof(ContextOptions), db.encode() if db else None, None,
-                              0 if db else 1, 0, None)
+                              0 if db else 1, 0, None, 0)
         st = L.fa4_context_create(C.byref(self.ctx), 0, C.byref(opts))
         if st:
             raise RuntimeError("fa4_context_create: %s" % L.fa4_context_last_error().decode())
 
-    def plan(self, b, sq, sk, hq, hkv, d, causal, config=None):
+    def plan(self, b, sq, sk, hq, hkv, d, causal, config=None, varlen=0, page_size=0, num_pages=0):
         p = Problem()
         p.struct_size = C.sizeof(Problem)
         p.dtype, p.batch, p.seqlen_q, p.seqlen_k = 1, b, sq, sk
         p.heads_q, p.heads_kv, p.head_dim_qk, p.head_dim_v = hq, hkv, d, d
         p.causal, p.window_left, p.window_right, p.return_lse = int(causal), -1, -1, 0
+        p.varlen, p.page_size, p.num_pages = varlen, page_size, num_pages
         po = PlanOptions(C.sizeof(PlanOptions), C.pointer(config) if config else None, 1, 0)
         plan = C.c_void_p()
         st = self.lib.fa4_plan_create(C.byref(plan), self.ctx, C.byref(p), C.byref(po))
@@ -92,9 +97,10 @@ class Fa4:
         desc = self.lib.fa4_config_format(C.byref(cfg), buf, 256).decode()
         return plan, desc, SOURCES.get(src.value, "?")
 
-    def forward(self, plan, q, k, v, o):
+    def forward(self, plan, q, k, v, o, cu_q=None, cu_k=None, table=None, used=None):
+        ptr = lambda t: t.data_ptr() if t is not None else None
         t = Tensors(C.sizeof(Tensors), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-                    None, None, None, None, None)
+                    None, ptr(cu_q), ptr(cu_k), ptr(table), ptr(used), None, 0, 0, 0)
         st = self.lib.fa4_forward(plan, C.byref(t), C.c_void_p(torch.cuda.current_stream().cuda_stream))
         if st:
             raise RuntimeError("fa4_forward: %s" % self.lib.fa4_context_errmsg(self.ctx).decode())

@@ -177,6 +177,16 @@ static fa4_status sm100_shape_of(sm100_shape *s, const device_limits *dev,
         return FA4_EINVAL;
     }
     s->mma_k = sm100_mma_k(s->esize);
+    if (cfg->splits != 1 || cfg->pack_gqa || cfg->kv_split_warps) {
+        snprintf(why, wn, "sm100: splits=%d pack_gqa=%d kv_split_warps=%d; supported: 1 0 0",
+                 cfg->splits, cfg->pack_gqa, cfg->kv_split_warps);
+        return FA4_EINVAL;
+    }
+    if (pb->varlen || pb->page_size) {
+        snprintf(why, wn, "sm100 kernels: varlen=%d page_size=%d not implemented",
+                 pb->varlen, pb->page_size);
+        return FA4_ENOTSUP;
+    }
     s->swz_elems = sm100_swizzle(s->esize) / s->esize;
     if (cfg->swizzle != 0 && cfg->swizzle != sm100_swizzle(s->esize)) {
         snprintf(why, wn, "swizzle=%d; sm100 %s uses %d", cfg->swizzle,

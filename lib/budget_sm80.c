@@ -5,7 +5,14 @@
 ** constant; the kernel static_asserts what it relies on.
 **
 ** Shape of a CTA: BM query rows, WARPS = BM/16 warps of 16 rows each,
-** BN keys per step, STAGES-deep cp.async rings for K and V.
+** BN keys per step, STAGES-deep cp.async rings for K and V.  For decode
+** (kv_split_warps) BM is 16 and the WARPS warps take BN/WARPS keys of each
+** block; their states merge in the K region at the end (WARPS x 16 x
+** (DV + 2) floats, so the K region is at least that large).
+**
+** Serving: varlen, paged K/V (any power-of-two page size: cp.async
+** addresses each 16-byte chunk through the block table), GQA packing and
+** split-KV are all this family's (kernels/sm80/seqinfo.cuh).
 **
 ** Shared memory, from the 1024-aligned dynamic base (the kernel aligns it):
 **     Q [BM x D] | K [STAGES][BN x D] | V [STAGES][BN x DV]
@@ -38,6 +45,7 @@
 #define SM80_SLACK      1024     /* the kernel aligns its base up to 1024 B */
 #define SM80_MAX_REGS   255
 #define SM80_ROWS_PER_WARP 16
+#define SM80_MAX_SPLITS 128
 
 static const int sm80_bms[] = { 64, 128 };
 static const int sm80_bns[] = { 32, 64, 128 };
@@ -65,14 +73,27 @@ static int in_set(int v, const int *set, int n)
     return 0;
 }
 
-/* The register estimate of the file comment; THREADS = 32 * BM/16. */
-static int sm80_regs_estimate(int d, int dv, int bm, int bn)
+/* The register estimate of the file comment for WARPS warps, each
+** holding KN keys of a block (bn, or bn / warps when they split it).
+** Paged K/V keeps a page lookup and a 64-bit address per chunk: 5 more
+** per chunk and 16 (fitted: d128 bm64 bn64 paged spills 56 B at 255). */
+static int sm80_regs_estimate(int d, int dv, int warps, int bn, int kn, int paged)
 {
-    int threads = 32 * (bm / SM80_ROWS_PER_WARP);
+    int threads = 32 * warps;
     int k_chunks = (bn * d / 8 + threads - 1) / threads;
     int q = sm80_q_in_regs(d) ? d / 4 : 30;
-    int loads = 2 * k_chunks + (k_chunks > 8 ? 10 * (k_chunks - 8) : 0);
-    return dv / 2 + bn / 2 + bn / 4 + q + loads + 56;
+    int loads = 2 * k_chunks + (k_chunks > 8 ? (kn == bn ? 10 : 6) * (k_chunks - 8) : 0);
+    if (paged)
+        loads += 5 * k_chunks + 16;
+    return dv / 2 + kn / 2 + kn / 4 + q + loads + 56;
+}
+
+/* 1 when the problem has few query rows per KV head (decode, speculative
+** decoding, short chunks): the serving variants join the space. */
+static int sm80_few_rows(const fa4_problem *pb)
+{
+    int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
+    return (long long)pb->seqlen_q * group <= 128;
 }
 
 /* Append region NAME of SIZE bytes at *OFF (1024-aligned) to L. */
@@ -93,7 +114,7 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
 {
     const int d = pb->head_dim_qk, dv = sm80_dv(pb);
     const int esize = 2;
-    int warps, threads, off = 0, smem, regs;
+    int warps, threads, off = 0, smem, regs, kn, k_bytes;
 
 
     /* What the family cannot run at all (config_enumerate stops on these). */
@@ -108,16 +129,29 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     }
 
     /* A config malformed for the family. */
-    if (!in_set(cfg->bm, sm80_bms, 2)) {
-        snprintf(why, wn, "sm80: bm=%d; supported: 64 128", cfg->bm);
+    if (cfg->kv_split_warps != 0 && cfg->kv_split_warps != 1) {
+        snprintf(why, wn, "sm80: kv_split_warps=%d; must be 0 or 1", cfg->kv_split_warps);
+        return FA4_EINVAL;
+    }
+    if (cfg->pack_gqa != 0 && cfg->pack_gqa != 1) {
+        snprintf(why, wn, "sm80: pack_gqa=%d; must be 0 or 1", cfg->pack_gqa);
+        return FA4_EINVAL;
+    }
+    if (cfg->splits < 0 || cfg->splits > SM80_MAX_SPLITS) {
+        snprintf(why, wn, "sm80: splits=%d; supported: 0 (per call) or 1..%d",
+                 cfg->splits, SM80_MAX_SPLITS);
+        return FA4_EINVAL;
+    }
+    if (cfg->kv_split_warps ? cfg->bm != 16 : !in_set(cfg->bm, sm80_bms, 2)) {
+        snprintf(why, wn, "sm80: bm=%d; supported: 64 128 (16 with kv_split_warps)", cfg->bm);
         return FA4_EINVAL;
     }
     if (!in_set(cfg->bn, sm80_bns, 3)) {
         snprintf(why, wn, "sm80: bn=%d; supported: 32 64 128", cfg->bn);
         return FA4_EINVAL;
     }
-    if (cfg->stages < 1 || cfg->stages > 3) {
-        snprintf(why, wn, "sm80: stages=%d; supported: 1 2 3", cfg->stages);
+    if (cfg->stages < 1 || cfg->stages > 4 || (cfg->stages == 4 && !cfg->kv_split_warps)) {
+        snprintf(why, wn, "sm80: stages=%d; supported: 1 2 3 (4 with kv_split_warps)", cfg->stages);
         return FA4_EINVAL;
     }
     if (!in_set(cfg->swizzle, sm80_swizzles, 2)) {
@@ -129,11 +163,23 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
                  "(head_dim_qk=%d head_dim_v=%d)", cfg->swizzle, cfg->swizzle / esize, d, dv);
         return FA4_EINVAL;
     }
-    warps = cfg->bm / SM80_ROWS_PER_WARP;
-    if (cfg->warps != 0 && cfg->warps != warps) {
-        snprintf(why, wn, "sm80: warps=%d; bm=%d needs %d (16 rows per warp)",
-                 cfg->warps, cfg->bm, warps);
-        return FA4_EINVAL;
+    if (cfg->kv_split_warps) {
+        warps = cfg->warps;
+        if (warps != 2 && warps != 4 && warps != 8) {
+            snprintf(why, wn, "sm80: warps=%d with kv_split_warps; supported: 2 4 8", warps);
+            return FA4_EINVAL;
+        }
+        if (cfg->bn % (16 * warps) != 0) {
+            snprintf(why, wn, "sm80: bn=%d cannot give %d warps 16 keys each", cfg->bn, warps);
+            return FA4_EINVAL;
+        }
+    } else {
+        warps = cfg->bm / SM80_ROWS_PER_WARP;
+        if (cfg->warps != 0 && cfg->warps != warps) {
+            snprintf(why, wn, "sm80: warps=%d; bm=%d needs %d (16 rows per warp)",
+                     cfg->warps, cfg->bm, warps);
+            return FA4_EINVAL;
+        }
     }
     if (cfg->fused_kv || cfg->q_tiles > 1 || cfg->cluster > 1 ||
         cfg->scheduler != FA4_SCHED_PLAIN) {
@@ -143,12 +189,16 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
         return FA4_EINVAL;
     }
     threads = 32 * warps;
+    kn = cfg->kv_split_warps ? cfg->bn / warps : cfg->bn;
 
     add_region(out, "Q", &off, cfg->bm * d * esize);
-    add_region(out, "K", &off, cfg->stages * cfg->bn * d * esize);
+    k_bytes = cfg->stages * cfg->bn * d * esize;
+    if (cfg->kv_split_warps && k_bytes < warps * 16 * (dv + 2) * 4)
+        k_bytes = warps * 16 * (dv + 2) * 4;   /* the warp merge's buffer */
+    add_region(out, "K", &off, k_bytes);
     add_region(out, "V", &off, cfg->stages * cfg->bn * dv * esize);
     smem = align_up(off, SM80_ALIGN) + SM80_SLACK;
-    regs = sm80_regs_estimate(d, dv, cfg->bm, cfg->bn);
+    regs = sm80_regs_estimate(d, dv, warps, cfg->bn, kn, pb->page_size > 0);
 
     out->threads = threads;
     out->smem_bytes = smem;
@@ -165,9 +215,9 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     }
     if (regs > SM80_MAX_REGS) {
         snprintf(why, wn, "regs estimate %d > %d per thread (O %d + S %d + P %d + Q %d + "
-                 "loads %d + 56)", regs, SM80_MAX_REGS, dv / 2, cfg->bn / 2, cfg->bn / 4,
+                 "loads %d + 56)", regs, SM80_MAX_REGS, dv / 2, kn / 2, kn / 4,
                  sm80_q_in_regs(d) ? d / 4 : 30,
-                 regs - dv / 2 - cfg->bn / 2 - cfg->bn / 4 - (sm80_q_in_regs(d) ? d / 4 : 30) - 56);
+                 regs - dv / 2 - kn / 2 - kn / 4 - (sm80_q_in_regs(d) ? d / 4 : 30) - 56);
         return FA4_ENOFIT;
     }
     if (dev->regs_per_block > 0 && regs * threads > dev->regs_per_block) {
@@ -183,13 +233,15 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
 static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
 {
-    int n = snprintf(buf, size, "#define FA4_WARPS %d\n#define FA4_Q_IN_REGS %d\n",
-                     l->threads / 32, sm80_q_in_regs(pb->head_dim_qk));
-    (void)cfg;
+    int n = snprintf(buf, size, "#define FA4_WARPS %d\n#define FA4_Q_IN_REGS %d\n"
+                     "#define FA4_KV_SPLIT_WARPS %d\n#define FA4_PACK_GQA %d\n"
+                     "#define FA4_VARLEN %d\n#define FA4_PAGED %d\n",
+                     l->threads / 32, sm80_q_in_regs(pb->head_dim_qk), cfg->kv_split_warps,
+                     cfg->pack_gqa, pb->varlen != 0, pb->page_size > 0);
     return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
-/* Fill the fields every sm80 config shares. */
+/* Fill the fields every sm80 config shares; splits 0 (chosen per call). */
 static void sm80_base(fa4_config *c, int bm, int bn, int stages, int swizzle)
 {
     fa4_config init = FA4_CONFIG_INIT;
@@ -203,14 +255,36 @@ static void sm80_base(fa4_config *c, int bm, int bn, int stages, int swizzle)
     c->q_tiles = 1;
     c->cluster = 1;
     c->scheduler = FA4_SCHED_PLAIN;
+    c->splits = 0;
 }
 
+/* A decode config: 16 query rows (packed heads), WARPS warps splitting
+** each key block. */
+static void sm80_decode(fa4_config *c, int warps, int bn, int stages, int swizzle,
+                        int pack, int splits)
+{
+    sm80_base(c, 16, bn, stages, swizzle);
+    c->warps = warps;
+    c->kv_split_warps = 1;
+    c->pack_gqa = pack;
+    c->splits = splits;
+}
+
+/* Append C to OUT (at most MAX) and count it. */
+#define EMIT(expr) do { if (n < max) { expr; } n++; } while (0)
+
 /* family_ops.candidates: bm {64, 128} x bn {32, 64, 128} x stages {1, 2, 3}
-** x swizzle {64, 128} (128 only where the head dims fill 64-element boxes). */
+** x swizzle {64, 128} (128 only where the head dims fill 64-element boxes),
+** splits chosen per call.  Problems with few query rows per KV head add the
+** serving variants: decode tiles (16 packed rows, 4 warps splitting the
+** keys) and packed 64-row tiles, over explicit split counts. */
 static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
                            const fa4_problem *pb)
 {
+    static const int splits[] = { 0, 1, 2, 4, 8, 16 };
     int d = pb->head_dim_qk, dv = sm80_dv(pb), n = 0, i, j, s, w;
+    int swz_best = (d % 64 == 0 && dv % 64 == 0) ? 128 : 64;
+    int pack = pb->heads_kv > 0 && pb->heads_q / pb->heads_kv > 1;
 
     (void)dev;
     for (i = 0; i < 2; i++)
@@ -220,24 +294,48 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
                     int swz = sm80_swizzles[w];
                     if (swz == 128 && (d % 64 != 0 || dv % 64 != 0))
                         continue;
-                    if (n < max)
-                        sm80_base(&out[n], sm80_bms[i], sm80_bns[j], s, swz);
-                    n++;
+                    EMIT(sm80_base(&out[n], sm80_bms[i], sm80_bns[j], s, swz));
                 }
+    if (!sm80_few_rows(pb))
+        return max == 0 ? n : (n < max ? n : max);
+    for (j = 1; j < 3; j++)
+        for (s = 2; s <= 4; s++)
+            for (i = 0; i < 6; i++)
+                EMIT(sm80_decode(&out[n], 4, sm80_bns[j], s, swz_best, pack, splits[i]));
+    if (pack)
+        for (j = 1; j < 3; j++)
+            for (s = 2; s <= 3; s++)
+                for (i = 0; i < 4; i++)
+                    EMIT((sm80_base(&out[n], 64, sm80_bns[j], s, swz_best),
+                          out[n].pack_gqa = 1, out[n].splits = splits[i]));
     return max == 0 ? n : (n < max ? n : max);
 }
 
-/* family_ops.heuristic: bm 128 (8 warps), 2 stages; bn 128 at d64, 64 up
-** to d192, 32 at d256 (the O accumulator takes 128 registers there);
-** 128 B swizzle where the head dims allow it. */
+#undef EMIT
+
+/* family_ops.heuristic: decode shapes (at most 16 query rows per KV head)
+** take the decode tile with packed heads; up to 128 rows, packed 64-row
+** tiles; otherwise bm 128 (8 warps), 2 stages; bn 128 at d64, 64 up to
+** d192, 32 at d256 (the O accumulator takes 128 registers there); 128 B
+** swizzle where the head dims allow it.  Splits are chosen per call. */
 static void sm80_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
     int d = pb->head_dim_qk, dv = sm80_dv(pb);
     int bn = d <= 64 ? 128 : d <= 192 ? 64 : 32;
     int swz = (d % 64 == 0 && dv % 64 == 0) ? 128 : 64;
+    int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
 
     (void)dev;
+    if ((long long)pb->seqlen_q * group <= 16) {
+        sm80_decode(out, 4, 64, d <= 128 ? 3 : 2, swz, group > 1, 0);
+        return;
+    }
+    if (sm80_few_rows(pb) && group > 1) {
+        sm80_base(out, 64, 64, 2, swz);
+        out->pack_gqa = 1;
+        return;
+    }
     sm80_base(out, 128, bn, 2, swz);
 }
 

@@ -144,6 +144,12 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     }
 
     /* A config malformed for the family. */
+    if (cfg->splits != 1 || cfg->pack_gqa || cfg->kv_split_warps) {
+        snprintf(why, wn, "sm90: splits=%d pack_gqa=%d kv_split_warps=%d; supported: 1 0 0 "
+                 "(split-KV and GQA packing are the sm80 family's)", cfg->splits,
+                 cfg->pack_gqa, cfg->kv_split_warps);
+        return FA4_EINVAL;
+    }
     wgs = cfg->consumer_wgs;
     if (wgs != 2 && wgs != 3) {
         snprintf(why, wn, "sm90: consumer_wgs=%d; supported: 2 3", wgs);

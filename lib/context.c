@@ -8,31 +8,19 @@
 #include "context.h"
 #include "plan.h"
 
-#ifndef FA4_PKGDATADIR
-#define FA4_PKGDATADIR "/usr/local/share/libfa4"
-#endif
-
-/* The system database path: the option, $FA4_SYSTEM_DB, the installed one. */
-static const char *system_db_path(const fa4_context_options *opts)
-{
-    const char *env = getenv("FA4_SYSTEM_DB");
-
-    if (opts && opts->system_db_path)
-        return opts->system_db_path;
-    if (env && *env)
-        return env;
-    return FA4_PKGDATADIR "/fa4-system.db";
-}
-
 /* Open the databases; a failure to open is a warning, never fatal. */
 static void open_databases(fa4_context *ctx, const fa4_context_options *opts)
 {
-    char path[4096], warn[512] = "", why[512] = "", why2[512] = "";
+    char path[4096], syspath[4096], warn[512] = "", why[512] = "", why2[512] = "";
     const char *user = opts ? opts->db_path : NULL;
+    /* The one rule fa4-tune follows too (db.h): option, $FA4_SYSTEM_DB
+       ("" = none), the installed fa4-system.db. */
+    const char *sys = db_system_db_path(syspath, sizeof syspath,
+                                        opts ? opts->system_db_path : NULL);
 
     if (!user)
         user = db_default_path(path, sizeof path);
-    if (db_open(&ctx->db, user, system_db_path(opts), 0, warn, sizeof warn, why, sizeof why) == FA4_OK) {
+    if (db_open(&ctx->db, user, sys, 0, warn, sizeof warn, why, sizeof why) == FA4_OK) {
         if (warn[0])
             snprintf(ctx->warnings, sizeof ctx->warnings, "%s\n", warn);
         return;
@@ -47,8 +35,6 @@ static void open_databases(fa4_context *ctx, const fa4_context_options *opts)
     ctx->db = NULL;
     snprintf(ctx->warnings, sizeof ctx->warnings, "config database not used: %s\n", why2);
 }
-
-static void free_thread_buffer(void *p) { free(p); }
 
 fa4_status fa4_context_create(fa4_context **out, int device,
                               const fa4_context_options *user_opts)
@@ -73,8 +59,10 @@ fa4_status fa4_context_create(fa4_context **out, int device,
         return error_set(NULL, FA4_ENOMEM, "out of memory for the context");
     ctx->device = device;
     ctx->plan_only = opts.plan_only;
+    ctx->check_inputs = opts.struct_size >= offsetof(fa4_context_options, check_inputs) + sizeof(int)
+                        && opts.check_inputs;
     pthread_mutex_init(&ctx->lock, NULL);
-    if (pthread_key_create(&ctx->errkey, free_thread_buffer) != 0) {
+    if (pthread_key_create(&ctx->errkey, error_thread_exit) != 0) {
         pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return error_set(NULL, FA4_ENOMEM, "no thread-specific key left");
@@ -188,11 +176,14 @@ void fa4_context_destroy(fa4_context *ctx)
     db_close(ctx->db);
     if (ctx->cuctx)
         ctx->cu->cuDevicePrimaryCtxRelease(ctx->cudev);
-    free(pthread_getspecific(ctx->errkey));
-    pthread_setspecific(ctx->errkey, NULL);
-    pthread_key_delete(ctx->errkey);
+    error_context_free(ctx);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
+}
+
+db *context_db(const fa4_context *ctx)
+{
+    return ctx ? ctx->db : NULL;
 }
 
 const char *fa4_context_warnings(const fa4_context *ctx)

@@ -14,12 +14,14 @@
 struct fa4_context {
     int device;                 /* ordinal, -1 when plan_only */
     int plan_only;
+    int check_inputs;           /* check index arrays before launches */
     const cuda_api *cu;         /* NULL when plan_only */
     CUdevice cudev;
     CUcontext cuctx;            /* the device's primary context */
     device_limits limits;
     db *db;                     /* NULL with no_database */
-    pthread_mutex_t lock;       /* guards cache and db */
+    pthread_mutex_t lock;       /* guards cache and counters; never held
+                                   across database I/O (db locks itself) */
     struct plan_cache_entry *cache;  /* in-memory compiled kernels */
     struct counter_chunk *counters;  /* device counters of dynamic-scheduler plans */
     pthread_key_t errkey;       /* per-thread error text */
@@ -33,6 +35,25 @@ struct fa4_context {
 fa4_status error_set(const fa4_context *ctx, fa4_status status,
                      const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/*
+** The per-thread error buffers of CTX: error_thread_exit() is the
+** thread-exit destructor of ctx->errkey; error_context_free() frees the
+** buffers of every thread (those still running included) and deletes the
+** key, at fa4_context_destroy().  error_buffers_live() counts the buffers
+** of all contexts (for tests).
+*/
+void error_thread_exit(void *buffer);
+void error_context_free(fa4_context *ctx);
+long error_buffers_live(void);
+
+/*
+** CTX's database handle, or NULL.  The db functions (db.h) lock the handle
+** themselves and bound their waits: call them holding no lock of the
+** context (not ctx->lock), so no plan or tuner thread waits behind
+** another's database I/O.
+*/
+db *context_db(const fa4_context *ctx);
 
 /*
 ** A zeroed device counter of CONTEXT_COUNTER_BYTES for one plan, in *ADDR.

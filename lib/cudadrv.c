@@ -62,6 +62,7 @@ static void load_driver(void)
     SYM(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
     SYM(cuMemsetD8, "cuMemsetD8_v2");
     SYM(cuCtxSynchronize, "cuCtxSynchronize");
+    SYM(cuStreamSynchronize, "cuStreamSynchronize");
     SYM(cuEventCreate, "cuEventCreate");
     SYM(cuEventDestroy, "cuEventDestroy_v2");
     SYM(cuEventRecord, "cuEventRecord");

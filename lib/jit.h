@@ -12,6 +12,8 @@
 
 /* Every kernel family's entry point carries this name. */
 #define JIT_KERNEL_NAME "fa4_fwd"
+/* The split-KV merge of families that split (kernels/common/combine.cuh). */
+#define JIT_COMBINE_NAME "fa4_combine"
 
 typedef struct jit_kernel {
     void *cubin;          /* malloc'd */

@@ -1,42 +1,102 @@
 /*
-** launch.c -- fa4_forward: fill the kernel's argument block from the plan
-** and the caller's pointers, and queue the kernel.  Takes no lock.
+** launch.c -- fa4_forward: this call's sizes against the plan's class,
+** the kernel's argument block, the workspace, then the family's launch
+** (launch_sm80.c, launch_sm90.c).  Takes no lock, allocates nothing.
 */
-#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "plan.h"
-#include "launch_sm90.h"
-#include "../kernels/common/params.h"
+#include "check_inputs.h"
 
-void launch_grid(const fa4_plan *plan, unsigned grid[3])
+/* The tensors field F of T, or 0 when the caller's struct predates it. */
+#define TENSORS_FIELD(t, f) \
+    ((t)->struct_size >= offsetof(fa4_tensors, f) + sizeof((t)->f) ? (t)->f : 0)
+
+typedef fa4_status (*family_launch)(const fa4_plan *, const launch_call *, fa4_stream);
+
+/* Each family's launch; sm100 has none (its kernels have never run). */
+static const struct {
+    fa4_family family;
+    family_launch launch;
+} launchers[] = {
+    { FA4_FAMILY_SM80, launch_sm80 },
+    { FA4_FAMILY_SM90, launch_sm90 },
+};
+
+fa4_status launch_kernel(const fa4_plan *plan, CUfunction fn, const unsigned grid[3],
+                         int threads, int smem, fa4_stream stream, void **args,
+                         const char *what)
 {
-    const fa4_problem *p = &plan->problem;
-    unsigned m_blocks = (unsigned)((p->seqlen_q + plan->config.bm - 1) / plan->config.bm);
-    unsigned tiles = m_blocks * (unsigned)p->heads_q * (unsigned)p->batch;
+    fa4_context *ctx = plan->ctx;
+    char txt[256];
+    CUresult res;
+    fa4_status st;
 
-    if (plan->config.scheduler != FA4_SCHED_PLAIN) {
-        unsigned sms = (unsigned)plan->ctx->limits.sm_count;
-        grid[0] = tiles < sms ? tiles : sms;
-        grid[1] = grid[2] = 1;
-        return;
-    }
-    grid[0] = m_blocks;
-    grid[1] = (unsigned)p->heads_q;
-    grid[2] = (unsigned)p->batch;
+    if ((st = context_push(ctx)) != FA4_OK)
+        return st;
+    res = ctx->cu->cuLaunchKernel(fn, grid[0], grid[1], grid[2], (unsigned)threads, 1, 1,
+                                  (unsigned)smem, (CUstream)stream, args, NULL);
+    context_pop(ctx);
+    if (res != CUDA_SUCCESS)
+        return error_set(ctx, FA4_ECUDA, "cuLaunchKernel %s (grid %u x %u x %u, %d threads, %d B smem): %s",
+                         what, grid[0], grid[1], grid[2], threads, smem,
+                         cuda_error_text(res, txt, sizeof txt));
+    return FA4_OK;
 }
 
-/* The argument block for PLAN and T. */
-static void fill_params(fa4_params *k, const fa4_plan *plan, const fa4_tensors *t)
+/* Contiguous BSHD strides of a [*, ROWS, HEADS, DIM] tensor. */
+static void contiguous(int64_t s[3], int rows, int heads, int dim)
 {
-    const fa4_problem *p = &plan->problem;
+    s[2] = dim;
+    s[1] = (int64_t)heads * dim;
+    s[0] = (int64_t)rows * heads * dim;
+}
 
+/* CALL->problem: the plan's, with T's sizes (each at most the plan's). */
+static fa4_status call_problem(launch_call *call, const fa4_plan *plan, const fa4_tensors *t)
+{
+    const fa4_problem *pp = &plan->problem;
+    fa4_problem *p = &call->problem;
+    const int sizes[3] = { TENSORS_FIELD(t, seqlen_q), TENSORS_FIELD(t, seqlen_k),
+                           TENSORS_FIELD(t, batch) };
+    const int limits[3] = { pp->seqlen_q, pp->seqlen_k, pp->batch };
+    static const char *names[3] = { "seqlen_q", "seqlen_k", "batch" };
+    int i, kv_rows;
+
+    for (i = 0; i < 3; i++)
+        if (sizes[i] < 0 || sizes[i] > limits[i])
+            return error_set(plan->ctx, FA4_EINVAL, "tensors.%s=%d: must be 0 (the plan's) or "
+                             "1..%d (the plan's %s)", names[i], sizes[i], limits[i], names[i]);
+    *p = *pp;
+    if (sizes[0])
+        p->seqlen_q = sizes[0];
+    if (sizes[1])
+        p->seqlen_k = sizes[1];
+    if (sizes[2])
+        p->batch = sizes[2];
+    kv_rows = p->page_size > 0 ? p->page_size : p->seqlen_k;
+    if (plan->default_strides[0])
+        contiguous(p->q_strides, p->seqlen_q, p->heads_q, p->head_dim_qk);
+    if (plan->default_strides[1])
+        contiguous(p->k_strides, kv_rows, p->heads_kv, p->head_dim_qk);
+    if (plan->default_strides[2])
+        contiguous(p->v_strides, kv_rows, p->heads_kv, p->head_dim_v);
+    if (plan->default_strides[3])
+        contiguous(p->o_strides, p->seqlen_q, p->heads_q, p->head_dim_v);
+    return FA4_OK;
+}
+
+/* The argument block of the dense kernels for problem P and tensors T. */
+static void fill_params(fa4_params *k, const fa4_problem *p, const fa4_config *cfg,
+                        const fa4_tensors *t)
+{
     memset(k, 0, sizeof *k);
     k->q = (unsigned long long)(uintptr_t)t->q;
     k->k = (unsigned long long)(uintptr_t)t->k;
     k->v = (unsigned long long)(uintptr_t)t->v;
     k->o = (unsigned long long)(uintptr_t)t->o;
-    k->lse = (unsigned long long)(uintptr_t)t->lse;
+    k->lse = p->return_lse ? (unsigned long long)(uintptr_t)t->lse : 0;
     k->q_batch_stride = p->q_strides[0];
     k->q_row_stride = p->q_strides[1];
     k->q_head_stride = p->q_strides[2];
@@ -58,72 +118,74 @@ static void fill_params(fa4_params *k, const fa4_plan *plan, const fa4_tensors *
     k->scale_log2 = (float)(p->softmax_scale * 1.4426950408889634);
     k->window_left = p->window_left;
     k->window_right = p->window_right;
-    k->m_blocks = (p->seqlen_q + plan->config.bm - 1) / plan->config.bm;
+    k->m_blocks = (int)(((int64_t)p->seqlen_q + cfg->bm - 1) / cfg->bm);
     k->total_tiles = k->m_blocks * p->heads_q * p->batch;
 }
 
-/* 1 when PTR is NULL or not 16-byte aligned. */
-static int bad_pointer(const void *ptr)
+/* 1 when PTR is NULL or not ALIGN-byte aligned. */
+static int bad_pointer(const void *ptr, unsigned align)
 {
-    return !ptr || ((uintptr_t)ptr & 15) != 0;
+    return !ptr || ((uintptr_t)ptr & (align - 1)) != 0;
+}
+
+/* The serving pointers PROBLEM needs are present and int32-aligned. */
+static fa4_status check_serving_pointers(const fa4_plan *plan, const fa4_tensors *t)
+{
+    const fa4_problem *p = &plan->problem;
+    const int32_t *used = TENSORS_FIELD(t, seqused_k);
+
+    if (p->varlen && bad_pointer(t->cu_seqlens_q, 4))
+        return error_set(plan->ctx, FA4_EINVAL, "problem.varlen=1 but tensors.cu_seqlens_q is NULL or not 4-byte aligned");
+    if (p->varlen && !p->page_size && bad_pointer(t->cu_seqlens_k, 4))
+        return error_set(plan->ctx, FA4_EINVAL, "problem.varlen=1 (K/V not paged) but tensors.cu_seqlens_k is "
+                         "NULL or not 4-byte aligned");
+    if (p->page_size && bad_pointer(t->block_table, 4))
+        return error_set(plan->ctx, FA4_EINVAL, "problem.page_size=%d but tensors.block_table is NULL or not "
+                         "4-byte aligned", p->page_size);
+    if (used && ((uintptr_t)used & 3) != 0)
+        return error_set(plan->ctx, FA4_EINVAL, "tensors.seqused_k is not 4-byte aligned");
+    if (used && plan->config.family != FA4_FAMILY_SM80)
+        return error_set(plan->ctx, FA4_ENOTSUP, "tensors.seqused_k: the %s family reads dense "
+                         "lengths only; plan with the sm80 family", plan->config.family == FA4_FAMILY_SM90 ? "sm90" : "sm100");
+    return FA4_OK;
 }
 
 fa4_status fa4_forward(const fa4_plan *plan, const fa4_tensors *t, fa4_stream stream)
 {
     fa4_context *ctx;
-    const cuda_api *cu;
-    fa4_params params;
-    CUtensorMap maps[4];
-    void *args[5];
-    unsigned grid[3];
-    CUresult res;
-    char why[512], txt[256];
+    launch_call call;
+    const void *ws;
+    size_t i;
     fa4_status st;
 
     if (!plan)
         return FA4_EINVAL;
     ctx = plan->ctx;
-    cu = ctx->cu;
     if (!t || t->struct_size < offsetof(fa4_tensors, cu_seqlens_q))
         return error_set(ctx, FA4_EINVAL, "tensors is NULL or its struct_size is too small; use FA4_TENSORS_INIT");
     if (!plan->fn)
         return error_set(ctx, FA4_ENOTSUP, "plan was made in a plan_only context for %s: it cannot be launched",
                          ctx->limits.arch);
-    if (plan->config.family == FA4_FAMILY_SM100)
-        return error_set(ctx, FA4_ENOTSUP, "sm100 kernels are compiled and budget-checked only: "
-                         "they have not run on an sm_100 GPU, so this version does not launch them");
-    if (bad_pointer(t->q) || bad_pointer(t->k) || bad_pointer(t->v) || bad_pointer(t->o))
+    if (bad_pointer(t->q, 16) || bad_pointer(t->k, 16) || bad_pointer(t->v, 16) || bad_pointer(t->o, 16))
         return error_set(ctx, FA4_EINVAL, "%s pointer is NULL or not 16-byte aligned",
-                         bad_pointer(t->q) ? "q" : bad_pointer(t->k) ? "k" : bad_pointer(t->v) ? "v" : "o");
-    if (plan->problem.return_lse && bad_pointer(t->lse))
+                         bad_pointer(t->q, 16) ? "q" : bad_pointer(t->k, 16) ? "k" : bad_pointer(t->v, 16) ? "v" : "o");
+    if (plan->problem.return_lse && bad_pointer(t->lse, 16))
         return error_set(ctx, FA4_EINVAL, "problem.return_lse=1 but lse is NULL or not 16-byte aligned");
-    fill_params(&params, plan, t);
-    if (!plan->problem.return_lse)
-        params.lse = 0;
-    if (plan->config.scheduler == FA4_SCHED_DYNAMIC) {
-        const void *ws = t->struct_size > offsetof(fa4_tensors, workspace) ? t->workspace : NULL;
-        if (ws && ((uintptr_t)ws & 15) != 0)
-            return error_set(ctx, FA4_EINVAL, "workspace is not 16-byte aligned");
-        params.tile_counter = ws ? (unsigned long long)(uintptr_t)ws : plan->tile_counter;
-    }
-    launch_grid(plan, grid);
-    args[0] = &params;
-    if (plan->config.family != FA4_FAMILY_SM80) {
-        if ((st = launch_sm90_maps(maps, cu, &plan->problem, &plan->config, &params, why, sizeof why)) != FA4_OK)
-            return error_set(ctx, st, "%s", why);
-        args[1] = &maps[0];
-        args[2] = &maps[1];
-        args[3] = &maps[2];
-        args[4] = &maps[3];
-    }
-    if ((st = context_push(ctx)) != FA4_OK)
+    if ((st = check_serving_pointers(plan, t)) != FA4_OK)
         return st;
-    res = cu->cuLaunchKernel(plan->fn, grid[0], grid[1], grid[2], (unsigned)plan->layout.threads, 1, 1,
-                             (unsigned)plan->layout.smem_bytes, (CUstream)stream, args, NULL);
-    context_pop(ctx);
-    if (res != CUDA_SUCCESS)
-        return error_set(ctx, FA4_ECUDA, "cuLaunchKernel (grid %u x %u x %u, %d threads, %d B smem): %s",
-                         grid[0], grid[1], grid[2], plan->layout.threads, plan->layout.smem_bytes,
-                         cuda_error_text(res, txt, sizeof txt));
-    return FA4_OK;
+    ws = TENSORS_FIELD(t, workspace);
+    if (ws && ((uintptr_t)ws & 15) != 0)
+        return error_set(ctx, FA4_EINVAL, "workspace is not 16-byte aligned");
+    if ((st = call_problem(&call, plan, t)) != FA4_OK)
+        return st;
+    if (check_inputs_enabled(ctx) && (st = check_inputs(plan, &call.problem, t, stream)) != FA4_OK)
+        return st;
+    fill_params(&call.params, &call.problem, &plan->config, t);
+    call.tensors = t;
+    call.workspace = ws ? (unsigned long long)(uintptr_t)ws : plan->workspace;
+    for (i = 0; i < sizeof launchers / sizeof launchers[0]; i++)
+        if (launchers[i].family == plan->config.family)
+            return launchers[i].launch(plan, &call, stream);
+    return error_set(ctx, FA4_ENOTSUP, "sm100 kernels are compiled and budget-checked only: "
+                     "they have not run on an sm_100 GPU, so this version does not launch them");
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "launch_sm90.h"
+#include "plan.h"
 
 /* Encode one rank-4 map {dim, heads, seq, batch} over ADDR with element
 ** strides HEAD, ROW, BATCH, SWIZZLE bytes (128, 64 or 32) and box
@@ -104,4 +105,46 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
         return st;
     return encode_map(&maps[3], cu, "o", dtype, p->o, dv, p->heads_q, p->seqlen_q, p->batch,
                       p->o_head_stride, p->o_row_stride, p->o_batch_stride, 64, sw, why, wn);
+}
+
+/* Launch geometry (kernels/README.md "Grid"): a tile per CTA, or one CTA
+** per SM walking the tiles. */
+static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem *p)
+{
+    unsigned m_blocks = (unsigned)(((long long)p->seqlen_q + plan->config.bm - 1) / plan->config.bm);
+    unsigned tiles = m_blocks * (unsigned)p->heads_q * (unsigned)p->batch;
+
+    if (plan->config.scheduler != FA4_SCHED_PLAIN) {
+        unsigned sms = (unsigned)plan->ctx->limits.sm_count;
+        grid[0] = tiles < sms ? tiles : sms;
+        grid[1] = grid[2] = 1;
+        return;
+    }
+    grid[0] = m_blocks;
+    grid[1] = (unsigned)p->heads_q;
+    grid[2] = (unsigned)p->batch;
+}
+
+fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream stream)
+{
+    fa4_params params = call->params;
+    CUtensorMap maps[4];
+    void *args[5];
+    unsigned grid[3];
+    char why[512];
+    fa4_status st;
+
+    if (plan->config.scheduler == FA4_SCHED_DYNAMIC)
+        params.tile_counter = call->workspace;
+    if ((st = launch_sm90_maps(maps, plan->ctx->cu, &call->problem, &plan->config, &params,
+                               why, sizeof why)) != FA4_OK)
+        return error_set(plan->ctx, st, "%s", why);
+    sm90_grid(grid, plan, &call->problem);
+    args[0] = &params;
+    args[1] = &maps[0];
+    args[2] = &maps[1];
+    args[3] = &maps[2];
+    args[4] = &maps[3];
+    return launch_kernel(plan, plan->fn, grid, plan->layout.threads, plan->layout.smem_bytes,
+                         stream, args, "fa4_fwd");
 }

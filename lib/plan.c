@@ -17,6 +17,7 @@ struct plan_cache_entry {
     char key[17];
     CUmodule module;        /* NULL in a plan_only context */
     CUfunction fn;
+    CUfunction fn_combine;  /* NULL when the module has no split merge */
     struct plan_cache_entry *next;
 };
 
@@ -42,6 +43,30 @@ static struct plan_cache_entry *cache_find(fa4_context *ctx, const char *key)
         if (!strcmp(e->key, key))
             return e;
     return NULL;
+}
+
+/*
+** 1 when P is a serving shape the sm80 family runs best: few query rows per
+** KV head (decode, speculative decoding: its decode tiles pack the heads
+** and split the keys) or a layout only it reads (varlen, paged).
+*/
+static int serving_shape(const fa4_problem *p)
+{
+    return p->varlen || p->page_size > 0 ||
+           (long long)p->seqlen_q * (p->heads_q / p->heads_kv) <= 64;
+}
+
+/* Move FAMILY to the front of FAMS (when present). */
+static void prefer_family(fa4_family *fams, int n, fa4_family family)
+{
+    int i;
+    for (i = 1; i < n; i++)
+        if (fams[i] == family) {
+            for (; i > 0; i--)
+                fams[i] = fams[i - 1];
+            fams[0] = family;
+            return;
+        }
 }
 
 /*
@@ -81,6 +106,8 @@ static fa4_status choose_config(fa4_plan *plan, fa4_context *ctx, const fa4_plan
     {
         fa4_family fams[3];
         int i, n = config_families(fams, &ctx->limits);   /* best first, $FA4_FAMILIES applied */
+        if (serving_shape(p))
+            prefer_family(fams, n, FA4_FAMILY_SM80);
         for (i = 0; i < n; i++) {
             /* sm100 kernels cannot launch (launch.c): a device plan takes the
                next family; a plan_only context may still compile them. */
@@ -110,6 +137,9 @@ static fa4_status load_kernel(fa4_context *ctx, struct plan_cache_entry *e, cons
     if ((res = cu->cuModuleGetFunction(&e->fn, e->module, JIT_KERNEL_NAME)) != CUDA_SUCCESS)
         return error_set(ctx, FA4_ECUDA, "cuModuleGetFunction(%s): %s", JIT_KERNEL_NAME,
                          cuda_error_text(res, t, sizeof t));
+    /* Families with split-KV carry their merge step in the same module. */
+    if (cu->cuModuleGetFunction(&e->fn_combine, e->module, JIT_COMBINE_NAME) != CUDA_SUCCESS)
+        e->fn_combine = NULL;
     cu->cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, e->fn);
     if (local > 0)
         return error_set(ctx, FA4_ECOMPILE, "kernel uses %d bytes of local memory (spills)", local);
@@ -139,8 +169,8 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
     e = cache_find(ctx, key);
     pthread_mutex_unlock(&ctx->lock);
     if (e) {
-        plan->kernel = e;
         plan->fn = e->fn;
+        plan->fn_combine = e->fn_combine;
         return FA4_OK;
     }
     if (ctx->db && !o->no_binary_cache) {
@@ -198,8 +228,43 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
         ctx->cache = e;
     }
     pthread_mutex_unlock(&ctx->lock);
-    plan->kernel = e;
     plan->fn = e->fn;
+    plan->fn_combine = e->fn_combine;
+    return FA4_OK;
+}
+
+/*
+** The workspace of PLAN's launches: the dynamic scheduler's tile counter
+** (from the context's pool: a destroyed plan's queued launches may still
+** use it), or the split-KV buffers, which the plan allocates once so that
+** fa4_forward never allocates (CUDA-graph capture).
+*/
+static fa4_status plan_workspace(fa4_plan *plan, fa4_context *ctx)
+{
+    CUdeviceptr ptr;
+    CUresult res;
+    char t[256];
+    fa4_status st;
+
+    if (plan->config.scheduler == FA4_SCHED_DYNAMIC) {
+        plan->workspace_bytes = CONTEXT_COUNTER_BYTES;
+        return plan->fn ? context_counter_alloc(ctx, &plan->workspace) : FA4_OK;
+    }
+    if (plan->config.family == FA4_FAMILY_SM80)
+        plan->workspace_bytes = launch_sm80_workspace(plan);
+    if (!plan->workspace_bytes || !plan->fn)
+        return FA4_OK;
+    if (!plan->fn_combine)
+        return error_set(ctx, FA4_ECOMPILE, "the kernel module has no %s", JIT_COMBINE_NAME);
+    if ((st = context_push(ctx)) != FA4_OK)
+        return st;
+    res = ctx->cu->cuMemAlloc(&ptr, plan->workspace_bytes);
+    context_pop(ctx);
+    if (res != CUDA_SUCCESS)
+        return error_set(ctx, FA4_ENOMEM, "split-KV workspace of %zu bytes: %s",
+                         plan->workspace_bytes, cuda_error_text(res, t, sizeof t));
+    plan->workspace = (unsigned long long)ptr;
+    plan->owns_workspace = 1;
     return FA4_OK;
 }
 
@@ -211,9 +276,10 @@ fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx, const fa4_problem *
     char why[512];
     fa4_status st;
 
+    if (out)
+        *out = NULL;
     if (!out || !ctx)
         return error_set(ctx, FA4_EINVAL, "%s is NULL", out ? "ctx" : "out");
-    *out = NULL;
     if (user_opts) {
         if (user_opts->struct_size < sizeof(size_t) || user_opts->struct_size > sizeof o)
             return error_set(ctx, FA4_EINVAL, "fa4_plan_options.struct_size=%zu; use FA4_PLAN_OPTIONS_INIT",
@@ -227,12 +293,19 @@ fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx, const fa4_problem *
         error_set(ctx, st, "%s", why);
         goto done;
     }
+    {
+        /* Strides the caller left 0 follow each call's sizes (launch.c). */
+        const int64_t *given[4] = { problem->q_strides, problem->k_strides,
+                                    problem->v_strides, problem->o_strides };
+        int i;
+        for (i = 0; i < 4; i++)
+            plan->default_strides[i] = !given[i][0] && !given[i][1] && !given[i][2];
+    }
     if ((st = choose_config(plan, ctx, &o)) != FA4_OK)
         goto done;
     if ((st = get_kernel(plan, ctx, &o)) != FA4_OK)
         goto done;
-    if (plan->fn && plan->config.scheduler == FA4_SCHED_DYNAMIC &&
-        (st = context_counter_alloc(ctx, &plan->tile_counter)) != FA4_OK)
+    if ((st = plan_workspace(plan, ctx)) != FA4_OK)
         goto done;
     *out = plan;
     plan = NULL;
@@ -243,6 +316,13 @@ done:
 
 void fa4_plan_destroy(fa4_plan *plan)
 {
+    if (!plan)
+        return;
+    if (plan->owns_workspace && context_push(plan->ctx) == FA4_OK) {
+        /* cuMemFree waits for queued work that may still use the buffer. */
+        plan->ctx->cu->cuMemFree((CUdeviceptr)plan->workspace);
+        context_pop(plan->ctx);
+    }
     free(plan);   /* the kernel stays in the context's cache */
 }
 
@@ -250,7 +330,7 @@ fa4_status fa4_plan_workspace_size(const fa4_plan *plan, size_t *bytes)
 {
     if (!plan || !bytes)
         return FA4_EINVAL;
-    *bytes = plan->config.scheduler == FA4_SCHED_DYNAMIC ? CONTEXT_COUNTER_BYTES : 0;
+    *bytes = plan->workspace_bytes;
     return FA4_OK;
 }
 

@@ -1,29 +1,59 @@
 /*
-** plan.h -- the inside of fa4_plan, and the context's in-memory cache of
-** loaded kernels.
+** plan.h -- the inside of fa4_plan, one call's launch arguments, and the
+** context's in-memory cache of loaded kernels.
 */
 #ifndef FA4_PLAN_H
 #define FA4_PLAN_H
 
 #include "context.h"
 #include "budget.h"
+#include "../kernels/common/params.h"
 
+/*
+** A plan covers a problem class: its problem gives the maxima (lengths,
+** batch) and everything fixed at compile time (dtype, heads, head dims,
+** masking, varlen, paging); each fa4_forward() brings its own sizes.
+*/
 struct fa4_plan {
     fa4_context *ctx;
-    fa4_problem problem;
+    fa4_problem problem;      /* resolved: defaults filled, strides set */
+    int default_strides[4];   /* q k v o: 1 when the caller left them 0
+                                 (contiguous at each call's sizes) */
     fa4_config config;
     fa4_config_source source;
     fa4_layout layout;
     CUfunction fn;            /* NULL for a plan_only context */
-    struct plan_cache_entry *kernel;  /* shared, owned by ctx->cache */
-    unsigned long long tile_counter;  /* dynamic scheduler, without a caller's
-                                         workspace; owned by ctx */
+    CUfunction fn_combine;    /* split-KV merge (sm80), else NULL */
+    size_t workspace_bytes;   /* fa4_plan_workspace_size() */
+    unsigned long long workspace;  /* the plan's own, for callers that pass
+                                      none: a tile counter from the context
+                                      pool, or a buffer this plan owns */
+    int owns_workspace;       /* 1: workspace is cuMemAlloc'd by the plan */
 };
+
+/* One fa4_forward(): the plan's problem with this call's sizes, the
+** kernel's argument block filled from it, and the workspace to use. */
+typedef struct launch_call {
+    fa4_problem problem;
+    fa4_params params;
+    const fa4_tensors *tensors;
+    unsigned long long workspace;
+} launch_call;
 
 /* Release every cached module of CTX (context destruction). */
 void plan_cache_free(fa4_context *ctx);
 
-/* Launch geometry of PLAN (kernels/README.md "Grid"). */
-void launch_grid(const fa4_plan *plan, unsigned grid[3]);
+/* Host-side launch of each family (launch_sm80.c, launch_sm90.c): queue
+** CALL's kernels on STREAM; error text through error_set(). */
+fa4_status launch_sm80(const fa4_plan *plan, const launch_call *call, fa4_stream stream);
+fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream stream);
+
+/* Workspace bytes a plan of each family needs (0: none). */
+size_t launch_sm80_workspace(const fa4_plan *plan);
+
+/* cuLaunchKernel FN with ARGS in CTX's context; error text on failure. */
+fa4_status launch_kernel(const fa4_plan *plan, CUfunction fn, const unsigned grid[3],
+                         int threads, int smem, fa4_stream stream, void **args,
+                         const char *what);
 
 #endif

@@ -36,6 +36,10 @@ static fa4_status resolve_strides(int64_t s[3], const char *name, int seqlen,
             FAIL(FA4_EINVAL, "%s_strides[%d]=%lld (%s stride): must be > 0 when any stride is set",
                  name, i, (long long)s[i], axis[i]);
         /* TMA needs every stride but the innermost to be a multiple of 16 B. */
+        /* Bound first: stride * elem_bytes must not overflow below. */
+        if (s[i] >= ((int64_t)1 << 40) / elem_bytes)
+            FAIL(FA4_EINVAL, "%s_strides[%d]=%lld (%s stride): over the 2^40-byte TMA stride limit",
+                 name, i, (long long)s[i], axis[i]);
         if ((s[i] * elem_bytes) % 16 != 0)
             FAIL(FA4_EINVAL, "%s_strides[%d]=%lld (%s stride): must be a multiple of %d elements (16 bytes)",
                  name, i, (long long)s[i], axis[i], 16 / elem_bytes);
@@ -51,7 +55,7 @@ fa4_status problem_resolve(fa4_problem *out, const fa4_problem *in,
 {
     fa4_problem p = FA4_PROBLEM_INIT;
     double elems;
-    int eb;
+    int eb, kv_rows;
     fa4_status st;
 
     if (!in)
@@ -100,10 +104,27 @@ fa4_status problem_resolve(fa4_problem *out, const fa4_problem *in,
         p.softmax_scale = (float)(1.0 / sqrt((double)p.head_dim_qk));
     if (p.return_lse != 0 && p.return_lse != 1)
         FAIL(FA4_EINVAL, "return_lse=%d; must be 0 or 1", p.return_lse);
-    if (p.varlen)
-        FAIL(FA4_ENOTSUP, "varlen=%d: variable-length batches are not supported yet", p.varlen);
-    if (p.page_size)
-        FAIL(FA4_ENOTSUP, "page_size=%d: paged KV caches are not supported yet", p.page_size);
+    if (p.varlen != 0 && p.varlen != 1)
+        FAIL(FA4_EINVAL, "varlen=%d; must be 0 or 1", p.varlen);
+    if (p.page_size < 0 || (p.page_size & (p.page_size - 1)) != 0 || p.page_size > (1 << 20))
+        FAIL(FA4_EINVAL, "page_size=%d; must be 0 (not paged) or a power of two up to 2^20",
+             p.page_size);
+    if (p.page_size == 0 && (p.block_table_stride != 0 || p.num_pages != 0))
+        FAIL(FA4_EINVAL, "block_table_stride=%d num_pages=%d without page_size: "
+             "they describe a paged cache", p.block_table_stride, p.num_pages);
+    if (p.page_size > 0) {
+        int64_t need = ((int64_t)p.seqlen_k + p.page_size - 1) / p.page_size;
+        if (p.block_table_stride < 0)
+            FAIL(FA4_EINVAL, "block_table_stride=%d; must be >= 0 (0: ceil(seqlen_k / page_size))",
+                 p.block_table_stride);
+        if (p.block_table_stride == 0)
+            p.block_table_stride = (int)need;
+        if (p.block_table_stride < need)
+            FAIL(FA4_EINVAL, "block_table_stride=%d < ceil(seqlen_k=%d / page_size=%d) = %lld pages",
+                 p.block_table_stride, p.seqlen_k, p.page_size, (long long)need);
+        if (p.num_pages < 0)
+            FAIL(FA4_EINVAL, "num_pages=%d; must be >= 0 (0: unknown)", p.num_pages);
+    }
     if (p.attention_sinks)
         FAIL(FA4_ENOTSUP, "attention_sinks=%d: not supported yet", p.attention_sinks);
 
@@ -118,13 +139,17 @@ fa4_status problem_resolve(fa4_problem *out, const fa4_problem *in,
     if (elems * eb >= 1099511627776.0)
         FAIL(FA4_EINVAL, "k is %.0f bytes (batch=%d seqlen_k=%d heads_kv=%d head_dim_qk=%d): over the 2^40-byte limit",
              elems * eb, p.batch, p.seqlen_k, p.heads_kv, p.head_dim_qk);
-    if ((double)p.batch * p.heads_q * ((p.seqlen_q + 63) / 64) >= 2147483647.0)
+    if ((double)p.batch * p.heads_q * (((int64_t)p.seqlen_q + 63) / 64) >= 2147483647.0)
         FAIL(FA4_EINVAL, "batch=%d heads_q=%d seqlen_q=%d: too many query tiles for one launch",
              p.batch, p.heads_q, p.seqlen_q);
 
+    /* Paged K/V: the "batch" stride is the page stride.  Varlen tensors
+       have no batch stride (sequences are offsets in the row dimension);
+       the contiguous value is kept, unused. */
+    kv_rows = p.page_size > 0 ? p.page_size : p.seqlen_k;
     if ((st = resolve_strides(p.q_strides, "q", p.seqlen_q, p.heads_q, p.head_dim_qk, eb, why, why_size)) ||
-        (st = resolve_strides(p.k_strides, "k", p.seqlen_k, p.heads_kv, p.head_dim_qk, eb, why, why_size)) ||
-        (st = resolve_strides(p.v_strides, "v", p.seqlen_k, p.heads_kv, p.head_dim_v, eb, why, why_size)) ||
+        (st = resolve_strides(p.k_strides, "k", kv_rows, p.heads_kv, p.head_dim_qk, eb, why, why_size)) ||
+        (st = resolve_strides(p.v_strides, "v", kv_rows, p.heads_kv, p.head_dim_v, eb, why, why_size)) ||
         (st = resolve_strides(p.o_strides, "o", p.seqlen_q, p.heads_q, p.head_dim_v, eb, why, why_size)))
         return st;
     if (out)
@@ -142,11 +167,4 @@ fa4_status fa4_problem_check(const fa4_problem *problem, char *why, size_t why_s
 int problem_has_mask(const fa4_problem *p)
 {
     return p->causal || p->window_left >= 0 || p->window_right >= 0;
-}
-
-double problem_flops(const fa4_problem *p)
-{
-    double f = 2.0 * p->batch * p->heads_q * (double)p->seqlen_q * p->seqlen_k *
-               (p->head_dim_qk + (p->head_dim_v ? p->head_dim_v : p->head_dim_qk));
-    return p->causal ? f / 2 : f;
 }

@@ -18,8 +18,4 @@ fa4_status problem_resolve(fa4_problem *out, const fa4_problem *problem,
 /* 1 when the kernel must mask beyond the ragged tail (causal or window). */
 int problem_has_mask(const fa4_problem *p);
 
-/* FLOPs of the forward pass (2 GEMMs), counting only visible scores for
-** causal with seqlen_q == seqlen_k as the FlashAttention papers do. */
-double problem_flops(const fa4_problem *p);
-
 #endif

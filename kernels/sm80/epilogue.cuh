@@ -1,28 +1,139 @@
 /*
-** sm80/epilogue.cuh -- O normalisation, 16-byte stores, LSE (included by
-** kernel.cuh).
+** sm80/epilogue.cuh -- the end of a tile (included by kernel.cuh): merge
+** the warps' softmax states when they split the key block, then either
+** write O and LSE (one split) or the split's float32 partial O and LSE
+** to the workspace for kernels/common/combine.cuh.
 **
 ** O is divided by the row sum, converted to 16 bits and staged in the Q
 ** region (same swizzled box layout, BM x DV), then written back with
-** 16-byte stores, one row chunk per thread and step, rows >= seqlen_q
-** skipped.  LSE = ln(sum exp(scale*s)) = (max_log2 + log2(l)) * ln 2; a row
-** that saw no key writes O = 0 and LSE = -inf.
+** 16-byte stores, one row chunk per thread and step, rows beyond the
+** sequence skipped.  LSE = ln(sum exp(scale*s)) = (max_log2 + log2(l)) *
+** ln 2; a row that saw no key writes O = 0 and LSE = -inf.  LSE is
+** [batch, heads_q, seqlen_q] dense and [heads_q, total_q] varlen.
 */
 #ifndef FA4_SM80_EPILOGUE_CUH
 #define FA4_SM80_EPILOGUE_CUH
 
 namespace sm80 {
 
-__device__ __forceinline__ void epilogue_store(const fa4_params &p, int m_start,
-                                               unsigned char *go, float *lse,
-                                               u32 sq, float (&o)[DV / 8][4],
-                                               online_softmax &sm)
+/* LSE of a finished row (natural log), -inf when it saw no key. */
+__device__ __forceinline__ float row_lse(float m, float l)
+{
+    return l > 0.f ? (m + lg2_approx_ftz_f32(l)) * 0.69314718055994531f : FA4_NEG_INF;
+}
+
+/*
+** FA4_KV_SPLIT_WARPS: every warp holds (m, l, O) of the same 16 rows over
+** its own keys.  Rescale each to the common max, sum them into warp 0.
+** RED is the K region (free once every cp.async has landed): partial O as
+** [j][e][warp][lane] floats (conflict-free), then m and l per warp and row.
+*/
+__device__ __forceinline__ void merge_warps(float *red, float (&o)[DV / 8][4],
+                                            online_softmax &sm)
 {
     const int tid = (int)threadIdx.x;
     const int warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, q = lane & 3;
+    float *red_m = red + WARPS * 32 * (DV / 2);
+    float *red_l = red_m + WARPS * 16;
 
-    sm.finish();
+    cp_async_wait_group<0>();
+    __syncthreads();
+    if (q == 0) {
+        red_m[warp * 16 + g] = sm.m[0];
+        red_m[warp * 16 + g + 8] = sm.m[1];
+    }
+    __syncthreads();
+    float scale[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float mx = FA4_NEG_INF;
+#pragma unroll
+        for (int w = 0; w < WARPS; w++)
+            mx = fmaxf(mx, red_m[w * 16 + g + 8 * h]);
+        /* A warp that saw no key (m = -inf) contributes nothing. */
+        scale[h] = sm.m[h] == FA4_NEG_INF ? 0.f : ex2_approx_ftz_f32(sm.m[h] - mx);
+        sm.m[h] = mx;
+        sm.l[h] *= scale[h];
+    }
+#pragma unroll
+    for (int j = 0; j < DV / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            red[((j * 4 + e) * WARPS + warp) * 32 + lane] = o[j][e] * scale[e >> 1];
+    if (q == 0) {
+        red_l[warp * 16 + g] = sm.l[0];
+        red_l[warp * 16 + g + 8] = sm.l[1];
+    }
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+        for (int j = 0; j < DV / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float acc = 0.f;
+#pragma unroll
+                for (int w = 0; w < WARPS; w++)
+                    acc += red[((j * 4 + e) * WARPS + w) * 32 + lane];
+                o[j][e] = acc;
+            }
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float l = 0.f;
+#pragma unroll
+            for (int w = 0; w < WARPS; w++)
+                l += red_l[w * 16 + g + 8 * h];
+            sm.l[h] = l;
+        }
+    }
+}
+
+/* One split of several: O / l and LSE as float32 into the workspace. */
+__device__ __forceinline__ void epilogue_partial(const fa4_params &p, const fa4_serving &s,
+                                                 const tile_info &t, float (&o)[DV / 8][4],
+                                                 const online_softmax &sm)
+{
+    const int tid = (int)threadIdx.x;
+    const int warp = tid >> 5, lane = tid & 31;
+    const int g = lane >> 2, q = lane & 3;
+    const int row0 = KV_SPLIT_WARPS ? 0 : warp * 16;
+
+    cp_async_wait_group<0>();   /* no copy may land after the CTA exits */
+    if (KV_SPLIT_WARPS && warp != 0)
+        return;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int P = t.m_start + row0 + g + 8 * h;
+        if (P >= t.rows)
+            continue;
+        const i64 row = ((i64)t.split * p.heads_q + row_head(t, P)) * s.rows_cap +
+                        t.q_row0 + row_query(t, P);
+        const float inv = sm.l[h] > 0.f ? 1.f / sm.l[h] : 0.f;
+        float *op = (float *)s.o_partial + row * DV;
+#pragma unroll
+        for (int j = 0; j < DV / 8; j++) {
+            float2 v;
+            v.x = o[j][2 * h] * inv;
+            v.y = o[j][2 * h + 1] * inv;
+            *(float2 *)(op + j * 8 + 2 * q) = v;
+        }
+        if (q == 0)
+            ((float *)s.lse_partial)[row] = row_lse(sm.m[h], sm.l[h]);
+    }
+}
+
+/* The only split: normalised O in the output dtype, and LSE. */
+__device__ __forceinline__ void epilogue_store(const fa4_params &p, const tile_info &t,
+                                               const q_rows &go, u32 sq,
+                                               float (&o)[DV / 8][4],
+                                               const online_softmax &sm)
+{
+    const int tid = (int)threadIdx.x;
+    const int warp = tid >> 5, lane = tid & 31;
+    const int g = lane >> 2, q = lane & 3;
+    const int row0 = KV_SPLIT_WARPS ? 0 : warp * 16;
+    const bool owner = !KV_SPLIT_WARPS || warp == 0;
+
     float inv[2];
 #pragma unroll
     for (int h = 0; h < 2; h++)
@@ -33,25 +144,30 @@ __device__ __forceinline__ void epilogue_store(const fa4_params &p, int m_start,
     cp_async_wait_group<0>();
     __syncthreads();
 
+    if (owner) {
 #pragma unroll
-    for (int j = 0; j < DV / 8; j++) {
-        const int c = j;                 /* 16 B chunk = 8 columns */
+        for (int j = 0; j < DV / 8; j++) {
+            const int c = j;                 /* 16 B chunk = 8 columns */
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int r = warp * 16 + g + 8 * h;
-            const u32 v = pack_2(o[j][2 * h] * inv[h], o[j][2 * h + 1] * inv[h]);
-            st_shared_u32(sq + tile_offset<BM>(r, c) + 4 * q, v);
+            for (int h = 0; h < 2; h++) {
+                const int r = row0 + g + 8 * h;
+                const u32 v = pack_2(o[j][2 * h] * inv[h], o[j][2 * h + 1] * inv[h]);
+                st_shared_u32(sq + tile_offset<BM>(r, c) + 4 * q, v);
+            }
         }
-    }
-
-    if (lse && q == 0) {
+        if (p.lse && q == 0) {
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int r = warp * 16 + g + 8 * h;
-            if (m_start + r < p.seqlen_q) {
-                const float l = sm.l[h];
-                lse[r] = l > 0.f ? (sm.m[h] + lg2_approx_ftz_f32(l)) * 0.69314718055994531f
-                                 : FA4_NEG_INF;
+            for (int h = 0; h < 2; h++) {
+                const int P = t.m_start + row0 + g + 8 * h;
+                if (P < t.rows) {
+                    const int h_q = row_head(t, P), qi = row_query(t, P);
+#if FA4_VARLEN
+                    const i64 idx = (i64)h_q * t.total_q + t.q_row0 + qi;
+#else
+                    const i64 idx = ((i64)t.batch * p.heads_q + h_q) * t.seqlen_q + qi;
+#endif
+                    ((float *)p.lse)[idx] = row_lse(sm.m[h], sm.l[h]);
+                }
             }
         }
     }
@@ -59,7 +175,7 @@ __device__ __forceinline__ void epilogue_store(const fa4_params &p, int m_start,
 
     constexpr int CHUNKS = DV / 8;
     constexpr int TOTAL = BM * CHUNKS;
-    const int rows_valid = p.seqlen_q - m_start;
+    const int rows_valid = t.rows - t.m_start;
 #pragma unroll
     for (int k = 0; k < (TOTAL + THREADS - 1) / THREADS; k++) {
         const int i = tid + k * THREADS;
@@ -69,7 +185,7 @@ __device__ __forceinline__ void epilogue_store(const fa4_params &p, int m_start,
         if (r < rows_valid) {
             u32 v[4];
             ld_shared_v4_u32(v, sq + tile_offset<BM>(r, c));
-            st_global_v4_u32(go + ((i64)r * p.o_row_stride + c * 8) * ELT, v);
+            st_global_v4_u32(go.addr(r) + c * 16, v);
         }
     }
 }

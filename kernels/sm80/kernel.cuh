@@ -2,8 +2,11 @@
 ** sm80/kernel.cuh -- the portable attention forward kernel (mma.sync +
 ** ldmatrix + cp.async), correct on sm_80 and every later arch.
 **
-** One CTA computes BM query rows of one (batch, head); each of the
-** FA4_WARPS = BM/16 warps owns 16 rows.  Q fragments stay in registers
+** One CTA computes BM query rows of one (sequence, head, KV split); each
+** of the FA4_WARPS = BM/16 warps owns 16 rows (or, with
+** FA4_KV_SPLIT_WARPS, BM = 16 and the warps split every key block).
+** Sequences, GQA packing and K/V addressing (strided, varlen, paged) are
+** seqinfo.cuh's; split launches finish in common/combine.cuh.  Q fragments stay in registers
 ** (FA4_Q_IN_REGS), S = Q K^T is accumulated in registers, its accumulator
 ** layout is reused as the A operand of O += P V (so P never touches shared
 ** memory), V is read with ldmatrix.trans.  K and V tiles arrive through a
@@ -22,6 +25,7 @@
 
 #include "common/ptx.cuh"
 #include "common/params.h"
+#include "common/serving.h"
 
 #ifndef FA4_Q_IN_REGS
 #define FA4_Q_IN_REGS (FA4_D <= 128)
@@ -40,6 +44,8 @@ constexpr int SWZ = FA4_SWIZZLE;
 constexpr bool Q_IN_REGS = FA4_Q_IN_REGS;
 constexpr bool MASK = FA4_MASK;
 constexpr int ELT = 2;                  /* bytes per bf16/fp16 element */
+constexpr bool KV_SPLIT_WARPS = FA4_KV_SPLIT_WARPS;
+constexpr int KN = KV_SPLIT_WARPS ? BN / WARPS : BN;   /* keys per warp per block */
 
 constexpr int Q_TILE_BYTES = BM * D * ELT;
 constexpr int K_TILE_BYTES = BN * D * ELT;
@@ -47,7 +53,9 @@ constexpr int V_TILE_BYTES = BN * DV * ELT;
 
 static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2, "sm80: bf16 or fp16 only");
 static_assert(FA4_FAMILY == 80, "sm80/kernel.cuh compiled for another family");
-static_assert(BM == 16 * WARPS, "sm80: each warp owns 16 query rows");
+static_assert(KV_SPLIT_WARPS ? BM == 16 : BM == 16 * WARPS,
+              "sm80: each warp owns 16 query rows, or all warps the same 16");
+static_assert(KN % 16 == 0, "sm80: each warp takes a multiple of 16 keys");
 static_assert(THREADS == 32 * WARPS, "sm80: FA4_THREADS = 32 * FA4_WARPS");
 static_assert(BN % 16 == 0 && BN >= 16, "sm80: BN a multiple of 16");
 static_assert(DV <= D, "sm80: head_dim_v <= head_dim_qk");
@@ -62,6 +70,8 @@ static_assert(FA4_SMEM_Q_SIZE >= Q_TILE_BYTES, "sm80: Q region too small");
 static_assert(FA4_SMEM_K_SIZE >= STAGES * K_TILE_BYTES, "sm80: K region too small");
 static_assert(FA4_SMEM_V_SIZE >= STAGES * V_TILE_BYTES, "sm80: V region too small");
 static_assert(FA4_SMEM_Q_SIZE >= BM * DV * ELT, "sm80: O staging reuses Q");
+static_assert(!KV_SPLIT_WARPS || FA4_SMEM_K_SIZE >= WARPS * 16 * (DV + 2) * 4,
+              "sm80: the warp merge reuses the K region");
 __host__ __device__ constexpr int cmax(int a, int b) { return a > b ? a : b; }
 constexpr int SMEM_END = cmax(FA4_SMEM_Q_OFF + FA4_SMEM_Q_SIZE,
                               cmax(FA4_SMEM_K_OFF + FA4_SMEM_K_SIZE,
@@ -71,51 +81,51 @@ static_assert(SMEM_END + 1024 <= FA4_SMEM_BYTES,
 
 } /* namespace sm80 */
 
-#include "sm80/mask.cuh"
 #include "sm80/softmax.cuh"
+#include "sm80/seqinfo.cuh"
+#include "sm80/mask.cuh"
 #include "sm80/mainloop.cuh"
 #include "sm80/epilogue.cuh"
+#include "common/combine.cuh"
 
 extern "C" __global__ void __launch_bounds__(FA4_THREADS, 1)
-fa4_fwd(const fa4_params p)
+fa4_fwd(const fa4_params p, const fa4_serving s)
 {
     using namespace sm80;
     extern __shared__ __align__(16) unsigned char fa4_smem_raw[];
 
     /* The budget's offsets are from a 1024-aligned base. */
-    const u32 smem_base = (cvta_to_shared_u32(fa4_smem_raw) + 1023u) & ~1023u;
+    const u32 raw = cvta_to_shared_u32(fa4_smem_raw);
+    const u32 smem_base = (raw + 1023u) & ~1023u;
     const u32 sq = smem_base + FA4_SMEM_Q_OFF;
     const u32 sk = smem_base + FA4_SMEM_K_OFF;
     const u32 sv = smem_base + FA4_SMEM_V_OFF;
 
+    tile_info t = tile_make(p, s);
 #if FA4_CAUSAL
-    const int m_block = p.m_blocks - 1 - (int)blockIdx.x;   /* longest first */
-#else
-    const int m_block = (int)blockIdx.x;
+    /* Longest first: the last query tiles see the most keys. */
+    t.m_start = (int)(gridDim.x - 1 - blockIdx.x) * BM;
 #endif
-    const int head = (int)blockIdx.y;
-    const int batch = (int)blockIdx.z;
-    const int head_kv = head / p.group;
-    const int m_start = m_block * BM;
+    if (t.m_start >= t.rows)
+        return;   /* a varlen sequence shorter than the longest */
 
-    const unsigned char *gq = (const unsigned char *)p.q +
-        ((i64)batch * p.q_batch_stride + (i64)head * p.q_head_stride +
-         (i64)m_start * p.q_row_stride) * ELT;
-    const unsigned char *gk = (const unsigned char *)p.k +
-        ((i64)batch * p.k_batch_stride + (i64)head_kv * p.k_head_stride) * ELT;
-    const unsigned char *gv = (const unsigned char *)p.v +
-        ((i64)batch * p.v_batch_stride + (i64)head_kv * p.v_head_stride) * ELT;
+    const q_rows gq = q_rows_make(t, p.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
+    const kv_rows gk = kv_rows_make(t, s, p.k, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
+    const kv_rows gv = kv_rows_make(t, s, p.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
 
     float o[DV / 8][4];
     online_softmax sm;
-    mainloop_run(p, m_start, gq, gk, gv, sq, sk, sv, o, sm);
+    mainloop_run(p, s, t, gq, gk, gv, sq, sk, sv, o, sm);
+    sm.finish();
+    if (KV_SPLIT_WARPS)
+        merge_warps((float *)(fa4_smem_raw + (smem_base - raw) + FA4_SMEM_K_OFF), o, sm);
 
-    unsigned char *go = (unsigned char *)p.o +
-        ((i64)batch * p.o_batch_stride + (i64)head * p.o_head_stride +
-         (i64)m_start * p.o_row_stride) * ELT;
-    float *lse = p.lse ? (float *)p.lse +
-        ((i64)batch * p.heads_q + head) * p.seqlen_q + m_start : (float *)0;
-    epilogue_store(p, m_start, go, lse, sq, o, sm);
+    if (s.num_splits > 1) {
+        epilogue_partial(p, s, t, o, sm);
+        return;
+    }
+    const q_rows go = q_rows_make(t, p.o, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
+    epilogue_store(p, t, go, sq, o, sm);
 }
 
 #endif

@@ -1,10 +1,12 @@
 /*
 ** sm80/mask.cuh -- which keys a query row sees (included by kernel.cuh).
 **
-** Query row i (0-based in seqlen_q) sees keys j with
+** Query row i (0-based in its sequence) sees keys j with
 **   i + diag - window_left <= j <= i + diag + window_right,  j < seqlen_k,
-** diag = seqlen_k - seqlen_q, a bound of -1 unbounded; causal arrives as
-** window_right = 0.  The ragged tail (j >= seqlen_k) is masked always.
+** diag = seqlen_k - seqlen_q of the sequence (bottom-right aligned), a
+** bound of -1 unbounded; causal arrives as window_right = 0.  The ragged
+** tail (j >= seqlen_k) is masked always.  With GQA packing a tile row is
+** (query row, head) and only the query row matters here.
 */
 #ifndef FA4_SM80_MASK_CUH
 #define FA4_SM80_MASK_CUH
@@ -17,20 +19,20 @@ struct key_mask {
     int hi_key[2];   /* last visible key of the thread's rows g and g+8 */
     int lo_key[2];   /* first visible key */
 
-    /* Bounds of rows m_start + warp*16 + g (+8). */
-    __device__ __forceinline__ void init(const fa4_params &p, int m_start,
-                                         int warp, int lane)
+    /* Bounds of tile rows ROW0 + g (+8). */
+    __device__ __forceinline__ void init(const fa4_params &p, const tile_info &t,
+                                         int row0, int lane)
     {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const int row = m_start + warp * 16 + (lane >> 2) + 8 * h;
-            int hi = p.seqlen_k - 1, lo = 0;
+            const int qi = row_query(t, t.m_start + row0 + (lane >> 2) + 8 * h);
+            int hi = t.seqlen_k - 1, lo = 0;
             if (MASK) {
-                const int diag = p.seqlen_k - p.seqlen_q;
-                if (p.window_right >= 0 && row + diag + p.window_right < hi)
-                    hi = row + diag + p.window_right;
-                if (p.window_left >= 0 && row + diag - p.window_left > lo)
-                    lo = row + diag - p.window_left;
+                const int diag = t.seqlen_k - t.seqlen_q;
+                if (p.window_right >= 0 && qi + diag + p.window_right < hi)
+                    hi = qi + diag + p.window_right;
+                if (p.window_left >= 0 && qi + diag - p.window_left > lo)
+                    lo = qi + diag - p.window_left;
             }
             hi_key[h] = hi;
             lo_key[h] = lo;
@@ -38,21 +40,22 @@ struct key_mask {
     }
 
     /* Key blocks [*n_lo, *n_hi) that any row of the tile sees; n_hi <= n_lo
-     * when none does (rows beyond seqlen_q do not count). */
+     * when none does (rows beyond the sequence do not count). */
     static __device__ __forceinline__ void block_range(const fa4_params &p,
-                                                       int m_start, int *n_lo,
-                                                       int *n_hi)
+                                                       const tile_info &t,
+                                                       int *n_lo, int *n_hi)
     {
-        int hi = (p.seqlen_k + BN - 1) / BN, lo = 0;
+        int hi = (t.seqlen_k + BN - 1) / BN, lo = 0;
         if (MASK) {
-            const int diag = p.seqlen_k - p.seqlen_q;
-            const int m_last = min(m_start + BM, p.seqlen_q) - 1;
+            const int diag = t.seqlen_k - t.seqlen_q;
+            const int q_last = row_query(t, min(t.m_start + BM, t.rows) - 1);
+            const int q_first = row_query(t, t.m_start);
             if (p.window_right >= 0) {
-                const int last_key = m_last + diag + p.window_right;
+                const int last_key = q_last + diag + p.window_right;
                 hi = min(hi, last_key < 0 ? 0 : last_key / BN + 1);
             }
             if (p.window_left >= 0) {
-                const int first_key = m_start + diag - p.window_left;
+                const int first_key = q_first + diag - p.window_left;
                 lo = first_key <= 0 ? 0 : first_key / BN;
             }
         }
@@ -62,30 +65,33 @@ struct key_mask {
 
     /* 1 when some element of key block N_BLOCK may be masked for the tile. */
     static __device__ __forceinline__ bool block_needs_mask(const fa4_params &p,
-                                                            int m_start,
+                                                            const tile_info &t,
                                                             int n_block)
     {
         const int n_start = n_block * BN;
-        bool need = n_start + BN > p.seqlen_k;
+        bool need = n_start + BN > t.seqlen_k;
         if (MASK) {
-            const int diag = p.seqlen_k - p.seqlen_q;
+            const int diag = t.seqlen_k - t.seqlen_q;
+            const int q_first = row_query(t, t.m_start);
+            const int q_last = row_query(t, t.m_start + BM - 1);
             if (p.window_right >= 0)
-                need |= n_start + BN - 1 > m_start + diag + p.window_right;
+                need |= n_start + BN - 1 > q_first + diag + p.window_right;
             if (p.window_left >= 0)
-                need |= n_start < m_start + BM - 1 + diag - p.window_left;
+                need |= n_start < q_last + diag - p.window_left;
         }
         return need;
     }
 
     /* Set the scores of keys the rows do not see to -inf.  S is the mma
-     * accumulator of the warp's 16 x BN tile: s[j][e] is row g + 8*(e>>1),
-     * key n_start + 8j + 2*(lane%4) + (e&1). */
-    __device__ __forceinline__ void apply(float (&s)[BN / 8][4], int n_start,
+     * accumulator of the warp's 16 x (8 NB) tile: s[j][e] is row
+     * g + 8*(e>>1), key n_start + 8j + 2*(lane%4) + (e&1). */
+    template <int NB>
+    __device__ __forceinline__ void apply(float (&s)[NB][4], int n_start,
                                           int lane) const
     {
         const int col0 = n_start + 2 * (lane & 3);
 #pragma unroll
-        for (int j = 0; j < BN / 8; j++) {
+        for (int j = 0; j < NB; j++) {
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int col = col0 + 8 * j + (e & 1);

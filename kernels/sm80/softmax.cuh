@@ -2,7 +2,7 @@
 ** sm80/softmax.cuh -- online softmax in base 2 (included by kernel.cuh).
 **
 ** Each thread holds rows g and g+8 of its warp's 16 (g = lane/4); a row's
-** BN scores are spread over the 4 threads of a quad, so row max and sum
+** KN scores (BN, or BN / WARPS when the warps split the key block) are spread over the 4 threads of a quad, so row max and sum
 ** reduce with shuffles by 1 and 2.  The running max is kept in log2 units
 ** (already multiplied by scale_log2), so P = 2^(s*scale_log2 - max) is one
 ** FFMA and one ex2.approx per element.  The row sum stays per thread
@@ -27,12 +27,12 @@ struct online_softmax {
 
     /* Turn raw scores S into unnormalised probabilities in place, update
      * m and l, and rescale the output accumulator O by 2^(m_old - m_new). */
-    __device__ __forceinline__ void step(float (&s)[BN / 8][4],
+    __device__ __forceinline__ void step(float (&s)[KN / 8][4],
                                          float (&o)[DV / 8][4], float scale_log2)
     {
         float mx[2] = {FA4_NEG_INF, FA4_NEG_INF};
 #pragma unroll
-        for (int j = 0; j < BN / 8; j++) {
+        for (int j = 0; j < KN / 8; j++) {
             mx[0] = fmaxf(mx[0], fmaxf(s[j][0], s[j][1]));
             mx[1] = fmaxf(mx[1], fmaxf(s[j][2], s[j][3]));
         }
@@ -50,7 +50,7 @@ struct online_softmax {
         }
         float sum[2] = {0.f, 0.f};
 #pragma unroll
-        for (int j = 0; j < BN / 8; j++) {
+        for (int j = 0; j < KN / 8; j++) {
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int h = e >> 1;

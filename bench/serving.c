@@ -1,0 +1,167 @@
+/*
+** serving.c -- decode, speculative and paged-KV timings through the public
+** API (fa4_plan_create + fa4_forward), the way an inference engine calls
+** the library: one plan per shape, launches back to back (10 calls
+** between two CUDA events, median of 15 such groups), inputs random.
+**
+**   serving [SHAPE_FILTER]        FA4_CONFIGS="cfg1;cfg2" also times those
+**
+** Prints per shape and config: microseconds per call, TB/s of K and V read
+** (each byte once), and the config.  bench/NOTES.md has the results.
+*/
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fa4.h"
+#include "context.h"
+#include "config.h"
+#include "reference.h"
+
+typedef struct shape {
+    const char *name;
+    int batch, sq, sk, hq, hkv, d, causal, page;
+} shape;
+
+static const shape shapes[] = {
+    { "decode b64 32/4 kv4k", 64, 1, 4096, 32, 4, 128, 0, 0 },
+    { "decode b64 32/4 kv4k page16", 64, 1, 4096, 32, 4, 128, 0, 16 },
+    { "decode b64 32/4 kv32k", 64, 1, 32768, 32, 4, 128, 0, 0 },
+    { "decode b64 32/4 kv32k page16", 64, 1, 32768, 32, 4, 128, 0, 16 },
+    { "decode b8 64/8 kv64k", 8, 1, 65536, 64, 8, 128, 0, 0 },
+    { "decode b1 32/8 kv128k", 1, 1, 131072, 32, 8, 128, 0, 0 },
+    { "decode b4 32/8 kv64k", 4, 1, 65536, 32, 8, 128, 0, 0 },
+    { "spec b32 q4 32/4 kv8k", 32, 4, 8192, 32, 4, 128, 1, 0 },
+    { "spec b32 q8 32/4 kv8k", 32, 8, 8192, 32, 4, 128, 1, 0 },
+    { "decode b32 q1 32/4 kv8k", 32, 1, 8192, 32, 4, 128, 1, 0 },
+};
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median microseconds per call of PLAN on T, 10 calls per event pair. */
+static double time_plan(fa4_context *ctx, const fa4_plan *plan, const fa4_tensors *t)
+{
+    const cuda_api *cu = ctx->cu;
+    CUevent e0, e1;
+    float ms[15];
+    int g, i;
+
+    cu->cuEventCreate(&e0, 0);
+    cu->cuEventCreate(&e1, 0);
+    for (i = 0; i < 5; i++)
+        fa4_forward(plan, t, NULL);
+    for (g = 0; g < 15; g++) {
+        cu->cuEventRecord(e0, NULL);
+        for (i = 0; i < 10; i++)
+            fa4_forward(plan, t, NULL);
+        cu->cuEventRecord(e1, NULL);
+        cu->cuEventSynchronize(e1);
+        cu->cuEventElapsedTime(&ms[g], e0, e1);
+    }
+    cu->cuEventDestroy(e0);
+    cu->cuEventDestroy(e1);
+    qsort(ms, 15, sizeof ms[0], cmp_float);
+    return ms[7] * 100.0;   /* ms per 10 calls -> us per call */
+}
+
+int main(int argc, char **argv)
+{
+    fa4_context *ctx = NULL;
+    fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
+    const char *filter = argc > 1 ? argv[1] : NULL;
+    const char *extra = getenv("FA4_CONFIGS");
+    uint64_t seed = 42;
+    size_t si;
+
+    co.no_database = getenv("FA4_BENCH_DB") == NULL;
+    if (fa4_context_create(&ctx, 0, &co) != FA4_OK) {
+        fprintf(stderr, "no GPU: %s\n", fa4_context_last_error());
+        return 77;
+    }
+    context_push(ctx);
+    printf("%-30s %9s %8s  %s\n", "shape", "us", "TB/s", "config");
+    for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const shape *s = &shapes[si];
+        const cuda_api *cu = ctx->cu;
+        fa4_problem p = FA4_PROBLEM_INIT;
+        fa4_tensors t = FA4_TENSORS_INIT;
+        size_t nq = (size_t)s->batch * s->sq * s->hq * s->d;
+        size_t nkv = (size_t)s->batch * s->sk * s->hkv * s->d;
+        double bytes = 2.0 * nkv * 2;
+        CUdeviceptr dq, dk, dv, dout, dtable = 0;
+        uint16_t *h = malloc(nkv * 2);
+        char list[2048], *tok, *save = NULL;
+        int c;
+
+        if (filter && !strstr(s->name, filter))
+            continue;
+        p.batch = s->batch; p.seqlen_q = s->sq; p.seqlen_k = s->sk; p.heads_q = s->hq;
+        p.heads_kv = s->hkv; p.head_dim_qk = s->d; p.causal = s->causal; p.page_size = s->page;
+        cu->cuMemAlloc(&dq, nq * 2);
+        cu->cuMemAlloc(&dk, nkv * 2);
+        cu->cuMemAlloc(&dv, nkv * 2);
+        cu->cuMemAlloc(&dout, nq * 2);
+        ref_fill_random(h, nkv, FA4_DTYPE_BF16, &seed);
+        cu->cuMemcpyHtoD(dk, h, nkv * 2);
+        cu->cuMemcpyHtoD(dv, h, nkv * 2);
+        cu->cuMemcpyHtoD(dq, h, nq * 2);
+        if (s->page) {
+            /* Pages in a shuffled order, as a cache that has been in use. */
+            int per = s->sk / s->page, n = s->batch * per, i;
+            int32_t *table = malloc(sizeof *table * n);
+            for (i = 0; i < n; i++)
+                table[i] = i;
+            for (i = n - 1; i > 0; i--) {
+                int j = (int)(((seed = seed * 6364136223846793005ULL + 1) >> 33) % (unsigned)(i + 1));
+                int32_t x = table[i]; table[i] = table[j]; table[j] = x;
+            }
+            cu->cuMemAlloc(&dtable, sizeof *table * n);
+            cu->cuMemcpyHtoD(dtable, table, sizeof *table * n);
+            free(table);
+            p.num_pages = n;
+            t.block_table = (const int32_t *)(uintptr_t)dtable;
+        }
+        t.q = (void *)(uintptr_t)dq; t.k = (void *)(uintptr_t)dk; t.v = (void *)(uintptr_t)dv;
+        t.o = (void *)(uintptr_t)dout;
+        snprintf(list, sizeof list, "default%s%s", extra ? ";" : "", extra ? extra : "");
+        for (c = 0, tok = strtok_r(list, ";", &save); tok; tok = strtok_r(NULL, ";", &save), c++) {
+            fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+            fa4_config cfg = FA4_CONFIG_INIT, got = FA4_CONFIG_INIT;
+            fa4_plan *plan = NULL;
+            char why[256], desc[256];
+            double us;
+            if (strcmp(tok, "default")) {
+                if (config_parse(&cfg, tok, why, sizeof why) != FA4_OK) {
+                    printf("%-30s bad config: %s\n", s->name, why);
+                    continue;
+                }
+                po.config = &cfg;
+            }
+            if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK) {
+                printf("%-30s plan failed: %s\n", s->name, fa4_context_errmsg(ctx));
+                continue;
+            }
+            fa4_plan_config(plan, &got, NULL);
+            fa4_config_format(&got, desc, sizeof desc);
+            us = time_plan(ctx, plan, &t);
+            if (cu->cuCtxSynchronize() != CUDA_SUCCESS) {
+                printf("%-30s launch failed\n", s->name);
+                return 1;
+            }
+            printf("%-30s %9.1f %8.3f  %s\n", s->name, us, bytes / us * 1e-6, desc);
+            fflush(stdout);
+            fa4_plan_destroy(plan);
+        }
+        cu->cuMemFree(dq); cu->cuMemFree(dk); cu->cuMemFree(dv); cu->cuMemFree(dout);
+        if (dtable)
+            cu->cuMemFree(dtable);
+        free(h);
+    }
+    context_pop(ctx);
+    fa4_context_destroy(ctx);
+    return 0;
+}

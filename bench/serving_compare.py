@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Serving shapes side by side, in one process on the same inputs: libfa4 (ctypes, the
+structs of bench/compare.py) against cuDNN through PyTorch SDPA (dense decode),
+FlashAttention-4 CuTe sm90 (contiguous and paged decode) and FlashInfer (paged decode),
+where installed (../shared/peers).  Every library is timed the same way: 10 calls back
+to back between two CUDA events, median of 15 groups.
+
+Decode rows: TB/s = bytes of K and V read once / time.  Varlen prefill rows: TFLOP/s of
+the causal attention actually computed, against cuDNN on the padded dense equivalent.
+
+    python3 bench/serving_compare.py [--lib build/.libs/libfa4.so] [--only decode]
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+sys.path.insert(0, os.path.dirname(__file__))
+from compare import Fa4  # noqa: E402  (one ctypes description of the ABI)
+
+
+def bench(fn, groups=15, calls=10):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(groups):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(calls):
+            fn()
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e) / calls)
+    return statistics.median(ts)
+
+
+def peers():
+    fa4_aot = fi = None
+    try:
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "shared", "peers", "fa4_sm90_aot"))
+        import fa4_aot  # noqa: F811
+    except Exception as e:  # noqa: BLE001
+        print("FA4-CuTe unavailable: %s" % e)
+    try:
+        import flashinfer as fi  # noqa: F811
+    except Exception as e:  # noqa: BLE001
+        print("FlashInfer unavailable: %s" % e)
+    return fa4_aot, fi
+
+
+def paged(kc, vc, page):
+    b, L, h, d = kc.shape
+    pps = L // page
+    n = b * pps
+    perm = torch.randperm(n, device=kc.device)
+    kp = torch.empty(n, page, h, d, device=kc.device, dtype=kc.dtype)
+    vp = torch.empty_like(kp)
+    kp[perm] = kc.reshape(n, page, h, d)
+    vp[perm] = vc.reshape(n, page, h, d)
+    return kp, vp, perm.view(b, pps).to(torch.int32).contiguous()
+
+
+def decode_rows(fa4, fa4_aot, fi, shapes):
+    print("%-34s | %7s %7s %7s %7s | %6s | %s" % ("decode (TB/s of K+V)", "libfa4", "cuDNN", "FA4-CuTe",
+                                                  "FlashInf", "ratio", "rel.err / config"))
+    for (b, sq, sk, hq, hkv, d, page) in shapes:
+        name = "b%d q%d kv%d %d/%d d%d%s" % (b, sq, sk, hq, hkv, d, " page%d" % page if page else "")
+        q = torch.randn(b, sq, hq, d, device="cuda", dtype=torch.bfloat16)
+        kc = torch.randn(b, sk, hkv, d, device="cuda", dtype=torch.bfloat16)
+        vc = torch.randn(b, sk, hkv, d, device="cuda", dtype=torch.bfloat16)
+        o = torch.full_like(q, float("nan"))
+        nbytes = 2.0 * kc.numel() * 2
+        tbs = lambda t: nbytes / (t * 1e-3) / 1e12 if t else float("nan")
+        causal = sq > 1
+        qt, kt, vt = (x.transpose(1, 2) for x in (q, kc, vc))
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            ref = F.scaled_dot_product_attention(qt, kt, vt, is_causal=False, enable_gqa=hq != hkv) \
+                if sq == 1 else None
+        if page:
+            kp, vp, table = paged(kc, vc, page)
+            used = torch.full((b,), sk, device="cuda", dtype=torch.int32)
+            plan, desc, src = fa4.plan(b, sq, sk, hq, hkv, d, causal, page_size=page, num_pages=kp.shape[0])
+            run = lambda: fa4.forward(plan, q, kp, vp, o, table=table, used=used)
+        else:
+            plan, desc, src = fa4.plan(b, sq, sk, hq, hkv, d, causal)
+            run = lambda: fa4.forward(plan, q, kc, vc, o)
+        run()
+        torch.cuda.synchronize()
+        err = ((o.float() - ref.transpose(1, 2).float()).norm() / ref.float().norm()).item() \
+            if ref is not None else float("nan")
+        t_fa4 = bench(run)
+        t_cudnn = t_cute = t_fi = None
+        if not page:
+            try:
+                with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+                    t_cudnn = bench(lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal,
+                                                                           enable_gqa=hq != hkv))
+            except RuntimeError:
+                pass
+        if fa4_aot is not None:
+            try:
+                if page:
+                    t_cute = bench(lambda: fa4_aot.flash_attn_varlen_func(q, kp, vp, page_table=table,
+                                                                          seqused_k=used, causal=causal))
+                else:
+                    t_cute = bench(lambda: fa4_aot.flash_attn_func(q, kc, vc, causal=causal))
+            except Exception:  # noqa: BLE001
+                t_cute = None
+        if fi is not None and page and sq == 1:
+            try:
+                ws = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
+                pps = table.shape[1]
+                w = fi.BatchDecodeWithPagedKVCacheWrapper(ws, "NHD", use_tensor_cores=True)
+                w.plan(torch.arange(0, b + 1, device="cuda", dtype=torch.int32) * pps, table.reshape(-1),
+                       torch.full((b,), page, device="cuda", dtype=torch.int32), hq, hkv, d, page,
+                       pos_encoding_mode="NONE", q_data_type=q.dtype, kv_data_type=kp.dtype)
+                q2 = q[:, 0].contiguous()
+                t_fi = bench(lambda: w.run(q2, (kp, vp)))
+            except Exception:  # noqa: BLE001
+                t_fi = None
+        best = min([t for t in (t_cudnn, t_cute, t_fi) if t] or [float("nan")])
+        print("%-34s | %7.3f %7.3f %7.3f %7.3f | %5.2fx | %.1e %s (%s)" % (
+            name, tbs(t_fa4), tbs(t_cudnn), tbs(t_cute), tbs(t_fi), best / t_fa4, err, desc, src), flush=True)
+        fa4.lib.fa4_plan_destroy(plan)
+
+
+def varlen_rows(fa4, lens, hq=16, d=128):
+    """Causal varlen prefill of LENS against cuDNN on the padded dense batch."""
+    b, mx = len(lens), max(lens)
+    total = sum(lens)
+    cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), device="cuda", dtype=torch.int32)
+    q = torch.randn(total, hq, d, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn_like(q)
+    v = torch.randn_like(q)
+    o = torch.full_like(q, float("nan"))
+    flops = sum(4.0 * hq * L * L * d / 2 for L in lens)
+    plan, desc, src = fa4.plan(b, mx, mx, hq, hq, d, True, varlen=1)
+    run = lambda: fa4.forward(plan, q, k, v, o, cu_q=cu, cu_k=cu)
+    run()
+    t = bench(run, groups=5, calls=3)
+    qp = torch.randn(b, hq, mx, d, device="cuda", dtype=torch.bfloat16)
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        tc = bench(lambda: F.scaled_dot_product_attention(qp, qp, qp, is_causal=True), groups=5, calls=3)
+    print("varlen causal prefill, %d seqs %d..%d (total %d), %d heads d%d: libfa4 %.1f TFLOP/s (%.3f ms), "
+          "cuDNN padded dense %.1f TFLOP/s-equivalent (%.3f ms): %.2fx  %s (%s)" % (
+              b, min(lens), mx, total, hq, d, flops / t / 1e9, t, flops / tc / 1e9, tc, tc / t, desc, src))
+    fa4.lib.fa4_plan_destroy(plan)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", default=os.path.join(os.path.dirname(__file__), "..", "build", ".libs", "libfa4.so"))
+    ap.add_argument("--db", default=None)
+    ap.add_argument("--only", default="decode,varlen")
+    args = ap.parse_args()
+    fa4 = Fa4(args.lib, args.db)
+    fa4_aot, fi = peers()
+    torch.manual_seed(0)
+    print("device: %s, torch %s, cuDNN %s" % (torch.cuda.get_device_name(), torch.__version__,
+                                             torch.backends.cudnn.version()))
+    if "decode" in args.only:
+        decode_rows(fa4, fa4_aot, fi, [
+            (64, 1, 4096, 32, 4, 128, 0), (64, 1, 4096, 32, 4, 128, 16),
+            (64, 1, 32768, 32, 4, 128, 0), (64, 1, 32768, 32, 4, 128, 16),
+            (8, 1, 65536, 64, 8, 128, 0), (1, 1, 131072, 32, 8, 128, 0), (4, 1, 65536, 32, 8, 128, 0),
+            (32, 1, 8192, 32, 4, 128, 0), (32, 4, 8192, 32, 4, 128, 0), (32, 8, 8192, 32, 4, 128, 0)])
+    if "varlen" in args.only:
+        g = torch.Generator().manual_seed(1)
+        lens = [int(128 * (64 ** (i / 31))) for i in range(32)]   # 128 .. 8192, geometric
+        varlen_rows(fa4, lens)
+
+
+if __name__ == "__main__":
+    main()
