@@ -1,4 +1,4 @@
--- db/schema.sql -- the libfa4 config database, schema version 2.
+-- db/schema.sql -- the libfa4 config database, schema version 3.
 --
 -- This file is the current schema that a new database gets, in one
 -- transaction.  A database made by an older libfa4 is brought forward by
@@ -23,6 +23,12 @@
 --                    the next power of two (1000 -> 1024, 1024 -> 1024,
 --                    1025 -> 2048; 1 -> 1).  "Nearest bucket" is measured
 --                    as |log2 q - log2 q'| + |log2 k - log2 k'|.
+--   work_bucket      batch * heads_kv rounded up the same way (since
+--                    version 3): decode winners are not shared across batch
+--                    sizes that want other splits.  0 means "any work size"
+--                    (rows from before version 3): an exact lookup takes
+--                    them after a row of the same size, "nearest" adds
+--                    |log2 w - log2 w'| for the others.
 
 -- One row per device fingerprint: the GPU and the software that measured
 -- on it.  fingerprint = 'name|cc|sm_count|smem_per_block_optin|driver|nvrtc'.
@@ -56,6 +62,7 @@ CREATE TABLE winners (
     page_size       INTEGER NOT NULL,
     seqlen_q_bucket INTEGER NOT NULL,
     seqlen_k_bucket INTEGER NOT NULL,
+    work_bucket     INTEGER NOT NULL DEFAULT 0,  -- since version 3
     config          TEXT NOT NULL,           -- fa4_config_format() text
     median_ms       REAL,
     tflops          REAL,
@@ -63,7 +70,8 @@ CREATE TABLE winners (
     library_version TEXT NOT NULL DEFAULT '',  -- since version 2
     PRIMARY KEY (device_id, family, source_hash, dtype, head_dim_qk,
                  head_dim_v, gqa_group, causal, window_left, window_right,
-                 varlen, paged, page_size, seqlen_q_bucket, seqlen_k_bucket)
+                 varlen, paged, page_size, seqlen_q_bucket, seqlen_k_bucket,
+                 work_bucket)
 ) WITHOUT ROWID;
 
 -- Every measurement the tuner made, failures included (ok = 0 with the
@@ -86,6 +94,7 @@ CREATE TABLE trials (
     page_size       INTEGER NOT NULL,
     seqlen_q_bucket INTEGER NOT NULL,
     seqlen_k_bucket INTEGER NOT NULL,
+    work_bucket     INTEGER NOT NULL DEFAULT 0,  -- since version 3
     batch           INTEGER NOT NULL,
     heads_q         INTEGER NOT NULL,
     seqlen_q        INTEGER NOT NULL,
@@ -122,4 +131,4 @@ CREATE INDEX winners_by_features ON winners (dtype, head_dim_qk, head_dim_v,
 CREATE INDEX trials_by_device ON trials (device_id, family, dtype,
     head_dim_qk, seqlen_q_bucket, seqlen_k_bucket);
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;

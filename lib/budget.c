@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "config.h"
 #include "family.h"
 #include "problem.h"
 
@@ -42,6 +43,11 @@ fa4_status budget_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, why_size, "family=%d; known: 80 90 100", config ? (int)config->family : -1);
         return FA4_EINVAL;
     }
+    /* Ranges first, whatever the family: an explicit config through the
+       API (cluster=-5, pingpong=7) must not reach a family's layout rules
+       or the compiler. */
+    if (config_validate(config, why, why_size) != FA4_OK)
+        return FA4_EINVAL;
     if (ops->exact_cc ? dev->cc != ops->exact_cc : dev->cc < ops->min_cc) {
         snprintf(why, why_size, "%s kernels need compute capability %s%d.%d; %s is %d.%d",
                      ops->name, ops->exact_cc ? "" : ">= ",

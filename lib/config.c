@@ -131,6 +131,77 @@ fa4_status config_parse(fa4_config *out, const char *text, char *why, size_t why
     return FA4_OK;
 }
 
+/* 1 when V is one of the N values at SET. */
+static int one_of(int v, const int *set, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (v == set[i])
+            return 1;
+    return 0;
+}
+
+fa4_status config_validate(const fa4_config *c, char *why, size_t why_size)
+{
+    static const int families[] = { FA4_FAMILY_SM80, FA4_FAMILY_SM90, FA4_FAMILY_SM100 };
+    static const int swizzles[] = { 0, 32, 64, 128 };
+    /* name, value, lo, hi, multiple of; bm, bn, stages and swizzle 0 ask
+       the family to choose (FA4_CONFIG_INIT), as sm100 does for bn. */
+    const struct { const char *name; int v, lo, hi, mult; } r[] = {
+        { "bm", c->bm, 0, 256, 16 },
+        { "bn", c->bn, 0, 256, 16 },
+        { "stages", c->stages, 0, 8, 1 },
+        { "fused_kv", c->fused_kv, 0, 1, 1 },
+        { "q_tiles", c->q_tiles, 1, 2, 1 },
+        { "warps", c->warps, 0, 32, 1 },
+        { "consumer_wgs", c->consumer_wgs, 0, 4, 1 },
+        { "cluster", c->cluster, 1, 16, 1 },
+        { "exp2_emu_pct", c->exp2_emu_pct, 0, 100, 1 },
+        { "rescale_threshold", c->rescale_threshold, 0, 127, 1 },
+        { "pingpong", c->pingpong, 0, 1, 1 },
+        { "scheduler", (int)c->scheduler, 0, NSCHED - 1, 1 },
+        { "splits", c->splits, 0, 128, 1 },
+        { "pack_gqa", c->pack_gqa, 0, 1, 1 },
+        { "kv_split_warps", c->kv_split_warps, 0, 1, 1 },
+    };
+    size_t i;
+
+    if (!c) {
+        snprintf(why, why_size, "config is NULL");
+        return FA4_EINVAL;
+    }
+    if (!one_of((int)c->family, families, 3)) {
+        snprintf(why, why_size, "family=%d; must be 80, 90 or 100", (int)c->family);
+        return FA4_EINVAL;
+    }
+    for (i = 0; i < sizeof r / sizeof r[0]; i++)
+        if (r[i].v < r[i].lo || r[i].v > r[i].hi || r[i].v % r[i].mult) {
+            if (r[i].mult > 1)
+                snprintf(why, why_size, "%s=%d; must be a multiple of %d up to %d "
+                         "(0: the family's)", r[i].name, r[i].v, r[i].mult, r[i].hi);
+            else
+                snprintf(why, why_size, "%s=%d; must be in %d..%d", r[i].name, r[i].v,
+                         r[i].lo, r[i].hi);
+            return FA4_EINVAL;
+        }
+    if (!one_of(c->swizzle, swizzles, 4)) {
+        snprintf(why, why_size, "swizzle=%d; supported: 128 64 32 (0: the family's)",
+                 c->swizzle);
+        return FA4_EINVAL;
+    }
+    /* setmaxnreg takes multiples of 8 in 24..256; 0 leaves the split to the family. */
+    if ((c->producer_regs && (c->producer_regs < 24 || c->producer_regs > 256 ||
+                              c->producer_regs % 8)) ||
+        (c->consumer_regs && (c->consumer_regs < 24 || c->consumer_regs > 256 ||
+                              c->consumer_regs % 8))) {
+        snprintf(why, why_size, "regs=%d/%d; each must be 0 or a multiple of 8 in 24..256",
+                 c->producer_regs, c->consumer_regs);
+        return FA4_EINVAL;
+    }
+    return FA4_OK;
+}
+
 int config_equal(const fa4_config *a, const fa4_config *b)
 {
     return a->family == b->family && a->bm == b->bm && a->bn == b->bn &&
@@ -196,42 +267,95 @@ fa4_status config_default(fa4_config *out, const device_limits *dev,
     return FA4_OK;
 }
 
-/* Drop the numbers from a budget message so equal causes count together:
-   "smem 241664 B > opt-in limit 232448 B" -> "smem # B > opt-in limit # B". */
-static void reason_class(char *dst, size_t size, const char *why)
+/*
+** Split a budget message into its class (each number replaced by '#', so
+** equal causes group together: "smem 241664 B > opt-in limit 232448 B" ->
+** "smem # B > opt-in limit # B") and its first CONFIG_DROP_NUMS numbers;
+** returns how many numbers it has (at most CONFIG_DROP_NUMS).
+*/
+static int reason_class(char *dst, size_t size, long long *nums, const char *why)
 {
     size_t n = 0;
     const char *s;
+    int k = 0;
 
     for (s = why; *s && n + 2 < size; s++) {
-        if ((*s >= '0' && *s <= '9')) {
-            while (s[1] >= '0' && s[1] <= '9')
-                s++;
+        if (*s >= '0' && *s <= '9') {
+            long long v = 0;
+
+            for (; *s >= '0' && *s <= '9'; s++)
+                if (v < 1000000000000LL)
+                    v = v * 10 + (*s - '0');
+            s--;
+            if (k < CONFIG_DROP_NUMS)
+                nums[k++] = v;
             dst[n++] = '#';
         } else {
             dst[n++] = *s;
         }
     }
     dst[n] = '\0';
+    return k;
+}
+
+/* D's reason: its class with each '#' shown as the number, or the range
+** "lo..hi" of that number over the group. */
+static void drop_text(config_drop *d)
+{
+    size_t n = 0, size = sizeof d->reason;
+    const char *s;
+    int k = 0;
+
+    for (s = d->cls; *s && n + 1 < size; s++) {
+        int w;
+
+        if (*s != '#' || k >= d->nnums) {
+            d->reason[n++] = *s;
+            continue;
+        }
+        w = d->lo[k] == d->hi[k]
+                ? snprintf(d->reason + n, size - n, "%lld", d->lo[k])
+                : snprintf(d->reason + n, size - n, "%lld..%lld", d->lo[k], d->hi[k]);
+        k++;
+        if (w < 0 || (size_t)w >= size - n) {
+            n = size - 1;
+            break;
+        }
+        n += (size_t)w;
+    }
+    d->reason[n] = '\0';
 }
 
 static void count_drop(config_space *sp, const char *why)
 {
     char cls[96];
-    int i;
+    long long nums[CONFIG_DROP_NUMS];
+    int i, k, nn = reason_class(cls, sizeof cls, nums, why);
+    config_drop *d = NULL;
 
-    reason_class(cls, sizeof cls, why);
-    for (i = 0; i < sp->ndrops; i++)
-        if (!strcmp(sp->drops[i].reason, cls)) {
-            sp->drops[i].count++;
-            return;
-        }
-    if (sp->ndrops < (int)(sizeof sp->drops / sizeof sp->drops[0])) {
-        snprintf(sp->drops[sp->ndrops].reason, sizeof sp->drops[0].reason, "%s", cls);
-        sp->drops[sp->ndrops++].count = 1;
-    } else {
-        sp->drops[sp->ndrops - 1].count++;   /* the last row collects the rest */
+    for (i = 0; i < sp->ndrops && !d; i++)
+        if (!strcmp(sp->drops[i].cls, cls))
+            d = &sp->drops[i];
+    if (!d && sp->ndrops < (int)(sizeof sp->drops / sizeof sp->drops[0])) {
+        d = &sp->drops[sp->ndrops++];
+        memset(d, 0, sizeof *d);
+        snprintf(d->cls, sizeof d->cls, "%s", cls);
+        d->nnums = nn;
+        for (k = 0; k < nn; k++)
+            d->lo[k] = d->hi[k] = nums[k];
     }
+    if (!d) {
+        sp->drops[sp->ndrops - 1].count++;   /* the last row collects the rest */
+        return;
+    }
+    d->count++;
+    for (k = 0; k < nn && k < d->nnums; k++) {
+        if (nums[k] < d->lo[k])
+            d->lo[k] = nums[k];
+        if (nums[k] > d->hi[k])
+            d->hi[k] = nums[k];
+    }
+    drop_text(d);
 }
 
 fa4_status config_enumerate(config_space *out, const device_limits *dev,

@@ -24,10 +24,15 @@ fa4_status config_default(fa4_config *out, const device_limits *dev,
                           char *why, size_t why_size);
 
 /* One reason configs were dropped, and how many. */
+#define CONFIG_DROP_NUMS 6
 typedef struct config_drop {
-    char reason[96];   /* budget_fit's message with numbers stripped,
-                          e.g. "smem over opt-in limit" */
+    char reason[160];  /* budget_fit's message with each number shown as
+                          its range over the group: "smem 233472..301056 B
+                          > opt-in limit 232448 B" */
     int count;
+    char cls[96];      /* the message with numbers as '#': the group */
+    int nnums;         /* numbers in the message (up to CONFIG_DROP_NUMS) */
+    long long lo[CONFIG_DROP_NUMS], hi[CONFIG_DROP_NUMS];
 } config_drop;
 
 typedef struct config_space {
@@ -56,6 +61,21 @@ void config_space_free(config_space *space);
 */
 fa4_status config_parse(fa4_config *out, const char *text, char *why,
                         size_t why_size);
+
+/*
+** FA4_OK when every field of C is in its range, whatever the family:
+** family 80/90/100, bm and bn multiples of 16 up to 256, stages 0..8,
+** swizzle 32/64/128 (bm, bn, stages, swizzle 0: the family chooses, as
+** FA4_CONFIG_INIT leaves them), fused_kv 0/1, q_tiles 1/2, warps 0..32 (0: derived),
+** consumer_wgs 0..4, producer/consumer regs 0 or multiples of 8 in
+** 24..256, cluster 1..16, exp2_emu_pct 0..100, rescale_threshold 0..127,
+** pingpong 0/1, scheduler a known one, splits 0..128, pack_gqa 0/1,
+** kv_split_warps 0/1.  Otherwise FA4_EINVAL with WHY naming the field, its
+** value and the range.  Whether a config fits a device and a problem is
+** budget_fit()'s question, which asks this one first; import, lookup and
+** fa4-tune check use it too, so a stored row is valid by the same rule.
+*/
+fa4_status config_validate(const fa4_config *c, char *why, size_t why_size);
 
 /* 1 when A and B describe the same variant. */
 int config_equal(const fa4_config *a, const fa4_config *b);

@@ -18,10 +18,19 @@ typedef struct db db;
 /*
 ** Open the user database at USER_PATH (created with its directories when
 ** absent; NULL: no user database) and the system database at SYSTEM_PATH
-** (read-only; NULL or missing: none).  A location that cannot be written
-** falls back to read-only, then to an in-memory store, with one warning in
-** WARN.  A corrupt or non-SQLite file, or one written by a newer schema,
-** is FA4_EDB with WHY naming the file; the file is left as it was.
+** (read-only; NULL or missing: none).  A location that cannot be written,
+** or a file another process keeps locked past the timeout, falls back to
+** read-only (not when locked), then to an in-memory store, with one
+** warning in WARN.  A corrupt or non-SQLite file, one written by a newer
+** schema, or a path that is not a regular file (a FIFO, /dev/null, a
+** directory) is FA4_EDB with WHY naming the file; the file is left as it
+** was.
+**
+** Every function of a handle locks it itself, and may be called from
+** several threads at once: callers must not hold a lock of their own
+** around them (they may wait up to the timeout).  Each wait for another
+** process is bounded by $FA4_DB_TIMEOUT seconds (db_timeout_ms()), after
+** which the call fails with FA4_EDB "locked by another process".
 */
 fa4_status db_open(db **out, const char *user_path, const char *system_path,
                    int flags, char *warn, size_t warn_size, char *why,
@@ -84,7 +93,7 @@ fa4_status db_store_winner(db *d, const device_limits *dev,
 /* The schema version this library writes (PRAGMA user_version).  Reading
 ** needs version 1 or later: queries that read use only version-1 columns
 ** (or substitute defaults), so an older read-only file still serves. */
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 
 /* The embedded SQL: db/schema.sql and the forward migrations (lib/db_schema.c,
 ** a byte-for-byte copy of the files; test_db_schema checks it). */
@@ -96,14 +105,29 @@ typedef struct db_migration {
 extern const char db_schema_sql[];
 extern const db_migration db_migrations[];   /* ends with { 0, NULL, NULL } */
 
-/* The default system database path ($FA4_SYSTEM_DB, else the installed
-** FA4_SYSTEM_DB_PATH) into BUF; returns BUF, or NULL when $FA4_SYSTEM_DB is
-** set but empty (no system database) or BUF is too small. */
+/*
+** The system database path, the one rule for the library and fa4-tune:
+** OPTION (the context option system_db_path; may be NULL), else
+** $FA4_SYSTEM_DB, else the installed $(pkgdatadir)/fa4-system.db, into
+** BUF.  Returns BUF, or NULL for "no system database": OPTION or
+** $FA4_SYSTEM_DB set but empty (or BUF too small).
+*/
+char *db_system_db_path(char *buf, size_t size, const char *option);
+
+/* db_system_db_path(BUF, SIZE, NULL). */
 char *db_default_system_path(char *buf, size_t size);
 
 /* SEQLEN rounded up to the next power of two (1000 -> 1024, 1025 -> 2048);
 ** values below 1 give 1, values above 2^30 give 2^30. */
 int db_seqlen_bucket(int seqlen);
+
+/* The work-size bucket of P: db_seqlen_bucket(batch * heads_kv), computed
+** without overflow.  Key rows with work_bucket 0 match any work size. */
+int db_work_bucket(const fa4_problem *p);
+
+/* The bound on each wait for a lock: $FA4_DB_TIMEOUT seconds (fractions
+** allowed; 0: do not wait), else 10 s; in milliseconds. */
+long db_timeout_ms(void);
 
 /* DEV's fingerprint "name|cc|sm_count|smem_optin|driver|nvrtc" into BUF;
 ** returns BUF. */
@@ -146,7 +170,7 @@ fa4_status db_check(db *d, char **report, int *problems, char *why,
 ** Exchange format (db_json.c): an object
 **   { "format": "fa4-db", "format_version": 1,
 **     "library_version": fa4_version(), "nvrtc_version": jit_nvrtc_version(),
-**     "schema_version": 2, "exported_at": "...",
+**     "schema_version": 3, "exported_at": "...",
 **     "devices": [ { "fingerprint", "name", "cc", "sm_count",
 **                    "smem_per_block_optin", "driver_version",
 **                    "nvrtc_version", "created_at" } ],
@@ -154,7 +178,7 @@ fa4_status db_check(db *d, char **report, int *problems, char *why,
 **                    "key": { dtype, head_dim_qk, head_dim_v, gqa_group,
 **                             causal, window_left, window_right, varlen,
 **                             paged, page_size, seqlen_q_bucket,
-**                             seqlen_k_bucket },
+**                             seqlen_k_bucket, work_bucket },
 **                    "config", "median_ms", "tflops", "updated_at",
 **                    "library_version", "driver_version",
 **                    "nvrtc_version" } ],
@@ -170,7 +194,13 @@ fa4_status db_check(db *d, char **report, int *problems, char *why,
 ** replaces an existing one for the same key only when its median_ms is
 ** lower (a missing median counts as infinitely slow); identical trials are
 ** not added twice.  A file is imported in one transaction: a malformed
-** record rejects the whole file.
+** record rejects the whole file.  Well-formed means every field has its
+** type and range: integers are never truncated (2^32+90 is out of range,
+** not 90), family is 80, 90 or 100, format_version is at least 1,
+** median_ms is a finite number above 0 (or null), the key's columns are in
+** range (work_bucket may be absent: 0, "any work size"), and the config
+** parses, names the record's family and passes config_validate() -- so
+** every imported winner is one lookup can use.
 */
 
 /* Flags for db_export_json(). */
@@ -189,7 +219,8 @@ fa4_status db_export_json_text(db *d, char **text, int flags, char *why,
                                size_t why_size);
 
 /*
-** Import the JSON file PATH into the user database, by the policy above.
+** Import the JSON file PATH ("-": standard input) into the user database,
+** by the policy above.
 ** DEV (may be NULL) is this machine's device: records for other devices
 ** are reported.  *SUMMARY (may be NULL; malloc'd) receives what was
 ** imported and a "warning:" line per mismatch kind.  FA4_EINVAL for
@@ -199,6 +230,12 @@ fa4_status db_export_json_text(db *d, char **text, int flags, char *why,
 */
 fa4_status db_import_json(db *d, const char *path, const device_limits *dev,
                           char **summary, char *why, size_t why_size);
+
+/* The same for the JSON document TEXT of LEN bytes, named LABEL in
+** messages (may be NULL). */
+fa4_status db_import_json_text(db *d, const char *text, size_t len,
+                               const char *label, const device_limits *dev,
+                               char **summary, char *why, size_t why_size);
 
 /*
 ** Merge the database file PATH (opened read-only, never changed) into the

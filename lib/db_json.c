@@ -4,14 +4,20 @@
 ** such a file, and merge another database file.  The format and the
 ** import policy are documented in db.h and fa4-db(5): every well-formed
 ** record is imported, and each kind of mismatch (library version, NVRTC
-** version, device, stale kernel source) is reported in the summary.
+** version, device, stale kernel source) is reported in the summary.  A
+** record is well-formed when every field has its type and range (no
+** integer is truncated, the config parses and passes config_validate()):
+** what import accepts, lookup can use.
 */
 #define _POSIX_C_SOURCE 200809L
 
-#include "db.h"
+#include "db_int.h"
+#include "config.h"
 #include "jit.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,22 +25,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
 #include <jansson.h>
 
 #define DB_JSON_FORMAT "fa4-db"
 #define DB_JSON_FORMAT_VERSION 1
 
-/* The key columns, in the order of db/schema.sql. */
-static const char *const key_names[] = {
-    "dtype", "head_dim_qk", "head_dim_v", "gqa_group", "causal",
-    "window_left", "window_right", "varlen", "paged", "page_size",
-    "seqlen_q_bucket", "seqlen_k_bucket"
-};
-#define NKEY 12
-#define KEY_COLS "dtype, head_dim_qk, head_dim_v, gqa_group, causal, " \
-                 "window_left, window_right, varlen, paged, page_size, " \
-                 "seqlen_q_bucket, seqlen_k_bucket"
+#define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 /* Column I of ST as JSON: integer, real, text or null. */
 static json_t *column_json(sqlite3_stmt *st, int i)
@@ -51,10 +47,10 @@ static json_t *column_json(sqlite3_stmt *st, int i)
     }
 }
 
-/* Run SQL on H and append one object per row to ARR: columns named in
-** NAMES become members, except that the NKEY columns starting at KEY_AT
-** (when >= 0) go into a "key" member.  SQLite's code. */
-static int rows_to_json(json_t *arr, sqlite3 *h, const char *sql, int key_at)
+/* Run SQL on H and append one object per row to ARR, a member per
+** column; with KEYED, the problem-key columns (by name) go into a "key"
+** member.  SQLite's code. */
+static int rows_to_json(json_t *arr, sqlite3 *h, const char *sql, int keyed)
 {
     sqlite3_stmt *st = NULL;
     int rc, i, n;
@@ -63,19 +59,19 @@ static int rows_to_json(json_t *arr, sqlite3 *h, const char *sql, int key_at)
         return rc;
     n = sqlite3_column_count(st);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *obj = json_object(), *key = key_at >= 0 ? json_object() : NULL;
+        json_t *obj = json_object(), *key = keyed ? json_object() : NULL;
 
-        if (!obj || (key_at >= 0 && !key)) {
+        if (!obj || (keyed && !key)) {
             json_decref(obj);
             json_decref(key);
             rc = SQLITE_NOMEM;
             break;
         }
         for (i = 0; i < n; i++) {
-            json_t *target = key && i >= key_at && i < key_at + NKEY ? key : obj;
+            const char *name = sqlite3_column_name(st, i);
+            json_t *target = key && db_key_index(name) >= 0 ? key : obj;
 
-            json_object_set_new(target, sqlite3_column_name(st, i),
-                                column_json(st, i));
+            json_object_set_new(target, name, column_json(st, i));
         }
         if (key)
             json_object_set_new(obj, "key", key);
@@ -97,11 +93,15 @@ static fa4_status dump_db(json_t **out, sqlite3 *h, int version,
                                     : "'' AS library_version";
     json_t *root = NULL, *devs, *wins, *trials = NULL;
     char *sql = NULL, stamp[32];
+    char *wcols = NULL, *worder = NULL, *tcols = NULL;
     time_t now = time(NULL);
     struct tm tm;
     int rc, nomem = 0;
 
     *out = NULL;
+    if (version < 1)
+        return db_fail(why, why_size, FA4_EDB, "%s: empty database (no fa4 "
+                       "tables yet: nothing was stored in it)", path);
     gmtime_r(&now, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
     root = json_pack("{s:s, s:i, s:s, s:i, s:i, s:s, s:[], s:[]}",
@@ -113,11 +113,16 @@ static fa4_status dump_db(json_t **out, sqlite3 *h, int version,
                      "exported_at", stamp, "devices", "winners");
     if (!root)
         return db_fail(why, why_size, FA4_ENOMEM, "out of memory");
+    wcols = db_key_sql("w.@", ", ", DB_KEY_ALL, version, "0 AS @");
+    worder = db_key_sql("w.@", ", ", DB_KEY_ALL, version, NULL);
+    tcols = db_key_sql("t.@", ", ", DB_KEY_ALL, version, "0 AS @");
+    if (!wcols || !worder || !tcols)
+        goto nomem;
     devs = json_object_get(root, "devices");
     wins = json_object_get(root, "winners");
     rc = rows_to_json(devs, h, "SELECT fingerprint, name, cc, sm_count, "
                       "smem_per_block_optin, driver_version, nvrtc_version, "
-                      "created_at FROM devices ORDER BY id", -1);
+                      "created_at FROM devices ORDER BY id", 0);
     if (rc != SQLITE_OK)
         goto err;
     sql = sqlite3_mprintf("SELECT d.fingerprint AS device, w.family, "
@@ -125,10 +130,10 @@ static fa4_status dump_db(json_t **out, sqlite3 *h, int version,
                           "w.tflops, w.updated_at, %s, d.driver_version, "
                           "d.nvrtc_version FROM winners w JOIN devices d ON "
                           "d.id = w.device_id ORDER BY d.id, w.family, %s",
-                          KEY_COLS, wlib, KEY_COLS);
+                          wcols, wlib, worder);
     if (!sql)
         goto nomem;
-    if ((rc = rows_to_json(wins, h, sql, 3)) != SQLITE_OK)
+    if ((rc = rows_to_json(wins, h, sql, 1)) != SQLITE_OK)
         goto err;
     sqlite3_free(sql);
     sql = NULL;
@@ -143,13 +148,17 @@ static fa4_status dump_db(json_t **out, sqlite3 *h, int version,
                               "t.reps, t.tflops, t.max_rel_err, t.created_at, "
                               "%s, d.driver_version, d.nvrtc_version FROM "
                               "trials t JOIN devices d ON d.id = t.device_id "
-                              "ORDER BY t.id", KEY_COLS, tlib);
+                              "ORDER BY t.id", tcols, tlib);
         if (!sql)
             goto nomem;
-        if ((rc = rows_to_json(trials, h, sql, 3)) != SQLITE_OK)
+        if ((rc = rows_to_json(trials, h, sql, 1)) != SQLITE_OK)
             goto err;
         sqlite3_free(sql);
+        sql = NULL;
     }
+    sqlite3_free(wcols);
+    sqlite3_free(worder);
+    sqlite3_free(tcols);
     *out = root;
     return FA4_OK;
 nomem:
@@ -157,10 +166,13 @@ nomem:
     rc = SQLITE_NOMEM;
 err:
     sqlite3_free(sql);
+    sqlite3_free(wcols);
+    sqlite3_free(worder);
+    sqlite3_free(tcols);
     json_decref(root);
     if (nomem || rc == SQLITE_NOMEM)
         return db_fail(why, why_size, FA4_ENOMEM, "out of memory");
-    return db_sqlite_error(h, path, rc, "export", why, why_size);
+    return db_read_error(h, path, rc, "export", why, why_size);
 }
 
 fa4_status db_export_json_text(db *d, char **text, int flags, char *why,
@@ -286,15 +298,18 @@ static int run(sqlite3_stmt *st)
     return rc;
 }
 
-/* Bind JSON number or null V to parameter I; 0, or -1 when V is neither. */
-static int bind_num(sqlite3_stmt *st, int i, json_t *v)
+/* Bind JSON number or null V to parameter NAME; 0, or -1 when V is
+** neither. */
+static int bind_num(sqlite3_stmt *st, const char *name, json_t *v)
 {
+    int i = sqlite3_bind_parameter_index(st, name);
+
     if (!v || json_is_null(v))
-        return sqlite3_bind_null(st, i), 0;
+        return i > 0 ? sqlite3_bind_null(st, i) : 0, 0;
     if (json_is_integer(v))
-        return sqlite3_bind_int64(st, i, json_integer_value(v)), 0;
+        return i > 0 ? sqlite3_bind_int64(st, i, json_integer_value(v)) : 0, 0;
     if (json_is_real(v))
-        return sqlite3_bind_double(st, i, json_real_value(v)), 0;
+        return i > 0 ? sqlite3_bind_double(st, i, json_real_value(v)) : 0, 0;
     return -1;
 }
 
@@ -312,6 +327,62 @@ static json_t *array_member(json_t *root, const char *name, const char *label,
     return NULL;
 }
 
+/*
+** *OUT = the integer member NAME of OBJ, in LO..HI.  Absent (or null):
+** *DEF when DEF is not NULL, else an error.  0, or -1 with WHY prefixed
+** by WHERE ("file: winners[3]").  Integers are never truncated: a value
+** that does not fit is out of range.
+*/
+static int get_int(int *out, json_t *obj, const char *name, long long lo,
+                   long long hi, const int *def, const char *where, char *why,
+                   size_t why_size)
+{
+    json_t *v = json_object_get(obj, name);
+    json_int_t x;
+
+    if ((!v || json_is_null(v)) && def) {
+        *out = *def;
+        return 0;
+    }
+    if (!json_is_integer(v)) {
+        db_fail(why, why_size, FA4_EINVAL, "%s: %s %s", where, name,
+                v ? "is not an integer" : "missing");
+        return -1;
+    }
+    x = json_integer_value(v);
+    if (x < lo || x > hi) {
+        db_fail(why, why_size, FA4_EINVAL, "%s: %s=%lld; must be in "
+                "%lld..%lld", where, name, (long long)x, lo, hi);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+/* 0 when V is absent, null, or a finite number above LO (at or above LO
+** with INCL); else -1 with WHY naming NAME under WHERE. */
+static int check_num(json_t *v, const char *name, double lo, int incl,
+                     const char *where, char *why, size_t why_size)
+{
+    double x;
+
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_number(v)) {
+        db_fail(why, why_size, FA4_EINVAL, "%s: %s must be a number or null",
+                where, name);
+        return -1;
+    }
+    x = json_number_value(v);
+    if (!isfinite(x) || (incl ? x < lo : x <= lo)) {
+        db_fail(why, why_size, FA4_EINVAL, "%s: %s=%g; must be a finite "
+                "number %s %g (or null)", where, name, x, incl ? ">=" : ">",
+                lo);
+        return -1;
+    }
+    return 0;
+}
+
 /* Import the devices of ROOT (label LABEL) into H.  FA4_OK or error. */
 static fa4_status import_devices(tally *t, sqlite3 *h, json_t *root,
                                  const char *label, char *why, size_t why_size)
@@ -319,6 +390,7 @@ static fa4_status import_devices(tally *t, sqlite3 *h, json_t *root,
     sqlite3_stmt *st = NULL;
     json_t *devs = array_member(root, "devices", label, why, why_size), *dv;
     json_error_t jerr;
+    char where[1100];
     size_t i;
     int rc;
 
@@ -327,35 +399,47 @@ static fa4_status import_devices(tally *t, sqlite3 *h, json_t *root,
     rc = sqlite3_prepare_v2(h, "INSERT OR IGNORE INTO devices (fingerprint, "
                             "name, cc, sm_count, smem_per_block_optin, "
                             "driver_version, nvrtc_version, created_at) "
-                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                            "coalesce(?8, strftime('%Y-%m-%dT%H:%M:%fZ', "
-                            "'now')))", -1, &st, NULL);
+                            "VALUES (:fp, :name, :cc, :sms, :smem, :driver, "
+                            ":nvrtc, coalesce(:created, " NOW_SQL "))", -1,
+                            &st, NULL);
     if (rc != SQLITE_OK)
         return db_sqlite_error(h, NULL, rc, "import devices", why, why_size);
     json_array_foreach(devs, i, dv) {
         const char *fp, *name, *created = NULL;
         int cc, sms, smem, drv, nvrtc;
 
-        if (json_unpack_ex(dv, &jerr, 0, "{s:s, s:s, s:i, s:i, s:i, s:i, "
-                           "s:i, s?s}", "fingerprint", &fp, "name", &name,
-                           "cc", &cc, "sm_count", &sms, "smem_per_block_optin",
-                           &smem, "driver_version", &drv, "nvrtc_version",
-                           &nvrtc, "created_at", &created) != 0) {
+        snprintf(where, sizeof where, "%s: devices[%zu]", label, i);
+        if (json_unpack_ex(dv, &jerr, 0, "{s:s, s:s, s?s}", "fingerprint",
+                           &fp, "name", &name, "created_at", &created) != 0) {
             sqlite3_finalize(st);
-            return db_fail(why, why_size, FA4_EINVAL, "%s: devices[%zu]: %s",
-                           label, i, jerr.text);
+            return db_fail(why, why_size, FA4_EINVAL, "%s: %s", where,
+                           jerr.text);
         }
-        sqlite3_bind_text(st, 1, fp, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-        sqlite3_bind_int(st, 3, cc);
-        sqlite3_bind_int(st, 4, sms);
-        sqlite3_bind_int(st, 5, smem);
-        sqlite3_bind_int(st, 6, drv);
-        sqlite3_bind_int(st, 7, nvrtc);
-        if (created)
-            sqlite3_bind_text(st, 8, created, -1, SQLITE_STATIC);
-        else
-            sqlite3_bind_null(st, 8);
+        if (!*fp) {
+            sqlite3_finalize(st);
+            return db_fail(why, why_size, FA4_EINVAL, "%s: empty fingerprint",
+                           where);
+        }
+        if (get_int(&cc, dv, "cc", 10, 1000, NULL, where, why, why_size) ||
+            get_int(&sms, dv, "sm_count", 1, INT_MAX, NULL, where, why,
+                    why_size) ||
+            get_int(&smem, dv, "smem_per_block_optin", 0, INT_MAX, NULL, where,
+                    why, why_size) ||
+            get_int(&drv, dv, "driver_version", 0, INT_MAX, NULL, where, why,
+                    why_size) ||
+            get_int(&nvrtc, dv, "nvrtc_version", 0, INT_MAX, NULL, where, why,
+                    why_size)) {
+            sqlite3_finalize(st);
+            return FA4_EINVAL;
+        }
+        db_bind_text(st, ":fp", fp);
+        db_bind_text(st, ":name", name);
+        db_bind_int(st, ":cc", cc);
+        db_bind_int(st, ":sms", sms);
+        db_bind_int(st, ":smem", smem);
+        db_bind_int(st, ":driver", drv);
+        db_bind_int(st, ":nvrtc", nvrtc);
+        db_bind_text(st, ":created", created);
         if ((rc = run(st)) != SQLITE_DONE) {
             sqlite3_finalize(st);
             return db_sqlite_error(h, NULL, rc, "import devices", why,
@@ -367,14 +451,13 @@ static fa4_status import_devices(tally *t, sqlite3 *h, json_t *root,
     return FA4_OK;
 }
 
-/* The common part of a winner or trial record REC (ARRAY[I] of LABEL):
-** device id, family, source hash, key, config, library version; tallies
-** its mismatches against DEV_FP (may be NULL).  FA4_OK or FA4_EINVAL. */
+/* The common part of a winner or trial record: device id, family, source
+** hash, key, config, library version, times. */
 typedef struct record {
     sqlite3_int64 device_id;
     int family;
     const char *hash, *config, *libver, *updated;
-    int key[NKEY];
+    db_key key;
     json_t *median, *tflops;
 } record;
 
@@ -391,60 +474,83 @@ static int opt_string(const char **out, json_t *v)
     return 0;
 }
 
+/* Read record REC (ARRAY[I] of LABEL) into R, checking every field's type
+** and range, and tally its mismatches against DEV_FP (may be NULL).
+** FA4_OK, FA4_EINVAL, or FA4_EDB. */
 static fa4_status read_record(record *r, tally *t, sqlite3 *h, json_t *rec,
                               const char *label, const char *array, size_t i,
                               const char *dev_fp, int my_nvrtc, char *why,
                               size_t why_size)
 {
+    static const int zero = 0;
     sqlite3_stmt *st = NULL;
     json_error_t jerr;
     json_t *key = NULL, *libver = NULL, *updated = NULL, *created = NULL;
     const char *fp, *cur, *name;
+    char where[1100], buf[32], perr[512];
+    fa4_config cfg;
     int k, nvrtc = 0, rc;
-    char buf[32];
 
     memset(r, 0, sizeof *r);
-    if (json_unpack_ex(rec, &jerr, 0, "{s:s, s:i, s:s, s:o, s:s, s?o, s?o, "
-                       "s?o, s?o, s?o}", "device", &fp, "family", &r->family,
-                       "source_hash", &r->hash, "key", &key, "config",
-                       &r->config, "library_version", &libver,
-                       "updated_at", &updated, "created_at", &created,
+    snprintf(where, sizeof where, "%s: %s[%zu]", label, array, i);
+    if (json_unpack_ex(rec, &jerr, 0, "{s:s, s:s, s:o, s:s, s?o, s?o, s?o, "
+                       "s?o, s?o}", "device", &fp, "source_hash", &r->hash,
+                       "key", &key, "config", &r->config, "library_version",
+                       &libver, "updated_at", &updated, "created_at", &created,
                        "median_ms", &r->median, "tflops", &r->tflops) != 0)
-        return db_fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: %s", label,
-                       array, i, jerr.text);
+        return db_fail(why, why_size, FA4_EINVAL, "%s: %s", where, jerr.text);
+    if (get_int(&r->family, rec, "family", 0, INT_MAX, NULL, where, why,
+                why_size))
+        return FA4_EINVAL;
+    if (r->family != FA4_FAMILY_SM80 && r->family != FA4_FAMILY_SM90 &&
+        r->family != FA4_FAMILY_SM100)
+        return db_fail(why, why_size, FA4_EINVAL, "%s: family=%d; must be 80, "
+                       "90 or 100", where, r->family);
     if (opt_string(&r->libver, libver) || opt_string(&r->updated, updated) ||
         (!r->updated && opt_string(&r->updated, created)))
-        return db_fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: library_version, "
+        return db_fail(why, why_size, FA4_EINVAL, "%s: library_version, "
                        "updated_at and created_at must be strings or null",
-                       label, array, i);
+                       where);
     if (!json_is_object(key))
-        return db_fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: \"key\" is not "
-                       "an object", label, array, i);
-    for (k = 0; k < NKEY; k++) {
-        json_t *v = json_object_get(key, key_names[k]);
+        return db_fail(why, why_size, FA4_EINVAL, "%s: \"key\" is not an "
+                       "object", where);
+    for (k = 0; k < db_key_ncols; k++) {
+        const db_key_column *c = &db_key_columns[k];
+        char kw[1200];
 
-        if (!json_is_integer(v))
-            return db_fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: key.%s "
-                           "missing or not an integer", label, array, i,
-                           key_names[k]);
-        r->key[k] = (int)json_integer_value(v);
+        /* A column newer than the first format is optional: files
+           written before it existed mean "any" (0). */
+        snprintf(kw, sizeof kw, "%s: key", where);
+        if (get_int(&DB_KEY_AT(&r->key, k), key, c->name, c->lo, c->hi,
+                    c->since > 1 ? &zero : NULL, kw, why, why_size))
+            return FA4_EINVAL;
     }
-    if ((r->median && !json_is_number(r->median) && !json_is_null(r->median))
-        || (r->tflops && !json_is_number(r->tflops) &&
-            !json_is_null(r->tflops)))
-        return db_fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: median_ms and "
-                       "tflops must be numbers or null", label, array, i);
+    if (!db_key_valid(&r->key, perr, sizeof perr))
+        return db_fail(why, why_size, FA4_EINVAL, "%s: %s", where, perr);
+    if (check_num(r->median, "median_ms", 0, 0, where, why, why_size) ||
+        check_num(r->tflops, "tflops", 0, 1, where, why, why_size))
+        return FA4_EINVAL;
+    if (config_parse(&cfg, r->config, perr, sizeof perr) != FA4_OK)
+        return db_fail(why, why_size, FA4_EINVAL, "%s: %s", where, perr);
+    if ((int)cfg.family != r->family)
+        return db_fail(why, why_size, FA4_EINVAL, "%s: config \"%s\" is "
+                       "family %d, the record %d", where, r->config,
+                       (int)cfg.family, r->family);
+    if (config_validate(&cfg, perr, sizeof perr) != FA4_OK)
+        return db_fail(why, why_size, FA4_EINVAL, "%s: config \"%s\": %s",
+                       where, r->config, perr);
+
     rc = sqlite3_prepare_v2(h, "SELECT id, name, nvrtc_version FROM devices "
-                            "WHERE fingerprint = ?1", -1, &st, NULL);
+                            "WHERE fingerprint = :fp", -1, &st, NULL);
     if (rc == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, fp, -1, SQLITE_STATIC);
+        db_bind_text(st, ":fp", fp);
         rc = sqlite3_step(st);
     }
     if (rc != SQLITE_ROW) {
         sqlite3_finalize(st);
         if (rc == SQLITE_DONE)
-            return db_fail(why, why_size, FA4_EINVAL, "%s: %s[%zu]: device "
-                           "\"%s\" is not in \"devices\"", label, array, i, fp);
+            return db_fail(why, why_size, FA4_EINVAL, "%s: device \"%s\" is "
+                           "not in \"devices\"", where, fp);
         return db_sqlite_error(h, NULL, rc, "import", why, why_size);
     }
     r->device_id = sqlite3_column_int64(st, 0);
@@ -469,23 +575,38 @@ static fa4_status read_record(record *r, tally *t, sqlite3 *h, json_t *rec,
     return FA4_OK;
 }
 
-/* Bind device, family, hash and key of R to parameters 1..15. */
+/* Bind device, family, hash, key, config, times and version of R to the
+** statement's parameters of those names. */
 static void bind_record(sqlite3_stmt *st, const record *r)
 {
-    int k;
-
-    sqlite3_bind_int64(st, 1, r->device_id);
-    sqlite3_bind_int(st, 2, r->family);
-    sqlite3_bind_text(st, 3, r->hash, -1, SQLITE_STATIC);
-    for (k = 0; k < NKEY; k++)
-        sqlite3_bind_int(st, 4 + k, r->key[k]);
+    db_bind_int(st, ":device_id", r->device_id);
+    db_bind_int(st, ":family", r->family);
+    db_bind_text(st, ":source_hash", r->hash);
+    db_key_bind(st, &r->key);
+    db_bind_text(st, ":config", r->config);
+    bind_num(st, ":median_ms", r->median);
+    bind_num(st, ":tflops", r->tflops);
+    db_bind_text(st, ":updated_at", r->updated);
+    db_bind_text(st, ":library_version", r->libver);
 }
 
-#define PK_WHERE "device_id = ?1 AND family = ?2 AND source_hash = ?3 AND " \
-    "dtype = ?4 AND head_dim_qk = ?5 AND head_dim_v = ?6 AND gqa_group = ?7 " \
-    "AND causal = ?8 AND window_left = ?9 AND window_right = ?10 AND " \
-    "varlen = ?11 AND paged = ?12 AND page_size = ?13 AND " \
-    "seqlen_q_bucket = ?14 AND seqlen_k_bucket = ?15"
+/* Prepare FMT, expanded by db_key_expand() with "{where}" the primary
+** key's condition, on H into *ST.  SQLite's code. */
+static int prep_keyed(sqlite3 *h, sqlite3_stmt **st, const char *fmt)
+{
+    static const char pk[] = "device_id = :device_id AND family = :family "
+                             "AND source_hash = :source_hash AND {pk}";
+    const char *w = strstr(fmt, "{where}");
+    char *full = w ? sqlite3_mprintf("%.*s%s%s", (int)(w - fmt), fmt, pk,
+                                     w + strlen("{where}"))
+                   : sqlite3_mprintf("%s", fmt);
+    char *sql = full ? db_key_expand(full) : NULL;
+    int rc = sql ? sqlite3_prepare_v2(h, sql, -1, st, NULL) : SQLITE_NOMEM;
+
+    sqlite3_free(full);
+    sqlite3_free(sql);
+    return rc;
+}
 
 /* Import ROOT's winners into H: a record replaces an existing one only
 ** when it is faster. */
@@ -502,23 +623,19 @@ static fa4_status import_winners(tally *t, sqlite3 *h, json_t *root,
 
     if (!wins)
         return FA4_EINVAL;
-    rc = sqlite3_prepare_v2(h, "SELECT median_ms FROM winners WHERE "
-                            PK_WHERE, -1, &sel, NULL);
+    rc = prep_keyed(h, &sel, "SELECT median_ms FROM winners WHERE {where}");
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(h, "INSERT INTO winners (device_id, family, "
-                                "source_hash, " KEY_COLS ", config, "
-                                "median_ms, tflops, updated_at, "
-                                "library_version) VALUES (?1, ?2, ?3, ?4, "
-                                "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-                                "?15, ?16, ?17, ?18, coalesce(?19, "
-                                "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), ?20)",
-                                -1, &ins, NULL);
+        rc = prep_keyed(h, &ins, "INSERT INTO winners (device_id, family, "
+                        "source_hash, {cols}, config, median_ms, tflops, "
+                        "updated_at, library_version) VALUES (:device_id, "
+                        ":family, :source_hash, {params}, :config, :median_ms, "
+                        ":tflops, coalesce(:updated_at, " NOW_SQL "), "
+                        ":library_version)");
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(h, "UPDATE winners SET config = ?16, "
-                                "median_ms = ?17, tflops = ?18, updated_at = "
-                                "coalesce(?19, strftime('%Y-%m-%dT%H:%M:%fZ', "
-                                "'now')), library_version = ?20 WHERE "
-                                PK_WHERE, -1, &upd, NULL);
+        rc = prep_keyed(h, &upd, "UPDATE winners SET config = :config, "
+                        "median_ms = :median_ms, tflops = :tflops, updated_at "
+                        "= coalesce(:updated_at, " NOW_SQL "), "
+                        "library_version = :library_version WHERE {where}");
     if (rc != SQLITE_OK) {
         st = db_sqlite_error(h, NULL, rc, "import winners", why, why_size);
         goto done;
@@ -552,14 +669,6 @@ static fa4_status import_winners(tally *t, sqlite3 *h, json_t *root,
         }
         w = exists ? upd : ins;
         bind_record(w, &r);
-        sqlite3_bind_text(w, 16, r.config, -1, SQLITE_STATIC);
-        bind_num(w, 17, r.median);
-        bind_num(w, 18, r.tflops);
-        if (r.updated)
-            sqlite3_bind_text(w, 19, r.updated, -1, SQLITE_STATIC);
-        else
-            sqlite3_bind_null(w, 19);
-        sqlite3_bind_text(w, 20, r.libver, -1, SQLITE_STATIC);
         if ((rc = run(w)) != SQLITE_DONE) {
             st = db_sqlite_error(h, NULL, rc, "import winners", why, why_size);
             goto done;
@@ -582,15 +691,11 @@ static fa4_status import_trials(tally *t, sqlite3 *h, json_t *root,
                                 const char *label, const char *dev_fp,
                                 int my_nvrtc, char *why, size_t why_size)
 {
-    static const char cols[] =
-        "device_id, family, source_hash, " KEY_COLS ", batch, heads_q, "
-        "seqlen_q, seqlen_k, config, ok, failure, median_ms, min_ms, max_ms, "
-        "reps, tflops, max_rel_err, created_at, library_version";
     sqlite3_stmt *sel = NULL, *ins = NULL;
     json_t *trials = json_object_get(root, "trials"), *rec;
     fa4_status st = FA4_OK;
     json_error_t jerr;
-    char sql[1024];
+    char where[1100];
     record r;
     size_t i;
     int rc;
@@ -600,106 +705,91 @@ static fa4_status import_trials(tally *t, sqlite3 *h, json_t *root,
     if (!json_is_array(trials))
         return db_fail(why, why_size, FA4_EINVAL, "%s: \"trials\" is not an "
                        "array", label);
-    rc = sqlite3_prepare_v2(h, "SELECT 1 FROM trials WHERE " PK_WHERE
-                            " AND batch = ?16 AND heads_q = ?17 AND "
-                            "seqlen_q = ?18 AND seqlen_k = ?19 AND config = "
-                            "?20 AND created_at IS ?27 AND median_ms IS ?23",
-                            -1, &sel, NULL);
-    snprintf(sql, sizeof sql, "INSERT INTO trials (%s) VALUES (?1, ?2, ?3, "
-             "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-             "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, "
-             "coalesce(?29, strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', 'now')), "
-             "?30)", cols);
+    rc = prep_keyed(h, &sel, "SELECT 1 FROM trials WHERE {where} AND batch = "
+                    ":batch AND heads_q = :heads_q AND seqlen_q = :seqlen_q "
+                    "AND seqlen_k = :seqlen_k AND config = :config AND "
+                    "created_at IS :updated_at AND median_ms IS :median_ms");
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(h, sql, -1, &ins, NULL);
+        rc = prep_keyed(h, &ins, "INSERT INTO trials (device_id, family, "
+                        "source_hash, {cols}, batch, heads_q, seqlen_q, seqlen_k, "
+                        "config, ok, failure, median_ms, min_ms, max_ms, reps, "
+                        "tflops, max_rel_err, created_at, library_version) "
+                        "VALUES (:device_id, :family, :source_hash, {params}, "
+                        ":batch, :heads_q, :seqlen_q, :seqlen_k, :config, :ok, "
+                        ":failure, :median_ms, :min_ms, :max_ms, :reps, "
+                        ":tflops, :max_rel_err, coalesce(:updated_at, "
+                        NOW_SQL "), :library_version)");
     if (rc != SQLITE_OK) {
         st = db_sqlite_error(h, NULL, rc, "import trials", why, why_size);
         goto done;
     }
     json_array_foreach(trials, i, rec) {
-        int batch, heads, sq, sk, pass;
+        int batch, heads, sq, sk, j;
         const char *failure = NULL;
         json_t *mn = NULL, *mx = NULL, *reps = NULL, *err = NULL;
         json_t *okv = NULL, *fv = NULL;
         sqlite3_stmt *s2[2];
-        int j;
 
         st = read_record(&r, t, h, rec, label, "trials", i, dev_fp, my_nvrtc,
                          why, why_size);
         if (st != FA4_OK)
             goto done;
-        if (json_unpack_ex(rec, &jerr, 0, "{s:i, s:i, s:i, s:i, s:o, s?o, "
-                           "s?o, s?o, s?o, s?o}", "batch", &batch, "heads_q",
-                           &heads, "seqlen_q", &sq, "seqlen_k", &sk, "ok",
-                           &okv, "failure", &fv, "min_ms", &mn, "max_ms", &mx,
-                           "reps", &reps, "max_rel_err", &err) != 0) {
-            st = db_fail(why, why_size, FA4_EINVAL, "%s: trials[%zu]: %s",
-                         label, i, jerr.text);
+        snprintf(where, sizeof where, "%s: trials[%zu]", label, i);
+        if (json_unpack_ex(rec, &jerr, 0, "{s:o, s?o, s?o, s?o, s?o, s?o}",
+                           "ok", &okv, "failure", &fv, "min_ms", &mn,
+                           "max_ms", &mx, "reps", &reps, "max_rel_err",
+                           &err) != 0) {
+            st = db_fail(why, why_size, FA4_EINVAL, "%s: %s", where, jerr.text);
+            goto done;
+        }
+        if (get_int(&batch, rec, "batch", 1, INT_MAX, NULL, where, why,
+                    why_size) ||
+            get_int(&heads, rec, "heads_q", 1, INT_MAX, NULL, where, why,
+                    why_size) ||
+            get_int(&sq, rec, "seqlen_q", 1, INT_MAX, NULL, where, why,
+                    why_size) ||
+            get_int(&sk, rec, "seqlen_k", 1, INT_MAX, NULL, where, why,
+                    why_size) ||
+            check_num(mn, "min_ms", 0, 1, where, why, why_size) ||
+            check_num(mx, "max_ms", 0, 1, where, why, why_size) ||
+            check_num(err, "max_rel_err", 0, 1, where, why, why_size) ||
+            check_num(reps, "reps", 0, 1, where, why, why_size)) {
+            st = FA4_EINVAL;
             goto done;
         }
         if ((!json_is_integer(okv) && !json_is_boolean(okv)) ||
             opt_string(&failure, fv)) {
-            st = db_fail(why, why_size, FA4_EINVAL,
-                         "%s: trials[%zu]: \"ok\" must "
-                         "be 0/1 or a boolean and \"failure\" a string or null",
-                         label, i);
+            st = db_fail(why, why_size, FA4_EINVAL, "%s: \"ok\" must be 0/1 or "
+                         "a boolean and \"failure\" a string or null", where);
             goto done;
         }
         s2[0] = sel;
         s2[1] = ins;
-        pass = 1;
         for (j = 0; j < 2; j++) {
             sqlite3_stmt *w = s2[j];
 
             bind_record(w, &r);
-            sqlite3_bind_int(w, 16, batch);
-            sqlite3_bind_int(w, 17, heads);
-            sqlite3_bind_int(w, 18, sq);
-            sqlite3_bind_int(w, 19, sk);
-            sqlite3_bind_text(w, 20, r.config, -1, SQLITE_STATIC);
-            sqlite3_bind_int(w, 21, json_is_true(okv) ||
-                                    (json_is_integer(okv) &&
-                                     json_integer_value(okv) != 0));
-            if (failure)
-                sqlite3_bind_text(w, 22, failure, -1, SQLITE_STATIC);
-            else
-                sqlite3_bind_null(w, 22);
-            if (bind_num(w, 23, r.median) || bind_num(w, 24, mn) ||
-                bind_num(w, 25, mx) || bind_num(w, 26, reps) ||
-                bind_num(w, 27, r.tflops) || bind_num(w, 28, err))
-                pass = 0;
-            /* created_at: ?27 in the SELECT, ?29 in the INSERT */
-            if (j == 0) {
-                if (r.updated)
-                    sqlite3_bind_text(w, 27, r.updated, -1, SQLITE_STATIC);
-                else
-                    sqlite3_bind_null(w, 27);
-            } else {
-                if (r.updated)
-                    sqlite3_bind_text(w, 29, r.updated, -1, SQLITE_STATIC);
-                else
-                    sqlite3_bind_null(w, 29);
-                sqlite3_bind_text(w, 30, r.libver, -1, SQLITE_STATIC);
+            db_bind_int(w, ":batch", batch);
+            db_bind_int(w, ":heads_q", heads);
+            db_bind_int(w, ":seqlen_q", sq);
+            db_bind_int(w, ":seqlen_k", sk);
+            db_bind_int(w, ":ok", json_is_true(okv) ||
+                                  (json_is_integer(okv) &&
+                                   json_integer_value(okv) != 0));
+            db_bind_text(w, ":failure", failure);
+            bind_num(w, ":min_ms", mn);
+            bind_num(w, ":max_ms", mx);
+            bind_num(w, ":reps", reps);
+            bind_num(w, ":max_rel_err", err);
+            rc = run(w);
+            if (j == 0 && rc == SQLITE_ROW) {
+                t->trial_present++;
+                break;
             }
-            if (!pass) {
-                st = db_fail(why, why_size, FA4_EINVAL, "%s: trials[%zu]: "
-                             "measurements must be numbers or null", label, i);
-                goto done;
-            }
-            if (j == 0) {
-                rc = sqlite3_step(sel);
-                sqlite3_reset(sel);
-                if (rc == SQLITE_ROW) {
-                    t->trial_present++;
-                    break;
-                }
-                if (rc != SQLITE_DONE)
-                    break;
-            } else {
-                rc = run(ins);
-                if (rc == SQLITE_DONE)
-                    t->trial_added++;
-            }
+            if (rc != SQLITE_DONE)
+                break;
+            if (j == 1)
+                t->trial_added++;
         }
         if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
             st = db_sqlite_error(h, NULL, rc, "import trials", why, why_size);
@@ -767,24 +857,28 @@ static fa4_status import_root(db *d, json_t *root, const char *label,
 {
     tally t;
     const char *format = NULL;
-    int fv = 0, my_nvrtc;
+    json_int_t fv = 0;
+    int my_nvrtc;
     char fp[512], *dev_fp = NULL;
     sqlite3 *h;
     fa4_status st;
     json_error_t jerr;
 
     memset(&t, 0, sizeof t);
-    if (json_unpack_ex(root, &jerr, 0, "{s:s, s:i}", "format", &format,
+    if (json_unpack_ex(root, &jerr, 0, "{s:s, s:I}", "format", &format,
                        "format_version", &fv) != 0)
         return db_fail(why, why_size, FA4_EINVAL, "%s: not an fa4-db export: %s",
                        label, jerr.text);
     if (strcmp(format, DB_JSON_FORMAT) != 0)
         return db_fail(why, why_size, FA4_EINVAL, "%s: format \"%s\", expected "
                        "\"%s\"", label, format, DB_JSON_FORMAT);
+    if (fv < 1)
+        return db_fail(why, why_size, FA4_EINVAL, "%s: format_version %lld; "
+                       "must be 1 or more", label, (long long)fv);
     if (fv > DB_JSON_FORMAT_VERSION)
-        return db_fail(why, why_size, FA4_ENOTSUP, "%s: format_version %d is "
-                       "newer than this libfa4 %s reads (%d)", label, fv,
-                       fa4_version(), DB_JSON_FORMAT_VERSION);
+        return db_fail(why, why_size, FA4_ENOTSUP, "%s: format_version %lld is "
+                       "newer than this libfa4 %s reads (%d)", label,
+                       (long long)fv, fa4_version(), DB_JSON_FORMAT_VERSION);
     if (dev)
         dev_fp = db_device_fingerprint(fp, sizeof fp, dev);
     my_nvrtc = dev && dev->nvrtc_version ? dev->nvrtc_version
@@ -824,17 +918,44 @@ fa4_status db_import_json(db *d, const char *path, const device_limits *dev,
     json_error_t jerr;
     json_t *root;
     fa4_status st;
+    const int in = path && strcmp(path, "-") == 0;
+    const char *label = in ? "(stdin)" : path;
 
     if (summary)
         *summary = NULL;
     if (!d || !path)
         return db_fail(why, why_size, FA4_EINVAL,
                        "db_import_json: NULL argument");
-    root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    root = in ? json_loadf(stdin, JSON_REJECT_DUPLICATES, &jerr)
+              : json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
-        return db_fail(why, why_size, FA4_EINVAL, "%s:%d:%d: %s", path,
+        return db_fail(why, why_size, FA4_EINVAL, "%s:%d:%d: %s", label,
                        jerr.line, jerr.column, jerr.text);
-    st = import_root(d, root, path, dev, summary, why, why_size);
+    st = import_root(d, root, label, dev, summary, why, why_size);
+    json_decref(root);
+    return st;
+}
+
+fa4_status db_import_json_text(db *d, const char *text, size_t len,
+                               const char *label, const device_limits *dev,
+                               char **summary, char *why, size_t why_size)
+{
+    json_error_t jerr;
+    json_t *root;
+    fa4_status st;
+
+    if (summary)
+        *summary = NULL;
+    if (!d || (!text && len))
+        return db_fail(why, why_size, FA4_EINVAL,
+                       "db_import_json_text: NULL argument");
+    if (!label)
+        label = "(text)";
+    root = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root)
+        return db_fail(why, why_size, FA4_EINVAL, "%s:%d:%d: %s", label,
+                       jerr.line, jerr.column, jerr.text);
+    st = import_root(d, root, label, dev, summary, why, why_size);
     json_decref(root);
     return st;
 }
@@ -855,6 +976,7 @@ fa4_status db_merge(db *d, const char *path, const device_limits *dev,
         return db_fail(why, why_size, FA4_EINVAL, "db_merge: NULL argument");
     if (stat(path, &sb) != 0)
         return db_fail(why, why_size, FA4_EDB, "%s: %s", path, strerror(errno));
+    /* db_open refuses a FIFO or device (it would block or make files). */
     st = db_open(&other, path, NULL, DB_READONLY, NULL, 0, why, why_size);
     if (st != FA4_OK)
         return st;

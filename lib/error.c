@@ -49,22 +49,104 @@ const char *fa4_context_last_error(void)
     return create_error;
 }
 
-/* The calling thread's error buffer on CTX, allocated on first use. */
+/*
+** Per-thread error buffers.  Each is registered in one process-wide list,
+** so that fa4_context_destroy() can free the buffers of every thread that
+** used the context -- pthread_key_delete() runs no destructor, and a
+** thread that outlives the context would leak its buffer -- and so that a
+** thread exiting while the context is destroyed frees its buffer exactly
+** once: the exit destructor frees only a buffer still in the list.
+*/
+typedef struct errbuf {
+    struct errbuf *next;
+    const fa4_context *ctx;
+    pthread_t thread;
+    char text[FA4_ERRMSG_MAX];
+} errbuf;
+
+static pthread_mutex_t errbuf_lock = PTHREAD_MUTEX_INITIALIZER;
+static errbuf *errbufs;
+
+/* Unlink B from the list; 1 when it was there.  Holds errbuf_lock. */
+static int errbuf_unlink(errbuf *b)
+{
+    errbuf **pp;
+
+    for (pp = &errbufs; *pp; pp = &(*pp)->next)
+        if (*pp == b) {
+            *pp = b->next;
+            return 1;
+        }
+    return 0;
+}
+
+void error_thread_exit(void *p)
+{
+    errbuf *b = p;
+    int mine;
+
+    pthread_mutex_lock(&errbuf_lock);
+    mine = errbuf_unlink(b) && pthread_equal(b->thread, pthread_self());
+    pthread_mutex_unlock(&errbuf_lock);
+    if (mine)
+        free(b);
+}
+
+void error_context_free(fa4_context *ctx)
+{
+    errbuf **pp, *b;
+
+    pthread_mutex_lock(&errbuf_lock);
+    pthread_key_delete(ctx->errkey);    /* no destructor runs after this */
+    for (pp = &errbufs; (b = *pp);) {
+        if (b->ctx == ctx) {
+            *pp = b->next;
+            free(b);
+        } else {
+            pp = &b->next;
+        }
+    }
+    pthread_mutex_unlock(&errbuf_lock);
+}
+
+long error_buffers_live(void)
+{
+    long n = 0;
+    errbuf *b;
+
+    pthread_mutex_lock(&errbuf_lock);
+    for (b = errbufs; b; b = b->next)
+        n++;
+    pthread_mutex_unlock(&errbuf_lock);
+    return n;
+}
+
+/* The calling thread's error text on CTX, allocated on first use. */
 static char *thread_buffer(const fa4_context *ctx)
 {
-    char *buf;
+    errbuf *b;
 
     if (!ctx)
         return create_error;
-    buf = pthread_getspecific(ctx->errkey);
-    if (!buf) {
-        buf = calloc(1, FA4_ERRMSG_MAX);
-        if (!buf || pthread_setspecific(ctx->errkey, buf) != 0) {
-            free(buf);
+    b = pthread_getspecific(ctx->errkey);
+    if (!b) {
+        if (!(b = calloc(1, sizeof *b)))
+            return NULL;
+        b->ctx = ctx;
+        b->thread = pthread_self();
+        pthread_mutex_lock(&errbuf_lock);
+        b->next = errbufs;
+        errbufs = b;
+        pthread_mutex_unlock(&errbuf_lock);
+        if (pthread_setspecific(ctx->errkey, b) != 0) {
+            pthread_mutex_lock(&errbuf_lock);
+            errbuf_unlink(b);
+            pthread_mutex_unlock(&errbuf_lock);
+            free(b);
             return NULL;
         }
     }
-    return buf;
+    return b->text;
 }
 
 fa4_status error_set(const fa4_context *ctx, fa4_status status,
@@ -83,10 +165,10 @@ fa4_status error_set(const fa4_context *ctx, fa4_status status,
 
 const char *fa4_context_errmsg(const fa4_context *ctx)
 {
-    const char *buf;
+    const errbuf *b;
 
     if (!ctx)
         return create_error;
-    buf = pthread_getspecific(ctx->errkey);
-    return buf ? buf : "";
+    b = pthread_getspecific(ctx->errkey);
+    return b ? b->text : "";
 }
