@@ -116,25 +116,29 @@ fa4_status db_verify_list(db_verify_winner **out, int *count, const char *path,
 
     *out = NULL;
     *count = 0;
-    snprintf(fp, sizeof fp, "%s|%d|%d|%d|%d|%d", dev->name, dev->cc,
-             dev->sm_count, dev->smem_per_block_optin, dev->driver_version,
-             dev->nvrtc_version);
+    fp[0] = '\0';
+    if (dev)
+        snprintf(fp, sizeof fp, "%s|%d|%d|%d|%d|%d", dev->name, dev->cc,
+                 dev->sm_count, dev->smem_per_block_optin,
+                 dev->driver_version, dev->nvrtc_version);
     if ((status = open_file(&h, path, SQLITE_OPEN_READONLY, why, why_size)) != FA4_OK)
         return status;
     rc = sqlite3_prepare_v2(h,
         "SELECT w.device_id, d.fingerprint, w.family, w.source_hash, "
         VKEY_COLS ", w.config, w.median_ms FROM winners w JOIN devices d "
-        "ON d.id = w.device_id WHERE d.name = ?1 AND d.cc = ?2 AND "
-        "d.sm_count = ?3 AND d.smem_per_block_optin = ?4 ORDER BY "
+        "ON d.id = w.device_id WHERE ?1 IS NULL OR (d.name = ?1 AND "
+        "d.cc = ?2 AND d.sm_count = ?3 AND d.smem_per_block_optin = ?4) ORDER BY "
         "d.fingerprint <> ?5, w.family, " VKEY_COLS, -1, &st, NULL);
     if (rc != SQLITE_OK) {
         status = fail(h, path, "reading the winners", why, why_size);
         goto done;
     }
-    sqlite3_bind_text(st, 1, dev->name, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 2, dev->cc);
-    sqlite3_bind_int(st, 3, dev->sm_count);
-    sqlite3_bind_int(st, 4, dev->smem_per_block_optin);
+    if (dev) {
+        sqlite3_bind_text(st, 1, dev->name, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 2, dev->cc);
+        sqlite3_bind_int(st, 3, dev->sm_count);
+        sqlite3_bind_int(st, 4, dev->smem_per_block_optin);
+    }
     sqlite3_bind_text(st, 5, fp, -1, SQLITE_STATIC);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         db_verify_winner *w;

@@ -36,8 +36,8 @@ typedef struct db_verify_winner {
 
 /*
 ** The winners in the database file PATH whose device is DEV's GPU model
-** (same name, compute capability, SM count and shared memory), stale ones
-** included, into *OUT (malloc'd; free() it) and *COUNT, ordered by family
+** (same name, compute capability, SM count and shared memory; DEV NULL:
+** every device), stale ones included, into *OUT (malloc'd; free() it) and *COUNT, ordered by family
 ** and key.  The file is opened read-only.  FA4_OK (possibly with none),
 ** FA4_EDB with WHY naming the file, FA4_ENOMEM.
 */

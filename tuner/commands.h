@@ -19,6 +19,11 @@
 int cmd_tune(const tune_args *args, FILE *out, FILE *err);
 int cmd_space(const tune_args *args, FILE *out, FILE *err);
 
+/* verify: re-time the stored winners of device ARGS->device against the
+** heuristic default; exit 1 when some no longer hold (and were not
+** dropped with --drop).  tuner/verify.c. */
+int cmd_verify(const tune_args *args, FILE *out, FILE *err);
+
 /* show, export, import, merge, check: thin wrappers over lib/db.h. */
 int cmd_db(const tune_args *args, FILE *out, FILE *err);
 

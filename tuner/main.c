@@ -27,6 +27,8 @@ int main(int argc, char **argv)
         return cmd_tune(&args, stdout, stderr);
     case TUNE_CMD_SPACE:
         return cmd_space(&args, stdout, stderr);
+    case TUNE_CMD_VERIFY:
+        return cmd_verify(&args, stdout, stderr);
     case TUNE_CMD_SHOW:
     case TUNE_CMD_EXPORT:
     case TUNE_CMD_IMPORT:

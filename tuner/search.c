@@ -1001,75 +1001,42 @@ static fa4_status retime_top(search_result *r, fa4_context *ctx,
     return FA4_OK;
 }
 
-/* (max - min) / median of the N values of V (sorts V). */
-static double rel_spread(double *v, int n, double *median)
-{
-    *median = timing_median(v, n);
-    return *median > 0 ? (v[n - 1] - v[0]) / *median : 0;
-}
-
 /*
 ** The confirmation: re-time trial W (the winner) and trial D (the
-** default) in alternation on fresh buffers -- a warm-up group of each,
-** then O->confirm_rounds rounds of one group each, the order swapped every
-** round (W D, D W, W D, ...) so neither always runs first -- and set R's
-** confirm fields: the winner holds when the default's median exceeds the
-** winner's by more than the larger relative spread (max - min) of the two
-** configs' groups.  FA4_OK, or FA4_ECUDA/FA4_ENOMEM with R->error.
+** default) in alternation on fresh buffers (timing_interleaved) and set
+** R's confirm fields: the winner holds when the default's median exceeds
+** the winner's by more than the larger relative spread (max - min) of the
+** two configs' rounds.  FA4_OK, or FA4_ECUDA/FA4_ENOMEM with R->error.
 */
 static fa4_status confirm_winner(search_result *r, fa4_context *ctx,
                                  const search_opts *o, int w, int d,
                                  uint64_t *seed)
 {
-    const fa4_plan *plan[2] = { r->trials[w].plan, r->trials[d].plan };
+    const fa4_plan *const plans[2] = { r->trials[w].plan, r->trials[d].plan };
     timing_buffers tb;
-    double est[2], *ms[2] = { NULL, NULL }, med[2], spread[2];
-    int rounds = o->confirm_rounds, n, k, x;
+    timing_pair tp;
     char why[512];
     fa4_status st;
 
     memset(&tb, 0, sizeof tb);
     if ((st = timing_buffers_create(&tb, ctx, &r->problem, o->l2, seed, why,
-                                    sizeof why)) != FA4_OK)
-        goto fail;
-    for (x = 0; x < 2; x++)
-        if ((st = timing_group(&est[x], ctx, plan[x], &tb,
-                               o->warmup > 0 ? o->warmup : 1, why,
-                               sizeof why)) != FA4_OK)
-            goto fail;
-    n = timing_group_size(est[0] > est[1] ? est[0] : est[1], o->reps);
-    ms[0] = calloc((size_t)rounds, sizeof(double));
-    ms[1] = calloc((size_t)rounds, sizeof(double));
-    if (!ms[0] || !ms[1]) {
-        snprintf(why, sizeof why, "out of host memory");
-        st = FA4_ENOMEM;
-        goto fail;
+                                    sizeof why)) != FA4_OK ||
+        (st = timing_interleaved(&tp, ctx, plans, &tb, o->warmup, o->reps,
+                                 o->confirm_rounds, why, sizeof why)) != FA4_OK) {
+        snprintf(r->error, sizeof r->error, "confirming the winner: %s", why);
+        timing_buffers_free(&tb);
+        return st;
     }
-    for (k = 0; k < rounds; k++)
-        for (x = 0; x < 2; x++) {
-            int which = (k % 2) ? 1 - x : x;
-            if ((st = timing_group(&ms[which][k], ctx, plan[which], &tb, n,
-                                   why, sizeof why)) != FA4_OK)
-                goto fail;
-        }
-    for (x = 0; x < 2; x++)
-        spread[x] = rel_spread(ms[x], rounds, &med[x]);
-    r->confirm_rounds = rounds;
-    r->confirm_ms = med[0];
-    r->confirm_default_ms = med[1];
-    r->confirm_gain = med[0] > 0 ? med[1] / med[0] - 1 : 0;
-    r->confirm_spread = spread[0] > spread[1] ? spread[0] : spread[1];
+    timing_buffers_free(&tb);
+    r->confirm_rounds = tp.rounds;
+    r->confirm_ms = tp.ms[0];
+    r->confirm_default_ms = tp.ms[1];
+    r->confirm_gain = tp.ms[0] > 0 ? tp.ms[1] / tp.ms[0] - 1 : 0;
+    r->confirm_spread = tp.spread[0] > tp.spread[1] ? tp.spread[0]
+                                                    : tp.spread[1];
     r->confirm = r->confirm_gain > r->confirm_spread ? CONFIRM_HELD
                                                      : CONFIRM_REJECTED;
-    st = FA4_OK;
-    goto done;
-fail:
-    snprintf(r->error, sizeof r->error, "confirming the winner: %s", why);
-done:
-    free(ms[0]);
-    free(ms[1]);
-    timing_buffers_free(&tb);
-    return st;
+    return FA4_OK;
 }
 
 /*

@@ -123,6 +123,50 @@ fa4_tensors timing_tensors(const timing_buffers *b, int i)
     return t;
 }
 
+fa4_status timing_interleaved(timing_pair *out, fa4_context *ctx,
+                              const fa4_plan *const plans[2],
+                              timing_buffers *b, int warmup, int reps,
+                              int rounds, char *why, size_t why_size)
+{
+    double est[2], *ms[2] = { NULL, NULL };
+    fa4_status st = FA4_OK;
+    int n, k, x;
+
+    memset(out, 0, sizeof *out);
+    if (rounds < 1)
+        rounds = 1;
+    for (x = 0; x < 2; x++)
+        if ((st = timing_group(&est[x], ctx, plans[x], b,
+                               warmup > 0 ? warmup : 1, why, why_size)) != FA4_OK)
+            return st;
+    n = timing_group_size(est[0] > est[1] ? est[0] : est[1], reps);
+    ms[0] = calloc((size_t)rounds, sizeof(double));
+    ms[1] = calloc((size_t)rounds, sizeof(double));
+    if (!ms[0] || !ms[1]) {
+        snprintf(why, why_size, "out of host memory");
+        st = FA4_ENOMEM;
+        goto done;
+    }
+    for (k = 0; k < rounds; k++)
+        for (x = 0; x < 2; x++) {
+            int which = (k % 2) ? 1 - x : x;
+            if ((st = timing_group(&ms[which][k], ctx, plans[which], b, n,
+                                   why, why_size)) != FA4_OK)
+                goto done;
+        }
+    for (x = 0; x < 2; x++) {
+        out->ms[x] = timing_median(ms[x], rounds);    /* sorts */
+        out->spread[x] = out->ms[x] > 0
+                         ? (ms[x][rounds - 1] - ms[x][0]) / out->ms[x] : 0;
+    }
+    out->rounds = rounds;
+    out->reps = n;
+done:
+    free(ms[0]);
+    free(ms[1]);
+    return st;
+}
+
 /* Order doubles ascending, for qsort. */
 static int cmp_double(const void *a, const void *b)
 {

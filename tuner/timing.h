@@ -86,6 +86,26 @@ fa4_status timing_measure(timing_result *out, fa4_context *ctx,
                           const fa4_plan *plan, timing_buffers *b,
                           const timing_opts *o, char *why, size_t why_size);
 
+/* Two plans timed in alternation. */
+typedef struct timing_pair {
+    double ms[2];              /* medians over the rounds, per launch */
+    double spread[2];          /* (max - min) / median over the rounds */
+    int rounds;
+    int reps;                  /* launches per group */
+} timing_pair;
+
+/*
+** Time PLANS[0] and PLANS[1] in alternation on B: a warm-up group of
+** WARMUP launches each (sizing the groups, timing_group_size(REPS)), then
+** ROUNDS rounds of one group each, the order swapped every round (0 1,
+** 1 0, 0 1, ...) so that neither always runs first and a drift of the
+** clocks or the temperature reaches both alike.  Errors as timing_group().
+*/
+fa4_status timing_interleaved(timing_pair *out, fa4_context *ctx,
+                              const fa4_plan *const plans[2],
+                              timing_buffers *b, int warmup, int reps,
+                              int rounds, char *why, size_t why_size);
+
 /* The median of N values (sorts V in place). */
 double timing_median(double *v, int n);
 

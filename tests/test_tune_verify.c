@@ -1,0 +1,208 @@
+/*
+** test_tune_verify.c -- fa4-tune verify without a GPU: the winners it
+** would re-time (lib/db_verify.c: this GPU model only, the shape each was
+** tuned at, stale rows marked), --drop's delete, and the subcommand's
+** answers for a missing database, an empty one, and a database with
+** winners on a machine without a GPU.  The re-timing itself runs in
+** bench/tune_check.sh on a GPU.
+*/
+#define _XOPEN_SOURCE 700
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "tap.h"
+#include "db.h"
+#include "db_verify.h"
+#include "config.h"
+#include "db_test_util.h"
+#include "../tuner/args.h"
+#include "../tuner/commands.h"
+
+/* Run fa4-tune with the NULL-terminated words after "fa4-tune"; the exit
+** status, standard output in OUT and standard error in ERR. */
+static int run(char *out, size_t osize, char *err, size_t esize,
+               const char *first, ...)
+{
+    char *argv[32], perr[1024];
+    int argc = 0, rc;
+    tune_args a;
+    va_list ap;
+    const char *w;
+    FILE *o = tmpfile(), *e = tmpfile();
+    size_t n;
+
+    argv[argc++] = (char *)"fa4-tune";
+    va_start(ap, first);
+    for (w = first; w && argc < 31; w = va_arg(ap, const char *))
+        argv[argc++] = (char *)w;
+    va_end(ap);
+    argv[argc] = NULL;
+    if (tune_args_parse(&a, argc, argv, perr, sizeof perr) != 0) {
+        snprintf(err, esize, "%s", perr);
+        out[0] = '\0';
+        fclose(o);
+        fclose(e);
+        return TUNE_EXIT_USAGE;
+    }
+    rc = cmd_verify(&a, o, e);
+    rewind(o);
+    n = fread(out, 1, osize - 1, o);
+    out[n] = '\0';
+    rewind(e);
+    n = fread(err, 1, esize - 1, e);
+    err[n] = '\0';
+    fclose(o);
+    fclose(e);
+    return rc;
+}
+
+/* Store one successful trial of CFG for P on DEV into the file PATH. */
+static int store_trial_file(const char *path, const device_limits *dev,
+                            const fa4_problem *p, const fa4_config *cfg)
+{
+    db *d = NULL;
+    db_trial t;
+    char warn[512], why[512];
+    int r;
+
+    memset(&t, 0, sizeof t);
+    t.config = *cfg;
+    t.ok = 1;
+    t.median_ms = 1.0;
+    t.min_ms = 0.9;
+    t.max_ms = 1.1;
+    t.reps = 50;
+    r = db_open(&d, path, NULL, 0, warn, sizeof warn, why, sizeof why) == FA4_OK &&
+        db_store_trial(d, dev, p, &t, why, sizeof why) == FA4_OK;
+    if (!r)
+        diag("store_trial_file: %s", why);
+    db_close(d);
+    return r;
+}
+
+int main(void)
+{
+    static char out[1 << 16], err[4096];
+    char path[600], missing[600], why[512], warn[512];
+    device_limits h100 = test_device("NVIDIA H100 80GB HBM3", 90, 132);
+    device_limits other = test_device("NVIDIA A100-SXM4-80GB", 80, 108);
+    device_limits newer = h100;
+    fa4_problem p = FA4_PROBLEM_INIT;
+    fa4_config cfg;
+    db_verify_winner *ws = NULL;
+    fa4_context *ctx = NULL;
+    db *d = NULL;
+    int n = 0, rc, i, found;
+
+    plan_lazy();
+    make_tmpdir();
+    snprintf(path, sizeof path, "%s/v.db", tmpdir);
+    snprintf(missing, sizeof missing, "%s/none.db", tmpdir);
+
+    /* the subcommand before any winner */
+    rc = run(out, sizeof out, err, sizeof err, "verify", "--db", missing, NULL);
+    ok(rc == TUNE_EXIT_FAIL && strstr(err, "no database at") &&
+       strstr(err, "none.db") && strchr(err, '\n') == strrchr(err, '\n'),
+       "verify: a missing database is one line naming it, exit 1");
+    ok(db_open(&d, path, NULL, 0, warn, sizeof warn, why, sizeof why) == FA4_OK,
+       "an empty database is created");
+    db_close(d);
+    rc = run(out, sizeof out, err, sizeof err, "verify", "--db", path, NULL);
+    ok(rc == TUNE_EXIT_OK && strstr(out, "no stored winners") && !err[0],
+       "verify: an empty database has nothing to verify, exit 0, no GPU needed");
+    rc = run(out, sizeof out, err, sizeof err, "verify", "--db", path, "--json",
+             NULL);
+    {
+        json_error_t je;
+        json_t *doc = json_loads(out, 0, &je);
+        ok(rc == TUNE_EXIT_OK && json_is_array(json_object_get(doc, "winners")) &&
+           json_array_size(json_object_get(doc, "winners")) == 0,
+           "verify --json: an empty database gives an empty winners array");
+        json_decref(doc);
+    }
+    rc = run(out, sizeof out, err, sizeof err, "verify", "--db", path,
+             "--drop", "--drop", NULL);
+    ok(rc == TUNE_EXIT_OK, "verify --drop on an empty database drops nothing");
+
+    /* the rows lib/db_verify.c lists */
+    p.batch = 3; p.seqlen_q = p.seqlen_k = 1500;
+    p.heads_q = 24; p.heads_kv = 8; p.head_dim_qk = 128; p.causal = 1;
+    p.window_right = 0;
+    ok(config_parse(&cfg, "sm90 bm=128 bn=128 stages=2 swizzle=128 "
+                    "fused_kv=0 q_tiles=1 warps=0 wgs=2 regs=24/240 "
+                    "cluster=1 exp2_emu=0 rescale=8 pingpong=1 sched=plain",
+                    why, sizeof why) == FA4_OK, "a config parses");
+    newer.driver_version = 12080;
+    ok(store_trial_file(path, &h100, &p, &cfg) &&
+       store_winner_file(path, &h100, &p, &cfg, 1.0) &&
+       store_winner_file(path, &other, &p, &cfg, 2.0) &&
+       store_winner_file(path, &newer, &p, &cfg, 3.0),
+       "winners for an H100 (two drivers) and an A100 are stored");
+    ok(db_verify_list(&ws, &n, path, &h100, why, sizeof why) == FA4_OK && n == 2,
+       "the H100's list holds its own row and the other driver's");
+    if (n == 2) {
+        db_verify_winner *w = &ws[0];
+        ok(w->same_fingerprint && !ws[1].same_fingerprint &&
+           strstr(ws[1].fingerprint, "12080"),
+           "its own fingerprint first; the other driver's is marked");
+        ok(w->family == 90 && w->dtype == FA4_DTYPE_BF16 &&
+           w->head_dim_qk == 128 && w->head_dim_v == 128 && w->gqa_group == 3 &&
+           w->causal == 1 && w->window_right == 0 && w->seqlen_q_bucket == 2048 &&
+           w->seqlen_k_bucket == 2048 && w->median_ms == 1.0 &&
+           !strncmp(w->config, "sm90 bm=128", 11),
+           "the key, config and stored median are read back");
+        ok(w->batch == 3 && w->heads_q == 24 && w->seqlen_q == 1500 &&
+           w->seqlen_k == 1500,
+           "the tuned shape comes from the successful trial (b3 h24 s1500)");
+        ok(!w->stale, "a winner of the current kernel sources is not stale");
+        ok(ws[1].batch == 0,
+           "a winner without a trial (imported) has no tuned shape");
+    } else {
+        for (i = 0; i < 5; i++)
+            skip("no rows");
+    }
+    free(ws);
+    ws = NULL;
+    ok(db_verify_list(&ws, &n, path, NULL, why, sizeof why) == FA4_OK && n == 3,
+       "a NULL device lists every winner");
+    free(ws);
+    ws = NULL;
+    ok(exec_sql(path, "UPDATE winners SET source_hash = 'feedfacefeedface' "
+                "WHERE median_ms = 3.0") &&
+       db_verify_list(&ws, &n, path, &h100, why, sizeof why) == FA4_OK &&
+       n == 2 && ws[1].stale && !ws[0].stale,
+       "a winner of other kernel sources is marked stale");
+    ok(n == 2 && db_verify_drop(path, &ws[0], why, sizeof why) == FA4_OK &&
+       query_int(path, "SELECT count(*) FROM winners") == 2 &&
+       query_int(path, "SELECT count(*) FROM winners WHERE median_ms = 1.0") == 0,
+       "db_verify_drop removes exactly that row");
+    free(ws);
+    ws = NULL;
+    ok(db_verify_list(&ws, &n, missing, &h100, why, sizeof why) == FA4_EDB &&
+       strstr(why, "none.db"), "listing a missing file is FA4_EDB naming it");
+    free(ws);
+    ws = NULL;
+
+    /* winners but no GPU */
+    if (fa4_context_create(&ctx, 0, NULL) == FA4_ENODEV) {
+        rc = run(out, sizeof out, err, sizeof err, "verify", "--db", path, NULL);
+        ok(rc == TUNE_EXIT_FAIL && strstr(err, "no CUDA device 0") &&
+           strchr(err, '\n') == strrchr(err, '\n'),
+           "verify: winners but no GPU is one line, exit 1");
+        rc = run(out, sizeof out, err, sizeof err, "verify", "--db", path,
+                 "--drop", NULL);
+        found = (int)query_int(path, "SELECT count(*) FROM winners");
+        ok(rc == TUNE_EXIT_FAIL && found == 2,
+           "verify --drop without a GPU drops nothing (%d rows left)", found);
+    } else {
+        skip("a GPU is present: bench/tune_check.sh covers the re-timing");
+        skip("a GPU is present: bench/tune_check.sh covers the re-timing");
+    }
+    fa4_context_destroy(ctx);
+    remove_tmpdir();
+    return done_testing();
+}
