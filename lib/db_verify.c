@@ -22,6 +22,21 @@
                    "window_right = ?9 AND varlen = ?10 AND paged = ?11 AND " \
                    "page_size = ?12 AND seqlen_q_bucket = ?13 AND " \
                    "seqlen_k_bucket = ?14"
+/* Since schema version 3 (db/migrations/0003-work-bucket.sql). */
+#define VWORK_MATCH " AND work_bucket = ?17"
+
+/* The schema version of H (PRAGMA user_version), 0 when unreadable. */
+static int schema_version(sqlite3 *h)
+{
+    sqlite3_stmt *st = NULL;
+    int v = 0;
+
+    if (sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
 
 /* Put "PATH: WHAT: sqlite's message" into WHY; returns FA4_EDB. */
 static fa4_status fail(sqlite3 *h, const char *path, const char *what,
@@ -63,21 +78,28 @@ static void bind_row(sqlite3_stmt *st, const db_verify_winner *w)
 
 /* Fill W's tuned shape from the latest successful trial of its config
 ** (or, failing that, of its key); leaves batch 0 when there is none. */
-static void tuned_shape(sqlite3 *h, db_verify_winner *w)
+static void tuned_shape(sqlite3 *h, db_verify_winner *w, int version)
 {
-    static const char *const sql[2] = {
+    static const char *const sql[2][2] = { {
         "SELECT batch, heads_q, seqlen_q, seqlen_k FROM trials WHERE "
         "device_id = ?1 AND family = ?2 AND " VKEY_MATCH " AND ok = 1 AND "
         "source_hash = ?15 AND config = ?16 ORDER BY id DESC LIMIT 1",
         "SELECT batch, heads_q, seqlen_q, seqlen_k FROM trials WHERE "
         "device_id = ?1 AND family = ?2 AND " VKEY_MATCH " AND ok = 1 AND "
         "source_hash = ?15 ORDER BY id DESC LIMIT 1",
-    };
-    int k;
+    }, {
+        "SELECT batch, heads_q, seqlen_q, seqlen_k FROM trials WHERE "
+        "device_id = ?1 AND family = ?2 AND " VKEY_MATCH VWORK_MATCH " AND "
+        "ok = 1 AND source_hash = ?15 AND config = ?16 ORDER BY id DESC LIMIT 1",
+        "SELECT batch, heads_q, seqlen_q, seqlen_k FROM trials WHERE "
+        "device_id = ?1 AND family = ?2 AND " VKEY_MATCH VWORK_MATCH " AND "
+        "ok = 1 AND source_hash = ?15 ORDER BY id DESC LIMIT 1",
+    } };
+    int k, v3 = version >= 3 && w->work_bucket > 0;
 
     for (k = 0; k < 2 && w->batch == 0; k++) {
         sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(h, sql[k], -1, &st, NULL) != SQLITE_OK) {
+        if (sqlite3_prepare_v2(h, sql[v3][k], -1, &st, NULL) != SQLITE_OK) {
             sqlite3_finalize(st);
             return;
         }
@@ -85,6 +107,8 @@ static void tuned_shape(sqlite3 *h, db_verify_winner *w)
         sqlite3_bind_text(st, 15, w->source_hash, -1, SQLITE_STATIC);
         if (k == 0)
             sqlite3_bind_text(st, 16, w->config, -1, SQLITE_STATIC);
+        if (v3)
+            sqlite3_bind_int(st, 17, w->work_bucket);
         if (sqlite3_step(st) == SQLITE_ROW) {
             w->batch = sqlite3_column_int(st, 0);
             w->heads_q = sqlite3_column_int(st, 1);
@@ -112,7 +136,8 @@ fa4_status db_verify_list(db_verify_winner **out, int *count, const char *path,
     sqlite3_stmt *st = NULL;
     db_verify_winner *v = NULL;
     fa4_status status = FA4_OK;
-    int n = 0, cap = 0, rc;
+    int n = 0, cap = 0, rc, version;
+    char sql[1024];
 
     *out = NULL;
     *count = 0;
@@ -123,12 +148,15 @@ fa4_status db_verify_list(db_verify_winner **out, int *count, const char *path,
                  dev->driver_version, dev->nvrtc_version);
     if ((status = open_file(&h, path, SQLITE_OPEN_READONLY, why, why_size)) != FA4_OK)
         return status;
-    rc = sqlite3_prepare_v2(h,
+    version = schema_version(h);
+    snprintf(sql, sizeof sql,
         "SELECT w.device_id, d.fingerprint, w.family, w.source_hash, "
-        VKEY_COLS ", w.config, w.median_ms FROM winners w JOIN devices d "
+        VKEY_COLS ", w.config, w.median_ms, %s FROM winners w JOIN devices d "
         "ON d.id = w.device_id WHERE ?1 IS NULL OR (d.name = ?1 AND "
         "d.cc = ?2 AND d.sm_count = ?3 AND d.smem_per_block_optin = ?4) ORDER BY "
-        "d.fingerprint <> ?5, w.family, " VKEY_COLS, -1, &st, NULL);
+        "d.fingerprint <> ?5, w.family, " VKEY_COLS ", 19",
+        version >= 3 ? "w.work_bucket" : "0");
+    rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
     if (rc != SQLITE_OK) {
         status = fail(h, path, "reading the winners", why, why_size);
         goto done;
@@ -176,6 +204,7 @@ fa4_status db_verify_list(db_verify_winner **out, int *count, const char *path,
         column_text(w->config, sizeof w->config, st, 16);
         w->median_ms = sqlite3_column_type(st, 17) == SQLITE_NULL
                        ? 0 : sqlite3_column_double(st, 17);
+        w->work_bucket = sqlite3_column_int(st, 18);
     }
     if (rc != SQLITE_DONE) {
         status = fail(h, path, "reading the winners", why, why_size);
@@ -184,7 +213,7 @@ fa4_status db_verify_list(db_verify_winner **out, int *count, const char *path,
     sqlite3_finalize(st);
     st = NULL;
     for (rc = 0; rc < n; rc++)
-        tuned_shape(h, &v[rc]);
+        tuned_shape(h, &v[rc], version);
     *out = v;
     *count = n;
     v = NULL;
@@ -205,12 +234,18 @@ fa4_status db_verify_drop(const char *path, const db_verify_winner *w,
 
     if ((status = open_file(&h, path, SQLITE_OPEN_READWRITE, why, why_size)) != FA4_OK)
         return status;
-    rc = sqlite3_prepare_v2(h, "DELETE FROM winners WHERE device_id = ?1 AND "
-                            "family = ?2 AND " VKEY_MATCH " AND "
-                            "source_hash = ?15", -1, &st, NULL);
+    rc = sqlite3_prepare_v2(h, schema_version(h) >= 3
+                            ? "DELETE FROM winners WHERE device_id = ?1 AND "
+                              "family = ?2 AND " VKEY_MATCH " AND "
+                              "source_hash = ?15" VWORK_MATCH
+                            : "DELETE FROM winners WHERE device_id = ?1 AND "
+                              "family = ?2 AND " VKEY_MATCH " AND "
+                              "source_hash = ?15", -1, &st, NULL);
     if (rc == SQLITE_OK) {
         bind_row(st, w);
         sqlite3_bind_text(st, 15, w->source_hash, -1, SQLITE_STATIC);
+        if (sqlite3_bind_parameter_count(st) >= 17)
+            sqlite3_bind_int(st, 17, w->work_bucket);
         rc = sqlite3_step(st);
     }
     status = rc == SQLITE_DONE ? FA4_OK

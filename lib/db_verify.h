@@ -27,6 +27,7 @@ typedef struct db_verify_winner {
     int dtype, head_dim_qk, head_dim_v, gqa_group, causal;
     int window_left, window_right, varlen, paged, page_size;
     int seqlen_q_bucket, seqlen_k_bucket;
+    int work_bucket;         /* bucket(batch * heads_kv), 0: any (schema 3) */
     char config[512];
     double median_ms;        /* as stored; 0 when NULL */
     /* The shape of the latest successful trial of this config for this key

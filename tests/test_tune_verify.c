@@ -152,9 +152,11 @@ int main(void)
         ok(w->family == 90 && w->dtype == FA4_DTYPE_BF16 &&
            w->head_dim_qk == 128 && w->head_dim_v == 128 && w->gqa_group == 3 &&
            w->causal == 1 && w->window_right == 0 && w->seqlen_q_bucket == 2048 &&
-           w->seqlen_k_bucket == 2048 && w->median_ms == 1.0 &&
+           w->seqlen_k_bucket == 2048 && w->work_bucket == 32 &&
+           w->median_ms == 1.0 &&
            !strncmp(w->config, "sm90 bm=128", 11),
-           "the key, config and stored median are read back");
+           "the key (work bucket 32 = 3 x 8 KV heads), config and stored "
+           "median are read back");
         ok(w->batch == 3 && w->heads_q == 24 && w->seqlen_q == 1500 &&
            w->seqlen_k == 1500,
            "the tuned shape comes from the successful trial (b3 h24 s1500)");

@@ -47,8 +47,8 @@ typedef struct vrow {
 } vrow;
 
 /* The problem to time W at: its tuned shape when a trial recorded one,
-** else the bucket lengths with 16,384 tokens and 16 query heads or the
-** GQA group. */
+** else the bucket lengths, 16 query heads (or the GQA group) and the
+** batch of the work bucket (without one: 16,384 tokens). */
 static fa4_problem winner_problem(const db_verify_winner *w)
 {
     fa4_problem p = FA4_PROBLEM_INIT;
@@ -68,8 +68,12 @@ static fa4_problem winner_problem(const db_verify_winner *w)
     } else {
         p.seqlen_q = w->seqlen_q_bucket;
         p.seqlen_k = w->seqlen_k_bucket;
-        p.batch = p.seqlen_q >= 16384 ? 1 : 16384 / p.seqlen_q;
         p.heads_q = group >= 16 ? group : 16 / group * group;
+        if (w->work_bucket > 0)         /* bucket(batch * heads_kv) */
+            p.batch = w->work_bucket / (p.heads_q / group) > 0
+                      ? w->work_bucket / (p.heads_q / group) : 1;
+        else
+            p.batch = p.seqlen_q >= 16384 ? 1 : 16384 / p.seqlen_q;
     }
     p.heads_kv = p.heads_q / group > 0 ? p.heads_q / group : 1;
     return p;
