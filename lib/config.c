@@ -328,7 +328,7 @@ static void drop_text(config_drop *d)
 
 static void count_drop(config_space *sp, const char *why)
 {
-    char cls[96];
+    char cls[sizeof sp->drops[0].cls];
     long long nums[CONFIG_DROP_NUMS];
     int i, k, nn = reason_class(cls, sizeof cls, nums, why);
     config_drop *d = NULL;

@@ -24,13 +24,13 @@ fa4_status config_default(fa4_config *out, const device_limits *dev,
                           char *why, size_t why_size);
 
 /* One reason configs were dropped, and how many. */
-#define CONFIG_DROP_NUMS 6
+#define CONFIG_DROP_NUMS 12
 typedef struct config_drop {
-    char reason[160];  /* budget_fit's message with each number shown as
+    char reason[256];  /* budget_fit's message with each number shown as
                           its range over the group: "smem 233472..301056 B
                           > opt-in limit 232448 B" */
     int count;
-    char cls[96];      /* the message with numbers as '#': the group */
+    char cls[192];     /* the message with numbers as '#': the group */
     int nnums;         /* numbers in the message (up to CONFIG_DROP_NUMS) */
     long long lo[CONFIG_DROP_NUMS], hi[CONFIG_DROP_NUMS];
 } config_drop;

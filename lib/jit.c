@@ -99,8 +99,140 @@ static void mark_includes(char *seen, int i)
 static char source_hashes[3][17];
 static pthread_once_t hash_once = PTHREAD_ONCE_INIT;
 
+/* The next #include "NAME" in TEXT at or after *POS: NAME's start and
+** length, *POS moved past it; NULL when there is none.  Spaces may
+** follow '#' and "include", as the preprocessor allows. */
+static const char *next_include(const char *text, const char **pos, size_t *len)
+{
+    const char *t = *pos, *name, *end;
+
+    while ((t = strchr(t, '#'))) {
+        const char *u = t + 1;
+
+        while (*u == ' ' || *u == '\t')
+            u++;
+        if (strncmp(u, "include", 7) != 0) {
+            t = u;
+            continue;
+        }
+        u += 7;
+        while (*u == ' ' || *u == '\t')
+            u++;
+        if (*u != '"' || !(end = strchr(u + 1, '"'))) {
+            t = u;
+            continue;
+        }
+        name = u + 1;
+        *len = (size_t)(end - name);
+        *pos = end + 1;
+        return name;
+    }
+    return NULL;
+}
+
+/* The files of one family read from DIR, by name, in the order found. */
+typedef struct disk_closure {
+    char **names;
+    int n, cap;
+} disk_closure;
+
+/* 1 when NAME is in C already. */
+static int closure_has(const disk_closure *c, const char *name)
+{
+    int i;
+
+    for (i = 0; i < c->n; i++)
+        if (!strcmp(c->names[i], name))
+            return 1;
+    return 0;
+}
+
+/*
+** Add to C the file NAME under DIR and, depth first, every file it
+** includes, each once, as NVRTC resolves them: beside the including file,
+** then under DIR (-I).  A name found nowhere is kept too (hashed as
+** missing), so a file that appears later changes the hash.
+*/
+static void disk_closure_add(disk_closure *c, const char *dir, const char *name,
+                             int depth)
+{
+    const char *pos, *inc;
+    char *text, *copy;
+    size_t len;
+
+    if (depth > 64 || closure_has(c, name))
+        return;
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 32;
+        char **v = realloc(c->names, (size_t)cap * sizeof *v);
+        if (!v)
+            return;
+        c->names = v;
+        c->cap = cap;
+    }
+    if (!(copy = strdup(name)))
+        return;
+    c->names[c->n++] = copy;
+    if (!(text = read_kernel_file(dir, name)))
+        return;
+    for (pos = text; (inc = next_include(text, &pos, &len));) {
+        char rel[1024], local[2200];
+        const char *slash = strrchr(name, '/');
+        char *probe;
+
+        if (len >= sizeof rel)
+            continue;
+        memcpy(rel, inc, len);
+        rel[len] = '\0';
+        /* Beside the including file first, as the preprocessor looks. */
+        if (slash && (size_t)(slash - name) + 1 + len < sizeof local) {
+            snprintf(local, sizeof local, "%.*s/%s", (int)(slash - name), name, rel);
+            if ((probe = read_kernel_file(dir, local))) {
+                free(probe);
+                disk_closure_add(c, dir, local, depth + 1);
+                continue;
+            }
+        }
+        disk_closure_add(c, dir, rel, depth + 1);
+    }
+    free(text);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The hash of ROOT's include closure read from DIR: the files by name
+** (sorted, as the build embeds them) and their text, the same bytes the
+** embedded hash covers, so an unedited tree hashes as the embedded one. */
+static uint64_t hash_disk_closure(const char *dir, const char *root)
+{
+    disk_closure c = { NULL, 0, 0 };
+    uint64_t h = HASH_FNV1A_INIT;
+    int i;
+
+    disk_closure_add(&c, dir, root, 0);
+    qsort(c.names, (size_t)c.n, sizeof *c.names, cmp_names);
+    for (i = 0; i < c.n; i++) {
+        char *text = read_kernel_file(dir, c.names[i]);
+
+        h = hash_fnv1a(h, c.names[i], strlen(c.names[i]) + 1);
+        if (text)
+            h = hash_fnv1a(h, text, strlen(text));
+        else
+            h = hash_fnv1a(h, "\0missing", 9);
+        free(text);
+        free(c.names[i]);
+    }
+    free(c.names);
+    return h;
+}
+
 /* Hash each family's include closure, from its kernel.cuh: an edit to one
-   family's files leaves the others' database entries valid. */
+   family's files leaves the others' database entries valid.  With
+   $FA4_KERNEL_DIR the closure is read from that tree, not from the
+   embedded copy, so a file the edited tree newly includes is covered. */
 static void compute_source_hashes(void)
 {
     static const fa4_family fams[3] = { FA4_FAMILY_SM80, FA4_FAMILY_SM90, FA4_FAMILY_SM100 };
@@ -112,24 +244,21 @@ static void compute_source_hashes(void)
         char root[64];
         uint64_t h = HASH_FNV1A_INIT;
         snprintf(root, sizeof root, "%s/kernel.cuh", family_lookup(fams[f])->name);
+        if (dir) {
+            h = hash_disk_closure(dir, root);
+            snprintf(source_hashes[f], 17, "%016llx", (unsigned long long)h);
+            continue;
+        }
         if (seen) {
             memset(seen, 0, (size_t)embedded_kernels_count);
             mark_includes(seen, embedded_index(root, strlen(root)));
         }
         for (i = 0; i < embedded_kernels_count; i++) {
             const char *name = embedded_kernels[i].name;
-            char *text = NULL;
             if (seen && !seen[i])
                 continue;
-            if (dir)
-                text = read_kernel_file(dir, name);
             h = hash_fnv1a(h, name, strlen(name) + 1);
-            if (text) {
-                h = hash_fnv1a(h, text, strlen(text));
-                free(text);
-            } else {
-                h = hash_fnv1a(h, embedded_kernels[i].text, strlen(embedded_kernels[i].text));
-            }
+            h = hash_fnv1a(h, embedded_kernels[i].text, strlen(embedded_kernels[i].text));
         }
         snprintf(source_hashes[f], 17, "%016llx", (unsigned long long)h);
     }
