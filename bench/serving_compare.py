@@ -43,7 +43,8 @@ def bench(fn, groups=15, calls=10):
 def peers():
     fa4_aot = fi = None
     try:
-        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "shared", "peers", "fa4_sm90_aot"))
+        sys.path.insert(0, os.environ.get("FA4_AOT_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                      "..", "..", "shared", "peers", "fa4_sm90_aot")))
         import fa4_aot  # noqa: F811
     except Exception as e:  # noqa: BLE001
         print("FA4-CuTe unavailable: %s" % e)
@@ -98,8 +99,10 @@ def decode_rows(fa4, fa4_aot, fi, shapes):
         t_cudnn = t_cute = t_fi = None
         if not page:
             try:
+                # SDPA's is_causal is top-left aligned (it would skip most keys when
+                # sq < sk): time cuDNN unmasked, which reads the same K and V.
                 with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-                    t_cudnn = bench(lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal,
+                    t_cudnn = bench(lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=False,
                                                                            enable_gqa=hq != hkv))
             except RuntimeError:
                 pass

@@ -279,7 +279,9 @@ const char *fa4_config_source_string(fa4_config_source source);
 
 /* ------------------------------------------------------------------- plan */
 
-/* A compiled, loaded kernel bound to one problem.  Immutable once made. */
+/* A compiled, loaded kernel for a problem class: the problem's sizes are
+** maxima that each fa4_forward() may lower (fa4_tensors.seqlen_q, ...).
+** Immutable once made. */
 typedef struct fa4_plan fa4_plan;
 
 /* Options for fa4_plan_create().  Initialise with FA4_PLAN_OPTIONS_INIT. */
@@ -316,7 +318,8 @@ fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx,
 
 /* Release PLAN.  Its kernel stays loaded in the context's cache (another
 ** plan for the same variant reuses it) until fa4_context_destroy(), so
-** launches still queued are unaffected.  NULL does nothing. */
+** launches still queued are unaffected; a split-KV workspace the plan
+** allocated is freed once the device is done with it.  NULL does nothing. */
 void fa4_plan_destroy(fa4_plan *plan);
 
 /*
@@ -363,12 +366,15 @@ typedef struct fa4_tensors {
 
 /*
 ** The device workspace PLAN's launches use, in *BYTES: 0 for most configs,
-** 16 for the dynamic scheduler (FA4_SCHED_DYNAMIC: a tile counter).  A
-** workspace passed in fa4_tensors.workspace must be zero-filled before its
-** first launch (the kernel leaves it zero again) and serve one launch at a
-** time, like a per-stream workspace.  Without one (NULL), the plan uses
-** its own counter: launches of that plan must then not overlap in time
-** (one stream, or streams ordered by events).
+** 16 for the dynamic scheduler (FA4_SCHED_DYNAMIC: a tile counter), and
+** room for the partial outputs of split-KV plans (sm80 decode and serving
+** tiles: splits x heads_q x rows x (head_dim_v + 1) floats, bounded by
+** what one wave of CTAs can produce).  A workspace passed in
+** fa4_tensors.workspace must be zero-filled before its first launch (the
+** kernel leaves a counter zero again) and serve one launch at a time,
+** like a per-stream workspace.  Without one (NULL), the plan uses its own,
+** allocated by fa4_plan_create(): launches of that plan must then not
+** overlap in time (one stream, or streams ordered by events).
 ** Returns FA4_OK, or FA4_EINVAL when PLAN or BYTES is NULL.  Thread-safe.
 */
 fa4_status fa4_plan_workspace_size(const fa4_plan *plan, size_t *bytes);
@@ -376,8 +382,12 @@ fa4_status fa4_plan_workspace_size(const fa4_plan *plan, size_t *bytes);
 /*
 ** Launch PLAN on STREAM (NULL: the legacy default stream) with the device
 ** pointers in TENSORS.  Asynchronous: returns once the kernel is queued.
-** Pointers must be 16-byte aligned.  LSE must be non-NULL when the problem
-** asked for it.  Takes no lock: any number of threads may launch plans,
+** Pointers must be 16-byte aligned (int32 index arrays: 4-byte).  LSE must
+** be non-NULL when the problem asked for it.  This call's sizes
+** (fa4_tensors.seqlen_q, seqlen_k, batch) may be below the plan's; the
+** contents of cu_seqlens, seqused_k and block_table are trusted unless the
+** context checks them (fa4_context_options.check_inputs).  Allocates
+** nothing and never synchronises: a call can be captured in a CUDA graph.  Takes no lock: any number of threads may launch plans,
 ** the same plan too, at once; for a plan whose fa4_plan_workspace_size()
 ** is not 0, launches that may run at the same time (different streams)
 ** each need their own workspace.  The current CUDA context of the calling

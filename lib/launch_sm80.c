@@ -34,9 +34,10 @@ static size_t sm80_split_bytes(const fa4_problem *p, int splits, long long rows_
     return (o + 15) / 16 * 16 + per * 4;
 }
 
-/* The splits of one call: the config's, or (0) enough CTAs to fill the
-** GPU when the tiles alone fill less than half of it.  Never more than
-** the workspace of WS_BYTES holds. */
+/* The splits of one call: the config's, or (0) as many as keep the CTAs
+** within one wave of the GPU's slots (floor: a 1.2-wave grid runs at the
+** speed of two) when the tiles alone fill less than half of it.  Never
+** more than the workspace of WS_BYTES holds. */
 static int sm80_splits(const fa4_plan *plan, const fa4_problem *p, long long tiles,
                        long long rows_cap, size_t ws_bytes)
 {
@@ -46,7 +47,7 @@ static int sm80_splits(const fa4_plan *plan, const fa4_problem *p, long long til
     if (s == 0) {
         if (tiles * 2 > slots)
             return 1;
-        s = (slots + tiles - 1) / tiles;
+        s = slots / tiles;
     }
     if (s > blocks)
         s = blocks;
@@ -67,11 +68,10 @@ size_t launch_sm80_workspace(const fa4_plan *plan)
         return 0;
     if (plan->config.splits > 1)
         return sm80_split_bytes(p, plan->config.splits, rows_cap);
-    /* Chosen per call: s * tiles < slots + tiles <= 1.5 slots, and a tile
-       covers at most bm (row, head) pairs, so splits * heads_q * rows is
-       at most 1.5 * slots * bm (and never above 128 splits of the plan's
-       largest call). */
-    bound = sm80_slots(plan) * 3 / 2 * plan->config.bm;
+    /* Chosen per call: s * tiles <= slots, and a tile covers at most bm
+       (row, head) pairs, so splits * heads_q * rows is at most slots * bm
+       (and never above 128 splits of the plan's largest call). */
+    bound = sm80_slots(plan) * plan->config.bm;
     if (bound > (long long)SM80_MAX_SPLITS * p->heads_q * rows_cap)
         bound = (long long)SM80_MAX_SPLITS * p->heads_q * rows_cap;
     return sm80_split_bytes(p, 1, (bound + p->heads_q - 1) / p->heads_q);
