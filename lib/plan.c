@@ -93,9 +93,9 @@ static fa4_status choose_config(fa4_plan *plan, fa4_context *ctx, const fa4_plan
         return FA4_OK;
     }
     if (ctx->db) {
-        pthread_mutex_lock(&ctx->lock);
+        /* The db handle locks itself; ctx->lock guards only the kernel cache,
+           so a plan never waits on another process's database lock for it. */
         st = db_lookup(ctx->db, &plan->config, &plan->source, &ctx->limits, p, dbwhy, sizeof dbwhy);
-        pthread_mutex_unlock(&ctx->lock);
         /* A stored config that no longer fits (another driver's limits) is skipped. */
         if (st == FA4_OK && budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) == FA4_OK)
             return FA4_OK;
@@ -174,9 +174,7 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
         return FA4_OK;
     }
     if (ctx->db && !o->no_binary_cache) {
-        pthread_mutex_lock(&ctx->lock);
         st = db_binary_get(ctx->db, &cubin, &size, key, why, sizeof why);
-        pthread_mutex_unlock(&ctx->lock);
         if (st != FA4_OK)
             cubin = NULL;
     }
@@ -191,11 +189,8 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
         size = jk.cubin_size;
         jk.cubin = NULL;
         jit_kernel_free(&jk);
-        if (ctx->db) {
-            pthread_mutex_lock(&ctx->lock);
+        if (ctx->db)
             db_binary_put(ctx->db, key, ctx->limits.arch, cubin, size, why, sizeof why);
-            pthread_mutex_unlock(&ctx->lock);
-        }
     }
     if (!(e = calloc(1, sizeof *e))) {
         free(cubin);

@@ -59,7 +59,7 @@ void verify_row(verify_result *r, const uint16_t *o, const double *ref,
     }
     if (lse) {
         double g = *lse;
-        int bad = isnan(g) || (isinf(lse_ref) != (isinf(g) && g < 0));
+        int bad = isnan(g) || ((isinf(lse_ref) != 0) != (isinf(g) && g < 0));
         if (bad) {
             if (!r->lse_bad++) {
                 snprintf(text, sizeof text, "lse[b=%d,h=%d,i=%d] = %g, "

@@ -52,8 +52,14 @@ int main(void)
     CHECK(p.softmax_scale = -1.0f, FA4_EINVAL, "softmax_scale=-1", "rejects a negative scale");
     CHECK(p.softmax_scale = 0.0f / 0.0f, FA4_EINVAL, "nan; must be > 0", "rejects a NaN scale");
     CHECK(p.return_lse = 5, FA4_EINVAL, "return_lse=5", "rejects return_lse 5");
-    CHECK(p.varlen = 1, FA4_ENOTSUP, "varlen", "reports varlen as not supported yet");
-    CHECK(p.page_size = 16, FA4_ENOTSUP, "paged", "reports paged KV as not supported yet");
+    CHECK(p.varlen = 3, FA4_EINVAL, "varlen=3", "names a varlen flag that is not 0 or 1");
+    CHECK(p.page_size = 48, FA4_EINVAL, "page_size=48", "names a page size that is not a power of two");
+    CHECK(p.page_size = -16, FA4_EINVAL, "page_size=-16", "names a negative page size");
+    CHECK((p.page_size = 16, p.block_table_stride = -1), FA4_EINVAL, "block_table_stride=-1",
+          "names a negative block-table stride");
+    CHECK(p.num_pages = 8, FA4_EINVAL, "num_pages=8", "names paging fields without page_size");
+    CHECK(p.q_strides[0] = p.q_strides[1] = p.q_strides[2] = (int64_t)1 << 62, FA4_EINVAL,
+          "q_strides[0]", "refuses a stride whose byte size overflows 64 bits");
     CHECK(p.attention_sinks = 1, FA4_ENOTSUP, "attention_sinks", "reports sinks as not supported yet");
     CHECK((p.batch = 1 << 20, p.seqlen_q = 1 << 20), FA4_EINVAL, "2^40-byte", "rejects a q tensor over 2^40 bytes");
     CHECK((p.batch = 1 << 20, p.seqlen_q = 1, p.seqlen_k = 1 << 20), FA4_EINVAL, "k is", "rejects a k tensor over 2^40 bytes");
