@@ -633,6 +633,17 @@ int cmd_db(const tune_args *a, FILE *out, FILE *err)
         return TUNE_EXIT_FAIL;
     }
 
+    if (a->cmd == TUNE_CMD_SHOW && a->system && !db_system_path(d)) {
+        /* The library resolves the path the same way (db_system_db_path). */
+        if (sys)
+            fprintf(err, "fa4-tune: show: no system database at %s%s\n", sys,
+                    access(sys, F_OK) == 0 ? " (an empty file)" : "");
+        else
+            fprintf(err, "fa4-tune: show: no system database (FA4_SYSTEM_DB "
+                    "is set but empty)\n");
+        db_close(d);
+        return TUNE_EXIT_FAIL;
+    }
     switch (a->cmd) {
     case TUNE_CMD_SHOW:
         st = db_show(d, &text, a->table ? a->table : "winners",
