@@ -844,9 +844,7 @@ static fa4_status store_trial(search_result *r, fa4_context *ctx,
     dt.tflops = t->timing.median_ms > 0
                 ? r->flops / (t->timing.median_ms * 1e-3) / 1e12 : 0;
     dt.max_rel_err = t->rel_err;
-    pthread_mutex_lock(&ctx->lock);
-    st = db_store_trial(ctx->db, &ctx->limits, &r->problem, &dt, why, why_size);
-    pthread_mutex_unlock(&ctx->lock);
+    st = db_store_trial(context_db(ctx), &ctx->limits, &r->problem, &dt, why, why_size);
     return st;
 }
 
@@ -1136,12 +1134,10 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
     if ((st = choose_stored(r, ctx, o, best, &seed)) != FA4_OK)
         goto done;
     if (o->store && r->stored_index >= 0) {
-        pthread_mutex_lock(&ctx->lock);
-        st = db_store_winner(ctx->db, &ctx->limits, &r->problem,
+        st = db_store_winner(context_db(ctx), &ctx->limits, &r->problem,
                              &r->trials[r->stored_index].config, r->stored_ms,
                              r->flops / (r->stored_ms * 1e-3) / 1e12, why,
                              sizeof why);
-        pthread_mutex_unlock(&ctx->lock);
         if (st != FA4_OK) {
             snprintf(r->error, sizeof r->error, "storing the winner: %s", why);
             goto done;
@@ -1180,9 +1176,7 @@ static void compare_previous(search_result *r, fa4_context *ctx, int best)
     r->previous = PREVIOUS_NONE;
     if (!ctx->db)
         return;
-    pthread_mutex_lock(&ctx->lock);
-    st = db_lookup(ctx->db, &prev, &src, &ctx->limits, &r->problem, why, sizeof why);
-    pthread_mutex_unlock(&ctx->lock);
+    st = db_lookup(context_db(ctx), &prev, &src, &ctx->limits, &r->problem, why, sizeof why);
     if (st != FA4_OK || src != FA4_SOURCE_USER_EXACT)
         return;
     fa4_config_format(&prev, r->previous_config, sizeof r->previous_config);
