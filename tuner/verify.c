@@ -30,12 +30,18 @@ typedef enum verdict {
     V_FAILED,       /* its plan cannot be made or run any more */
     V_IS_DEFAULT,   /* the stored config is the heuristic's: nothing to gain */
     V_STALE,        /* tuned with other kernel sources: never used */
-    V_SKIPPED       /* varlen or paged key: not timed by this version */
+    V_SKIPPED,      /* varlen or paged key: not timed by this version */
+    V_NOISY         /* the measurement spread too wide to judge: time again */
 } verdict;
 
 static const char *const verdict_word[] = {
-    "holds", "lost", "failed", "default", "stale", "skipped"
+    "holds", "lost", "failed", "default", "stale", "skipped", "noisy"
 };
+
+/* Above this spread ((max - min) / median of either side) a run cannot
+** tell a few-percent gain from noise: the winner is neither kept as
+** holding nor dropped as lost (seen: 43% on a 26 us kernel once). */
+#define VERIFY_MAX_SPREAD 0.10
 
 typedef struct vrow {
     verdict v;
@@ -166,7 +172,8 @@ static fa4_status verify_winner(vrow *row, fa4_context *ctx,
     row->default_ms = tp.ms[1];
     row->gain = tp.ms[0] > 0 ? tp.ms[1] / tp.ms[0] - 1 : 0;
     row->spread = tp.spread[0] > tp.spread[1] ? tp.spread[0] : tp.spread[1];
-    row->v = row->gain > row->spread ? V_HOLDS : V_LOST;
+    row->v = row->gain > row->spread ? V_HOLDS
+           : row->spread > VERIFY_MAX_SPREAD && row->gain > -row->spread ? V_NOISY : V_LOST;
 done:
     fa4_plan_destroy(plans[0]);
     fa4_plan_destroy(plans[1]);
