@@ -13,7 +13,6 @@ the causal attention actually computed, against cuDNN on the padded dense equiva
 import argparse
 import math
 import os
-import statistics
 import sys
 
 import torch
@@ -21,23 +20,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(__file__))
-from compare import Fa4  # noqa: E402  (one ctypes description of the ABI)
-
-
-def bench(fn, groups=15, calls=10):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(groups):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(calls):
-            fn()
-        e.record()
-        torch.cuda.synchronize()
-        ts.append(s.elapsed_time(e) / calls)
-    return statistics.median(ts)
+from compare import Fa4, bench_back_to_back as bench  # noqa: E402  (one ctypes description of the ABI)
 
 
 def peers():

@@ -40,12 +40,12 @@
 #include <string.h>
 
 #include "family.h"
+#include "config.h"
 
 #define SM80_ALIGN      1024     /* region alignment, bytes */
 #define SM80_SLACK      1024     /* the kernel aligns its base up to 1024 B */
 #define SM80_MAX_REGS   255
 #define SM80_ROWS_PER_WARP 16
-#define SM80_MAX_SPLITS 128
 
 static const int sm80_bms[] = { 64, 128 };
 static const int sm80_bns[] = { 32, 64, 128 };
@@ -137,9 +137,9 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "sm80: pack_gqa=%d; must be 0 or 1", cfg->pack_gqa);
         return FA4_EINVAL;
     }
-    if (cfg->splits < 0 || cfg->splits > SM80_MAX_SPLITS) {
+    if (cfg->splits < 0 || cfg->splits > CONFIG_MAX_SPLITS) {
         snprintf(why, wn, "sm80: splits=%d; supported: 0 (per call) or 1..%d",
-                 cfg->splits, SM80_MAX_SPLITS);
+                 cfg->splits, CONFIG_MAX_SPLITS);
         return FA4_EINVAL;
     }
     if (cfg->kv_split_warps ? cfg->bm != 16 : !in_set(cfg->bm, sm80_bms, 2)) {

@@ -57,7 +57,7 @@ fa4_status check_inputs(const fa4_plan *plan, const fa4_problem *p, const fa4_te
 {
     fa4_context *ctx = plan->ctx;
     int32_t *cu_q = NULL, *cu_k = NULL, *used = NULL, *table = NULL;
-    const int32_t *used_dev = t->struct_size > offsetof(fa4_tensors, seqused_k) ? t->seqused_k : NULL;
+    const int32_t *used_dev = TENSORS_FIELD(t, seqused_k);
     char txt[256];
     CUresult res;
     fa4_status st;

@@ -161,7 +161,7 @@ fa4_status config_validate(const fa4_config *c, char *why, size_t why_size)
         { "rescale_threshold", c->rescale_threshold, 0, 127, 1 },
         { "pingpong", c->pingpong, 0, 1, 1 },
         { "scheduler", (int)c->scheduler, 0, NSCHED - 1, 1 },
-        { "splits", c->splits, 0, 128, 1 },
+        { "splits", c->splits, 0, CONFIG_MAX_SPLITS, 1 },
         { "pack_gqa", c->pack_gqa, 0, 1, 1 },
         { "kv_split_warps", c->kv_split_warps, 0, 1, 1 },
     };

@@ -10,6 +10,10 @@
 #include "device.h"
 #include "budget.h"
 
+/* The most KV splits a config may ask for (config_validate) and a launch
+** may choose (launch_sm80.c). */
+#define CONFIG_MAX_SPLITS 128
+
 /* The families DEV can run, best first, limited to those named in
 ** $FA4_FAMILIES when set; returns how many were written. */
 int config_families(fa4_family out[3], const device_limits *dev);

@@ -912,12 +912,27 @@ out:
     return st;
 }
 
+/* Import the document ROOT parsed from LABEL (NULL: JERR says why it did
+** not parse) and release it. */
+static fa4_status import_loaded(db *d, json_t *root, const json_error_t *jerr,
+                                const char *label, const device_limits *dev,
+                                char **summary, char *why, size_t why_size)
+{
+    fa4_status st;
+
+    if (!root)
+        return db_fail(why, why_size, FA4_EINVAL, "%s:%d:%d: %s", label,
+                       jerr->line, jerr->column, jerr->text);
+    st = import_root(d, root, label, dev, summary, why, why_size);
+    json_decref(root);
+    return st;
+}
+
 fa4_status db_import_json(db *d, const char *path, const device_limits *dev,
                           char **summary, char *why, size_t why_size)
 {
     json_error_t jerr;
     json_t *root;
-    fa4_status st;
     const int in = path && strcmp(path, "-") == 0;
     const char *label = in ? "(stdin)" : path;
 
@@ -928,12 +943,7 @@ fa4_status db_import_json(db *d, const char *path, const device_limits *dev,
                        "db_import_json: NULL argument");
     root = in ? json_loadf(stdin, JSON_REJECT_DUPLICATES, &jerr)
               : json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root)
-        return db_fail(why, why_size, FA4_EINVAL, "%s:%d:%d: %s", label,
-                       jerr.line, jerr.column, jerr.text);
-    st = import_root(d, root, label, dev, summary, why, why_size);
-    json_decref(root);
-    return st;
+    return import_loaded(d, root, &jerr, label, dev, summary, why, why_size);
 }
 
 fa4_status db_import_json_text(db *d, const char *text, size_t len,
@@ -942,7 +952,6 @@ fa4_status db_import_json_text(db *d, const char *text, size_t len,
 {
     json_error_t jerr;
     json_t *root;
-    fa4_status st;
 
     if (summary)
         *summary = NULL;
@@ -952,12 +961,7 @@ fa4_status db_import_json_text(db *d, const char *text, size_t len,
     if (!label)
         label = "(text)";
     root = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root)
-        return db_fail(why, why_size, FA4_EINVAL, "%s:%d:%d: %s", label,
-                       jerr.line, jerr.column, jerr.text);
-    st = import_root(d, root, label, dev, summary, why, why_size);
-    json_decref(root);
-    return st;
+    return import_loaded(d, root, &jerr, label, dev, summary, why, why_size);
 }
 
 fa4_status db_merge(db *d, const char *path, const device_limits *dev,

@@ -9,10 +9,6 @@
 #include "plan.h"
 #include "check_inputs.h"
 
-/* The tensors field F of T, or 0 when the caller's struct predates it. */
-#define TENSORS_FIELD(t, f) \
-    ((t)->struct_size >= offsetof(fa4_tensors, f) + sizeof((t)->f) ? (t)->f : 0)
-
 typedef fa4_status (*family_launch)(const fa4_plan *, const launch_call *, fa4_stream);
 
 /* Each family's launch; sm100 has none (its kernels have never run). */

@@ -6,10 +6,10 @@
 #include <stdint.h>
 #include <string.h>
 #include "plan.h"
+#include "config.h"
 #include "../kernels/common/serving.h"
 
 #define SM80_COMBINE_ROWS 4    /* kernels/common/combine.cuh FA4_COMBINE_ROWS */
-#define SM80_MAX_SPLITS 128
 
 /* CTAs of PLAN's kernel that fit on the whole GPU at once. */
 static long long sm80_slots(const fa4_plan *plan)
@@ -51,8 +51,8 @@ static int sm80_splits(const fa4_plan *plan, const fa4_problem *p, long long til
     }
     if (s > blocks)
         s = blocks;
-    if (s > SM80_MAX_SPLITS)
-        s = SM80_MAX_SPLITS;
+    if (s > CONFIG_MAX_SPLITS)
+        s = CONFIG_MAX_SPLITS;
     while (s > 1 && sm80_split_bytes(p, (int)s, rows_cap) > ws_bytes)
         s--;
     return s < 1 ? 1 : (int)s;
@@ -72,8 +72,8 @@ size_t launch_sm80_workspace(const fa4_plan *plan)
        (row, head) pairs, so splits * heads_q * rows is at most slots * bm
        (and never above 128 splits of the plan's largest call). */
     bound = sm80_slots(plan) * plan->config.bm;
-    if (bound > (long long)SM80_MAX_SPLITS * p->heads_q * rows_cap)
-        bound = (long long)SM80_MAX_SPLITS * p->heads_q * rows_cap;
+    if (bound > (long long)CONFIG_MAX_SPLITS * p->heads_q * rows_cap)
+        bound = (long long)CONFIG_MAX_SPLITS * p->heads_q * rows_cap;
     return sm80_split_bytes(p, 1, (bound + p->heads_q - 1) / p->heads_q);
 }
 
@@ -100,8 +100,7 @@ fa4_status launch_sm80(const fa4_plan *plan, const launch_call *call, fa4_stream
         if (!p->page_size)
             s.cu_seqlens_k = (unsigned long long)(uintptr_t)t->cu_seqlens_k;
     }
-    if (t->struct_size >= offsetof(fa4_tensors, seqused_k) + sizeof t->seqused_k)
-        s.seqused_k = (unsigned long long)(uintptr_t)t->seqused_k;
+    s.seqused_k = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, seqused_k);
     if (p->page_size) {
         s.block_table = (unsigned long long)(uintptr_t)t->block_table;
         s.block_table_stride = p->block_table_stride;
@@ -111,7 +110,6 @@ fa4_status launch_sm80(const fa4_plan *plan, const launch_call *call, fa4_stream
     }
     s.num_splits = sm80_splits(plan, p, tiles, rows_cap, ws_bytes);
     s.rows_cap = (int)rows_cap;
-    s.heads_grid = heads_grid;
     if (s.num_splits > 1) {
         size_t o_bytes = (size_t)s.num_splits * p->heads_q * rows_cap * p->head_dim_v * 4;
         s.o_partial = call->workspace;

@@ -40,6 +40,10 @@ typedef struct launch_call {
     unsigned long long workspace;
 } launch_call;
 
+/* The fa4_tensors field F of T, or 0 when the caller's struct predates it. */
+#define TENSORS_FIELD(t, f) \
+    ((t)->struct_size >= offsetof(fa4_tensors, f) + sizeof((t)->f) ? (t)->f : 0)
+
 /* Release every cached module of CTX (context destruction). */
 void plan_cache_free(fa4_context *ctx);
 

@@ -15,42 +15,20 @@
 #include "config.h"
 #include "device.h"
 #include "jit.h"
-#include "../tuner/args.h"
-#include "../tuner/commands.h"
+#include "tune_test_util.h"
 #include "../tuner/problems.h"
 #include "../tuner/search.h"
 
-/* Run fa4-tune with the NULL-terminated words; stdout into OUT. */
-static int run(char *out, size_t size, const char *first, ...)
-{
-    char *argv[64], err[1024];
-    int argc = 0, rc;
-    tune_args a;
-    va_list ap;
-    const char *w;
-    FILE *o = tmpfile(), *e = tmpfile();
-    size_t n;
+/* Run fa4-tune with the words in __VA_ARGS__; stdout into OUT, the
+** exit status and any error as a diagnostic. */
+#define run(out, size, ...) run_diag(tune_run(out, size, err, sizeof err, __VA_ARGS__), err)
 
-    argv[argc++] = (char *)"fa4-tune";
-    va_start(ap, first);
-    for (w = first; w && argc < 63; w = va_arg(ap, const char *))
-        argv[argc++] = (char *)w;
-    va_end(ap);
-    if (tune_args_parse(&a, argc, argv, err, sizeof err) != 0) {
-        diag("  parse: %s", err);
-        return -1;
-    }
-    rc = a.cmd == TUNE_CMD_SPACE ? cmd_space(&a, o, e) : cmd_tune(&a, o, e);
-    rewind(o);
-    n = fread(out, 1, size - 1, o);
-    out[n] = '\0';
-    rewind(e);
-    n = fread(err, 1, sizeof err - 1, e);
-    err[n] = '\0';
+static char err[4096];
+
+static int run_diag(int rc, const char *text)
+{
     if (rc != 0)
-        diag("  exit %d: %s", rc, err);
-    fclose(o);
-    fclose(e);
+        diag("  exit %d: %s", rc, text);
     return rc;
 }
 

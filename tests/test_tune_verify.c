@@ -19,46 +19,7 @@
 #include "db_verify.h"
 #include "config.h"
 #include "db_test_util.h"
-#include "../tuner/args.h"
-#include "../tuner/commands.h"
-
-/* Run fa4-tune with the NULL-terminated words after "fa4-tune"; the exit
-** status, standard output in OUT and standard error in ERR. */
-static int run(char *out, size_t osize, char *err, size_t esize,
-               const char *first, ...)
-{
-    char *argv[32], perr[1024];
-    int argc = 0, rc;
-    tune_args a;
-    va_list ap;
-    const char *w;
-    FILE *o = tmpfile(), *e = tmpfile();
-    size_t n;
-
-    argv[argc++] = (char *)"fa4-tune";
-    va_start(ap, first);
-    for (w = first; w && argc < 31; w = va_arg(ap, const char *))
-        argv[argc++] = (char *)w;
-    va_end(ap);
-    argv[argc] = NULL;
-    if (tune_args_parse(&a, argc, argv, perr, sizeof perr) != 0) {
-        snprintf(err, esize, "%s", perr);
-        out[0] = '\0';
-        fclose(o);
-        fclose(e);
-        return TUNE_EXIT_USAGE;
-    }
-    rc = cmd_verify(&a, o, e);
-    rewind(o);
-    n = fread(out, 1, osize - 1, o);
-    out[n] = '\0';
-    rewind(e);
-    n = fread(err, 1, esize - 1, e);
-    err[n] = '\0';
-    fclose(o);
-    fclose(e);
-    return rc;
-}
+#include "tune_test_util.h"
 
 /* Store one successful trial of CFG for P on DEV into the file PATH. */
 static int store_trial_file(const char *path, const device_limits *dev,
@@ -104,17 +65,17 @@ int main(void)
     snprintf(missing, sizeof missing, "%s/none.db", tmpdir);
 
     /* the subcommand before any winner */
-    rc = run(out, sizeof out, err, sizeof err, "verify", "--db", missing, NULL);
+    rc = tune_run(out, sizeof out, err, sizeof err, "verify", "--db", missing, NULL);
     ok(rc == TUNE_EXIT_FAIL && strstr(err, "no database at") &&
        strstr(err, "none.db") && strchr(err, '\n') == strrchr(err, '\n'),
        "verify: a missing database is one line naming it, exit 1");
     ok(db_open(&d, path, NULL, 0, warn, sizeof warn, why, sizeof why) == FA4_OK,
        "an empty database is created");
     db_close(d);
-    rc = run(out, sizeof out, err, sizeof err, "verify", "--db", path, NULL);
+    rc = tune_run(out, sizeof out, err, sizeof err, "verify", "--db", path, NULL);
     ok(rc == TUNE_EXIT_OK && strstr(out, "no stored winners") && !err[0],
        "verify: an empty database has nothing to verify, exit 0, no GPU needed");
-    rc = run(out, sizeof out, err, sizeof err, "verify", "--db", path, "--json",
+    rc = tune_run(out, sizeof out, err, sizeof err, "verify", "--db", path, "--json",
              NULL);
     {
         json_error_t je;
@@ -124,7 +85,7 @@ int main(void)
            "verify --json: an empty database gives an empty winners array");
         json_decref(doc);
     }
-    rc = run(out, sizeof out, err, sizeof err, "verify", "--db", path,
+    rc = tune_run(out, sizeof out, err, sizeof err, "verify", "--db", path,
              "--drop", "--drop", NULL);
     ok(rc == TUNE_EXIT_OK, "verify --drop on an empty database drops nothing");
 
@@ -191,11 +152,11 @@ int main(void)
 
     /* winners but no GPU */
     if (fa4_context_create(&ctx, 0, NULL) == FA4_ENODEV) {
-        rc = run(out, sizeof out, err, sizeof err, "verify", "--db", path, NULL);
+        rc = tune_run(out, sizeof out, err, sizeof err, "verify", "--db", path, NULL);
         ok(rc == TUNE_EXIT_FAIL && strstr(err, "no CUDA device 0") &&
            strchr(err, '\n') == strrchr(err, '\n'),
            "verify: winners but no GPU is one line, exit 1");
-        rc = run(out, sizeof out, err, sizeof err, "verify", "--db", path,
+        rc = tune_run(out, sizeof out, err, sizeof err, "verify", "--db", path,
                  "--drop", NULL);
         found = (int)query_int(path, "SELECT count(*) FROM winners");
         ok(rc == TUNE_EXIT_FAIL && found == 2,

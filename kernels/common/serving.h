@@ -25,8 +25,7 @@ typedef struct fa4_serving {
     int page_shift;        /* log2(page_size); pages are k/v_batch_stride apart */
     int num_splits;        /* 1: the kernel writes O itself */
     int rows_cap;          /* query rows a split has room for (>= total_q) */
-    int heads_grid;        /* gridDim.y / num_splits: heads_q, or heads_kv packed */
-    int reserved;
+    int reserved[2];
 } fa4_serving;
 
 #endif

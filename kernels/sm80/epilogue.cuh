@@ -123,7 +123,8 @@ __device__ __forceinline__ void epilogue_partial(const fa4_params &p, const fa4_
 }
 
 /* The only split: normalised O in the output dtype, and LSE. */
-__device__ __forceinline__ void epilogue_store(const fa4_params &p, const tile_info &t,
+__device__ __forceinline__ void epilogue_store(const fa4_params &p, const fa4_serving &s,
+                                               const tile_info &t,
                                                const q_rows &go, u32 sq,
                                                float (&o)[DV / 8][4],
                                                const online_softmax &sm)
@@ -156,13 +157,17 @@ __device__ __forceinline__ void epilogue_store(const fa4_params &p, const tile_i
             }
         }
         if (p.lse && q == 0) {
+#if FA4_VARLEN
+            /* [heads_q, total_q]: read only by CTAs that write LSE. */
+            const i64 total_q = ((const int *)s.cu_seqlens_q)[p.batch];
+#endif
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const int P = t.m_start + row0 + g + 8 * h;
                 if (P < t.rows) {
                     const int h_q = row_head(t, P), qi = row_query(t, P);
 #if FA4_VARLEN
-                    const i64 idx = (i64)h_q * t.total_q + t.q_row0 + qi;
+                    const i64 idx = (i64)h_q * total_q + t.q_row0 + qi;
 #else
                     const i64 idx = ((i64)t.batch * p.heads_q + h_q) * t.seqlen_q + qi;
 #endif

@@ -125,7 +125,7 @@ fa4_fwd(const fa4_params p, const fa4_serving s)
         return;
     }
     const q_rows go = q_rows_make(t, p.o, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
-    epilogue_store(p, t, go, sq, o, sm);
+    epilogue_store(p, s, t, go, sq, o, sm);
 }
 
 #endif

@@ -27,7 +27,6 @@ struct tile_info {
     int split;
     int seqlen_q, seqlen_k;
     i64 q_row0;       /* global index of the sequence's first query row */
-    i64 total_q;      /* rows of the LSE/partial layouts per head */
 };
 
 /* Sequence lengths and offsets of this CTA's tile.  Uniform over the CTA. */
@@ -46,11 +45,9 @@ __device__ __forceinline__ tile_info tile_make(const fa4_params &p,
     const int q0 = cu_q[t.batch];
     t.seqlen_q = cu_q[t.batch + 1] - q0;
     t.q_row0 = q0;
-    t.total_q = cu_q[p.batch];
 #else
     t.seqlen_q = p.seqlen_q;
     t.q_row0 = (i64)t.batch * p.seqlen_q;
-    t.total_q = (i64)p.batch * p.seqlen_q;
 #endif
     if (s.seqused_k) {
         t.seqlen_k = ((const int *)s.seqused_k)[t.batch];
