@@ -20,7 +20,8 @@
 ** writes O only over its own Q rows, after its last Q K^T, and the
 ** producer reloads Q only after the O store has read shared memory.
 ** BAR: q_full, q_empty, then k_full, k_empty, v_full, v_empty per stage,
-** then (dynamic scheduler) 16 B for the tile index the producer passes on.
+** then (dynamic scheduler) 16 B for the tile the producer passes on, and
+** for varlen 16 B more for its cursor over the sequences.
 **
 ** Fused K/V ring (fused_kv = 1):
 **     Q [BM x DP] | KV [SLOTS][BN x DP] | O | BAR
@@ -94,6 +95,16 @@ static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched, int swizzle)
            sm90_persistent_extra(dv, bn, sched, swizzle);
 }
 
+/* Varlen's extra consumer registers (the sequence's lengths live through
+** the main loop, the clipped epilogue), fitted to ptxas: d64 causal 192x128
+** dynamic at 160 registers spills 24 B (estimate 156), 192x112 does not. */
+#define SM90_VARLEN_REGS 8
+static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, int swizzle)
+{
+    return sm90_consumer_need(sm90_dv(pb), bn, sched, swizzle) +
+           (pb->varlen ? SM90_VARLEN_REGS : 0);
+}
+
 /* The setmaxnreg split used for WGS consumer warpgroups. */
 static void sm90_reg_split(int wgs, int *producer, int *consumer)
 {
@@ -137,9 +148,17 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                  "head_dim_qk, both multiples of 8 (head_dim_qk=%d head_dim_v=%d)", d, dv);
         return FA4_ENOTSUP;
     }
-    if (pb->varlen || pb->page_size || pb->attention_sinks) {
-        snprintf(why, wn, "sm90 kernels: varlen=%d page_size=%d attention_sinks=%d not "
-                 "implemented", pb->varlen, pb->page_size, pb->attention_sinks);
+    if (pb->page_size || pb->attention_sinks) {
+        snprintf(why, wn, "sm90 kernels: page_size=%d attention_sinks=%d not implemented "
+                 "(paged K/V runs on the sm80 family)", pb->page_size, pb->attention_sinks);
+        return FA4_ENOTSUP;
+    }
+
+    if (pb->varlen && dv > 192) {
+        /* The per-sequence lengths and the clipped epilogue take registers
+           that a d256 O accumulator leaves no room for (ptxas spills every
+           bn): the sm80 family runs it. */
+        snprintf(why, wn, "sm90 kernels: varlen with head_dim_v %d > 192 not implemented", dv);
         return FA4_ENOTSUP;
     }
 
@@ -183,6 +202,11 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                  "2 longest-first, 3 dynamic", (int)cfg->scheduler);
         return FA4_EINVAL;
     }
+    if (pb->varlen && cfg->scheduler != FA4_SCHED_DYNAMIC && cfg->scheduler != FA4_SCHED_PLAIN) {
+        snprintf(why, wn, "sm90: varlen tiles come from the plain (0) or the dynamic "
+                 "scheduler (3); scheduler=%d", (int)cfg->scheduler);
+        return FA4_EINVAL;
+    }
     if (cfg->exp2_emu_pct < 0 || cfg->exp2_emu_pct > 100 || cfg->rescale_threshold < 0 ||
         cfg->rescale_threshold > 16) {
         snprintf(why, wn, "sm90: exp2_emu_pct=%d (0..100), rescale_threshold=%d (0..16)",
@@ -199,8 +223,9 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     dp = sm90_pad_dim(d, cfg->swizzle);
     dvp = sm90_pad_dim(dv, cfg->swizzle);
     threads = 128 * (1 + wgs);
-    /* The dynamic scheduler's tile slot follows the barriers. */
-    tile_slot = cfg->scheduler == FA4_SCHED_DYNAMIC ? 16 : 0;
+    /* The dynamic scheduler's tile slot follows the barriers (with varlen,
+       the producer's walk over the sequences too: kernels/sm90/mainloop.cuh). */
+    tile_slot = cfg->scheduler != FA4_SCHED_DYNAMIC ? 0 : pb->varlen ? 32 : 16;
     bar_bytes = 16 + 32 * cfg->stages + tile_slot;
     slots = cfg->stages;
 
@@ -231,7 +256,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     }
     add_region(out, "BAR", &off, bar_bytes);
     smem = align_up(off, 16) + SM90_SLACK;
-    need = sm90_consumer_need(dv, cfg->bn, cfg->scheduler, cfg->swizzle);
+    need = sm90_varlen_need(pb, cfg->bn, cfg->scheduler, cfg->swizzle);
 
     out->threads = threads;
     out->smem_bytes = smem;
@@ -263,9 +288,10 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     }
     if (need > cfg->consumer_regs) {
         snprintf(why, wn, "consumer regs estimate %d > consumer_regs %d (O %d + S %d + "
-                 "P %d + %d + persistent scheduler %d)", need, cfg->consumer_regs, dvp / 2,
-                 cfg->bn / 2, cfg->bn / 4, SM90_REG_OVERHEAD,
-                 sm90_persistent_extra(dv, cfg->bn, cfg->scheduler, cfg->swizzle));
+                 "P %d + %d + persistent scheduler %d + varlen %d)", need, cfg->consumer_regs,
+                 dvp / 2, cfg->bn / 2, cfg->bn / 4, SM90_REG_OVERHEAD,
+                 sm90_persistent_extra(dv, cfg->bn, cfg->scheduler, cfg->swizzle),
+                 pb->varlen ? SM90_VARLEN_REGS : 0);
         return FA4_ENOFIT;
     }
     return FA4_OK;
@@ -288,12 +314,11 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                      "#define FA4_CONSUMER_REGS %d\n#define FA4_FUSED_KV %d\n"
                      "#define FA4_PINGPONG %d\n#define FA4_EXP2_EMU_PCT %d\n"
                      "#define FA4_RESCALE_THRESHOLD %d\n#define FA4_SCHEDULER %d\n"
-                     "#define FA4_CLUSTER %d\n",
+                     "#define FA4_CLUSTER %d\n#define FA4_VARLEN %d\n",
                      cfg->consumer_wgs, cfg->producer_regs, cfg->consumer_regs,
                      cfg->fused_kv, cfg->pingpong, cfg->exp2_emu_pct,
                      cfg->rescale_threshold, (int)cfg->scheduler,
-                     cfg->cluster > 0 ? cfg->cluster : 1);
-    (void)pb;
+                     cfg->cluster > 0 ? cfg->cluster : 1, pb->varlen != 0);
     return n < 0 || (size_t)n >= size - (size_t)m ? -1 : m + n;
 }
 
@@ -320,7 +345,7 @@ static void sm90_base(fa4_config *c, int wgs, int bn, int stages)
 
 /* family_ops.candidates: consumer_wgs {2, 3} x bn {64..256 step 16} x
 ** stages {2..4} x pingpong {0, 1} x scheduler (plain, persistent; with a
-** mask plain, longest-first and dynamic) x K/V layout: split rings with 128 B
+** mask plain, longest-first and dynamic; varlen plain and dynamic) x K/V layout: split rings with 128 B
 ** swizzle and exp2_emu_pct {0, 25}; then 64 and 32 B swizzle, the fused
 ** ring, and both, with exp2_emu_pct 0 only (the emulation does not touch
 ** shared memory).
@@ -340,8 +365,10 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
     static const fa4_scheduler plain_scheds[] = { FA4_SCHED_PLAIN, FA4_SCHED_PERSISTENT };
     static const fa4_scheduler masked_scheds[] = { FA4_SCHED_PLAIN, FA4_SCHED_LPT,
                                                    FA4_SCHED_DYNAMIC };
-    const fa4_scheduler *scheds = sm90_masked(pb) ? masked_scheds : plain_scheds;
-    const int nsched = sm90_masked(pb) ? 3 : 2;
+    static const fa4_scheduler varlen_scheds[] = { FA4_SCHED_PLAIN, FA4_SCHED_DYNAMIC };
+    const fa4_scheduler *scheds = pb->varlen ? varlen_scheds
+                                  : sm90_masked(pb) ? masked_scheds : plain_scheds;
+    const int nsched = pb->varlen ? 2 : sm90_masked(pb) ? 3 : 2;
     int n = 0, wgs, bn, st, pp, e, sc, lo;
 
     (void)dev;
@@ -371,7 +398,7 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
     return max == 0 ? n : (n < max ? n : max);
 }
 
-/* family_ops.heuristic, from H100 measurements (2026-11-22, 16k tokens,
+/* The dense default, from H100 measurements (2026-11-22, 16k tokens,
 ** hidden 2048, bf16, TFLOP/s): two stages; ping-pong on (d128 8k: 673 vs
 ** 587); no exp2 emulation (647 vs 578 at 4k).  d64 192x128 (3 consumers:
 ** 555 vs 430 with 2), d96 below, d128 128x176 above 2k keys (692 vs 673
@@ -383,8 +410,8 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
 ** otherwise plain, causal tiles reversed (d128 causal 1k: 381 plain vs 333
 ** persistent vs 271 static longest-first), except short causal d64 and
 ** d128, where the dynamic scheduler wins (below; 447 at d128 causal 1k). */
-static void sm90_heuristic(fa4_config *out, const device_limits *dev,
-                           const fa4_problem *pb)
+static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
+                                 const fa4_problem *pb)
 {
     const int d = pb->head_dim_qk;
     (void)dev;
@@ -452,6 +479,27 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
         sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle) <=
             out->consumer_regs)
         out->scheduler = FA4_SCHED_PERSISTENT;
+}
+
+/* family_ops.heuristic: the dense default; varlen takes the dynamic
+** scheduler (it hands out only real tiles, where the plain grid is sized for
+** the longest sequence), bn narrowed in steps of 16 until its registers fit. */
+static void sm90_heuristic(fa4_config *out, const device_limits *dev,
+                           const fa4_problem *pb)
+{
+    int bn;
+
+    sm90_dense_heuristic(out, dev, pb);
+    if (!pb->varlen)
+        return;
+    for (bn = out->bn; bn >= 64; bn -= 16)
+        if (sm90_varlen_need(pb, bn, FA4_SCHED_DYNAMIC, out->swizzle) <=
+            out->consumer_regs) {
+            out->bn = bn;
+            out->scheduler = FA4_SCHED_DYNAMIC;
+            return;
+        }
+    out->scheduler = FA4_SCHED_PLAIN;
 }
 
 const family_ops family_sm90 = {

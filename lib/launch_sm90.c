@@ -3,10 +3,18 @@
 ** layout they describe is the kernel's: kernels/sm90/kernel.cuh.
 */
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "launch_sm90.h"
 #include "plan.h"
+#include "../kernels/common/serving.h"
+
+/* Varlen maps cover the packed tensors, {dim, heads, rows, 1}, with a row
+** extent the kernel never reaches: the host does not know total_q /
+** total_k, and the kernel's boxes end at their sequence's last row
+** (kernels/sm90/seqlen.cuh). */
+#define SM90_VARLEN_ROWS 0x7fffffff
 
 /* Encode one rank-4 map {dim, heads, seq, batch} over ADDR with element
 ** strides HEAD, ROW, BATCH, SWIZZLE bytes (128, 64 or 32) and box
@@ -79,6 +87,9 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                                           : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     /* Every map in the config's swizzle: the kernel stores O in Q's layout. */
     const int sw = cfg->swizzle == 32 || cfg->swizzle == 64 ? cfg->swizzle : 128;
+    const int rows_q = pb->varlen ? SM90_VARLEN_ROWS : p->seqlen_q;
+    const int rows_k = pb->varlen ? SM90_VARLEN_ROWS : p->seqlen_k;
+    const int batch = pb->varlen ? 1 : p->batch;
     char dummy[8];
     fa4_status st;
 
@@ -91,24 +102,25 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
         snprintf(why, wn, "cuTensorMapEncodeTiled unavailable in this driver");
         return FA4_ENOTSUP;
     }
-    if ((st = encode_map(&maps[0], cu, "q", dtype, p->q, d, p->heads_q, p->seqlen_q, p->batch,
+    if ((st = encode_map(&maps[0], cu, "q", dtype, p->q, d, p->heads_q, rows_q, batch,
                          p->q_head_stride, p->q_row_stride, p->q_batch_stride, cfg->bm, sw,
                          why, wn)) != FA4_OK)
         return st;
-    if ((st = encode_map(&maps[1], cu, "k", dtype, p->k, d, p->heads_kv, p->seqlen_k,
-                         p->batch, p->k_head_stride, p->k_row_stride, p->k_batch_stride,
-                         cfg->bn, sw, why, wn)) != FA4_OK)
+    if ((st = encode_map(&maps[1], cu, "k", dtype, p->k, d, p->heads_kv, rows_k, batch,
+                         p->k_head_stride, p->k_row_stride, p->k_batch_stride, cfg->bn, sw,
+                         why, wn)) != FA4_OK)
         return st;
-    if ((st = encode_map(&maps[2], cu, "v", dtype, p->v, dv, p->heads_kv, p->seqlen_k,
-                         p->batch, p->v_head_stride, p->v_row_stride, p->v_batch_stride,
-                         cfg->bn, sw, why, wn)) != FA4_OK)
+    if ((st = encode_map(&maps[2], cu, "v", dtype, p->v, dv, p->heads_kv, rows_k, batch,
+                         p->v_head_stride, p->v_row_stride, p->v_batch_stride, cfg->bn, sw,
+                         why, wn)) != FA4_OK)
         return st;
-    return encode_map(&maps[3], cu, "o", dtype, p->o, dv, p->heads_q, p->seqlen_q, p->batch,
+    return encode_map(&maps[3], cu, "o", dtype, p->o, dv, p->heads_q, rows_q, batch,
                       p->o_head_stride, p->o_row_stride, p->o_batch_stride, 64, sw, why, wn);
 }
 
 /* Launch geometry (kernels/README.md "Grid"): a tile per CTA, or one CTA
-** per SM walking the tiles. */
+** per SM walking the tiles (for varlen, of at most batch x heads_q x
+** ceil(seqlen_q / bm) tiles). */
 static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem *p)
 {
     unsigned m_blocks = (unsigned)(((long long)p->seqlen_q + plan->config.bm - 1) / plan->config.bm);
@@ -128,8 +140,10 @@ static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem 
 fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream stream)
 {
     fa4_params params = call->params;
+    const fa4_tensors *t = call->tensors;
+    fa4_serving sv;
     CUtensorMap maps[4];
-    void *args[5];
+    void *args[6];
     unsigned grid[3];
     char why[512];
     fa4_status st;
@@ -145,6 +159,14 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
     args[2] = &maps[1];
     args[3] = &maps[2];
     args[4] = &maps[3];
+    if (call->problem.varlen) {
+        memset(&sv, 0, sizeof sv);
+        sv.cu_seqlens_q = (unsigned long long)(uintptr_t)t->cu_seqlens_q;
+        sv.cu_seqlens_k = (unsigned long long)(uintptr_t)t->cu_seqlens_k;
+        sv.seqused_k = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, seqused_k);
+        sv.num_splits = 1;
+        args[5] = &sv;
+    }
     return launch_kernel(plan, plan->fn, grid, plan->layout.threads, plan->layout.smem_bytes,
                          stream, args, "fa4_fwd");
 }

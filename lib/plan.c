@@ -48,11 +48,11 @@ static struct plan_cache_entry *cache_find(fa4_context *ctx, const char *key)
 /*
 ** 1 when P is a serving shape the sm80 family runs best: few query rows per
 ** KV head (decode, speculative decoding: its decode tiles pack the heads
-** and split the keys) or a layout only it reads (varlen, paged).
+** and split the keys) or a layout only it reads (paged K/V).
 */
 static int serving_shape(const fa4_problem *p)
 {
-    return p->varlen || p->page_size > 0 ||
+    return p->page_size > 0 ||
            (long long)p->seqlen_q * (p->heads_q / p->heads_kv) <= 64;
 }
 

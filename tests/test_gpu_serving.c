@@ -32,6 +32,8 @@ typedef struct serve_shape {
     int page_size;
     int use_seqused;        /* 1: pass seqused_k (dense/paged caches with room) */
     int lq[8], lk[8];       /* per-sequence lengths (dense: all equal) */
+    int kv_room;            /* varlen K/V: rows after each sequence's keys,
+                               filled with NaN (seqused_k gives the lengths) */
 } serve_shape;
 
 /* Device buffers and the reference of one shape. */
@@ -82,7 +84,7 @@ static int serve_prepare(serve_data *s, const serve_shape *sh, const cuda_api *c
         maxq = sh->lq[b] > maxq ? sh->lq[b] : maxq;
         maxk = sh->lk[b] > maxk ? sh->lk[b] : maxk;
         s->cu_q[b + 1] = s->cu_q[b] + sh->lq[b];
-        s->cu_k[b + 1] = s->cu_k[b] + sh->lk[b];
+        s->cu_k[b + 1] = s->cu_k[b] + sh->lk[b] + sh->kv_room;
         s->used[b] = sh->lk[b];
     }
     s->p = (fa4_problem)FA4_PROBLEM_INIT;
@@ -130,6 +132,13 @@ static int serve_prepare(serve_data *s, const serve_shape *sh, const cuda_api *c
     ref_fill_random(s->q, s->nq * hq * d, FA4_DTYPE_BF16, &seed);
     ref_fill_random(s->k, s->nkv_rows * hk * d, FA4_DTYPE_BF16, &seed);
     ref_fill_random(s->v, s->nkv_rows * hk * d, FA4_DTYPE_BF16, &seed);
+    /* A cache's spare rows may hold anything: NaN must not leak from them. */
+    for (b = 0; b < sh->batch && sh->kv_mode == 1; b++)
+        for (j = sh->lk[b]; j < sh->lk[b] + sh->kv_room; j++)
+            for (e = 0; e < hk * d; e++) {
+                s->k[((size_t)s->cu_k[b] + j) * hk * d + e] = 0x7fc0;
+                s->v[((size_t)s->cu_k[b] + j) * hk * d + e] = 0x7fc0;
+            }
 
     for (b = 0; b < sh->batch; b++) {
         int lq = sh->lq[b], lk = sh->lk[b];
@@ -213,17 +222,32 @@ static void serve_tensors(fa4_tensors *t, const serve_data *s, const serve_shape
         t->seqused_k = (const int32_t *)(uintptr_t)s->dused;
 }
 
-/* ||O - ref|| / ||ref|| of S's device output (+inf on any NaN or Inf). */
+/* The largest ||O_row - ref_row|| / (||ref_row|| + 1e-3) over the (query
+ * row, head) vectors of S's device output, +inf on any NaN or Inf: one
+ * wrong row of a short sequence is not hidden by a long one. */
 static double serve_output_error(const serve_data *s, const serve_shape *sh, const cuda_api *cu)
 {
     const size_t n = s->nq * sh->heads_q * sh->d;
     uint16_t *o = malloc(n * 2 + 2);
-    double err;
+    double worst = 0;
+    size_t r;
+    int c;
 
     cu->cuMemcpyDtoH(o, s->dout, n * 2);
-    err = ref_rel_error(o, s->ref_o, n, FA4_DTYPE_BF16);
+    for (r = 0; r < s->nq * sh->heads_q; r++) {
+        double diff = 0, norm = 0, e;
+        for (c = 0; c < sh->d; c++) {
+            double x = ref_half_to_float(o[r * sh->d + c], FA4_DTYPE_BF16);
+            double y = s->ref_o[r * sh->d + c];
+            diff += (x - y) * (x - y);
+            norm += y * y;
+        }
+        e = sqrt(diff) / (sqrt(norm) + 1e-3);
+        if (!(e <= worst))
+            worst = isnan(e) ? INFINITY : e;
+    }
     free(o);
-    return err;
+    return worst;
 }
 
 /*
@@ -276,17 +300,26 @@ static int serve_check(fa4_context *ctx, const fa4_plan *plan, serve_data *s, co
 
 static const serve_shape shapes[] = {
     /* name, batch, hq, hkv, d, causal, varlen, kv_mode, page, seqused, lq, lk */
-    { "decode group 8 d128", 3, 16, 2, 128, 0, 0, 0, 0, 0, {1, 1, 1}, {1000, 1000, 1000} },
-    { "decode group 4 seqused_k", 4, 8, 2, 128, 1, 0, 0, 0, 1, {1, 1, 1, 1}, {1000, 17, 1, 0} },
-    { "decode group 1 d64", 2, 4, 4, 64, 0, 0, 0, 0, 0, {1, 1}, {777, 777} },
-    { "decode group 16 d128", 2, 32, 2, 128, 0, 0, 0, 0, 0, {1, 1}, {4096, 4096} },
-    { "speculative 8 tokens causal", 2, 16, 2, 128, 1, 0, 0, 0, 0, {8, 8}, {1000, 1000} },
-    { "varlen causal ragged", 5, 8, 2, 128, 1, 1, 1, 0, 0, {0, 1, 17, 1000, 10}, {0, 5, 17, 1000, 12} },
-    { "varlen 100x longer", 3, 4, 4, 64, 1, 1, 1, 0, 0, {10, 1000, 9}, {10, 1000, 9} },
-    { "paged 16 decode", 4, 16, 2, 128, 0, 0, 2, 16, 1, {1, 1, 1, 1}, {1000, 33, 16, 1} },
-    { "paged 64 varlen causal", 3, 8, 2, 128, 1, 1, 2, 64, 1, {17, 1, 100}, {300, 64, 1000} },
-    { "paged 256 decode", 2, 8, 1, 128, 0, 0, 2, 256, 1, {1, 1}, {1000, 600} },
-    { "paged 32 d64 chunked prefill", 2, 4, 2, 64, 1, 1, 2, 32, 1, {64, 129}, {512, 700} },
+    { "decode group 8 d128", 3, 16, 2, 128, 0, 0, 0, 0, 0, {1, 1, 1}, {1000, 1000, 1000}, 0 },
+    { "decode group 4 seqused_k", 4, 8, 2, 128, 1, 0, 0, 0, 1, {1, 1, 1, 1}, {1000, 17, 1, 0}, 0 },
+    { "decode group 1 d64", 2, 4, 4, 64, 0, 0, 0, 0, 0, {1, 1}, {777, 777}, 0 },
+    { "decode group 16 d128", 2, 32, 2, 128, 0, 0, 0, 0, 0, {1, 1}, {4096, 4096}, 0 },
+    { "speculative 8 tokens causal", 2, 16, 2, 128, 1, 0, 0, 0, 0, {8, 8}, {1000, 1000}, 0 },
+    { "varlen causal ragged", 5, 8, 2, 128, 1, 1, 1, 0, 0, {0, 1, 17, 1000, 10}, {0, 5, 17, 1000, 12}, 0 },
+    { "varlen 100x longer", 3, 4, 4, 64, 1, 1, 1, 0, 0, {10, 1000, 9}, {10, 1000, 9}, 0 },
+    { "paged 16 decode", 4, 16, 2, 128, 0, 0, 2, 16, 1, {1, 1, 1, 1}, {1000, 33, 16, 1}, 0 },
+    { "paged 64 varlen causal", 3, 8, 2, 128, 1, 1, 2, 64, 1, {17, 1, 100}, {300, 64, 1000}, 0 },
+    { "paged 256 decode", 2, 8, 1, 128, 0, 0, 2, 256, 1, {1, 1}, {1000, 600}, 0 },
+    { "paged 32 d64 chunked prefill", 2, 4, 2, 64, 1, 1, 2, 32, 1, {64, 129}, {512, 700}, 0 },
+    /* Varlen prefill (the sm90 family on sm_90a): tile-ragged lengths, a
+       sequence shorter than any tile after a cache's NaN-filled spare
+       rows, seqused_k, GQA 4 and none. */
+    { "varlen prefill ragged", 8, 8, 2, 128, 0, 1, 1, 0, 0,
+      {1, 17, 1000, 300, 129, 0, 64, 2000}, {1, 17, 1000, 300, 129, 0, 64, 2000}, 0 },
+    { "varlen prefill causal seqused_k spare rows", 6, 8, 2, 128, 1, 1, 1, 0, 1,
+      {17, 1000, 5, 130, 1, 257}, {40, 1000, 3, 300, 1, 257}, 100 },
+    { "varlen prefill d64 causal 100x", 4, 4, 4, 64, 1, 1, 1, 0, 0,
+      {3000, 30, 191, 193}, {3000, 30, 191, 193}, 0 },
 };
 
 /* Config overrides tried on every shape (beside the heuristic). */
@@ -299,6 +332,15 @@ static const char *configs[] = {
     "sm80 bm=128 bn=64 stages=2 swizzle=128 splits=0 pack_gqa=1",
 };
 #define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
+
+/* sm90 overrides tried on the varlen shapes with contiguous K/V: the plain
+   grid, three consumer warpgroups, the fused ring with 64 B swizzle. */
+static const char *sm90_configs[] = {
+    "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 pingpong=1 sched=plain",
+    "sm90 bm=192 bn=64 stages=3 swizzle=128 wgs=3 regs=32/160 pingpong=0 sched=dynamic",
+    "sm90 bm=128 bn=96 stages=2 swizzle=64 fused_kv=1 wgs=2 regs=24/240 pingpong=1 sched=dynamic",
+};
+#define NSM90CONFIGS ((int)(sizeof sm90_configs / sizeof sm90_configs[0]))
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 extern fa4_status config_parse(fa4_config *out, const char *text, char *why, size_t why_size);
@@ -393,7 +435,7 @@ static void check_launch_errors(fa4_context *ctx, const cuda_api *cu)
    seqlen_k, strides follow), and the same launch captured in a graph. */
 static void check_plan_class(fa4_context *ctx, const cuda_api *cu)
 {
-    serve_shape sh = { "decode class", 2, 16, 2, 128, 0, 0, 0, 0, 0, {1, 1}, {300, 300} };
+    serve_shape sh = { "decode class", 2, 16, 2, 128, 0, 0, 0, 0, 0, {1, 1}, {300, 300}, 0 };
     serve_data s;
     fa4_problem big;
     fa4_plan *plan = NULL;
@@ -436,7 +478,7 @@ static void check_plan_class(fa4_context *ctx, const cuda_api *cu)
    and replayed: fa4_forward must neither allocate nor synchronise. */
 static void check_graph_capture(fa4_context *ctx, const cuda_api *cu)
 {
-    serve_shape sh = { "graph", 1, 16, 2, 128, 0, 0, 0, 0, 0, {1}, {4000} };
+    serve_shape sh = { "graph", 1, 16, 2, 128, 0, 0, 0, 0, 0, {1}, {4000}, 0 };
     CUresult (*stream_create)(CUstream *, unsigned);
     CUresult (*begin)(CUstream, CUstreamCaptureMode);
     CUresult (*end)(CUstream, CUgraph *);
@@ -558,23 +600,27 @@ int main(void)
             continue;
         }
         context_pop(ctx);
-        for (c = -1; c < NCONFIGS; c++) {
+        for (c = -1; c < NCONFIGS + NSM90CONFIGS; c++) {
             fa4_plan *plan = NULL;
             fa4_config got = FA4_CONFIG_INIT;
             char desc[256];
-            fa4_status st = plan_for(&plan, ctx, &s.p, c < 0 ? NULL : configs[c]);
-            if (st == FA4_ENOFIT) {
-                skip("%s [%s]: does not fit: %s", sh->name, configs[c], fa4_context_errmsg(ctx));
+            const char *cfg = c < 0 ? NULL : c < NCONFIGS ? configs[c] : sm90_configs[c - NCONFIGS];
+            fa4_status st;
+            if (c >= NCONFIGS && (!sh->varlen || sh->kv_mode != 1))
+                continue;
+            st = plan_for(&plan, ctx, &s.p, cfg);
+            if (st == FA4_ENOFIT || (st == FA4_ENOTSUP && c >= NCONFIGS)) {
+                skip("%s [%s]: does not fit: %s", sh->name, cfg, fa4_context_errmsg(ctx));
                 continue;
             }
             if (st != FA4_OK) {
-                ok(0, "%s [%s]: plan: %s", sh->name, c < 0 ? "default" : configs[c], fa4_context_errmsg(ctx));
+                ok(0, "%s [%s]: plan: %s", sh->name, cfg ? cfg : "default", fa4_context_errmsg(ctx));
                 continue;
             }
             fa4_plan_config(plan, &got, NULL);
             fa4_config_format(&got, desc, sizeof desc);
             ok(serve_check(ctx, plan, &s, sh, msg, sizeof msg), "%s [%s]: %s", sh->name,
-               c < 0 ? desc : configs[c], msg);
+               desc, msg);
             fa4_plan_destroy(plan);
         }
         context_push(ctx);

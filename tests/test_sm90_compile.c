@@ -215,6 +215,70 @@ static void check_layouts(const device_limits *dev)
     }
 }
 
+/* Varlen: the budget's rules (the dynamic scheduler only, paged K/V not
+   here) and compiles of the varlen default and a spread of its space. */
+static void check_varlen(const device_limits *dev)
+{
+    static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 } };
+    char why[512], name[160];
+    fa4_layout l;
+    fa4_config c;
+    fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, 128, 128, 1);
+    fa4_status st;
+    int i, causal;
+
+    p.varlen = 1;
+    c = sm90_config(2, 128, 2);
+    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
+    c.scheduler = FA4_SCHED_PERSISTENT;
+    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
+    is_int(st, FA4_EINVAL, "varlen with the static persistent scheduler is malformed");
+    has_str(why, "dynamic scheduler", "and the reason names the schedulers it takes");
+    p.page_size = 16;
+    c.scheduler = FA4_SCHED_DYNAMIC;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,
+           "paged K/V is not the sm90 family's");
+    p = ct_problem_2k(FA4_DTYPE_BF16, 256, 256, 0);
+    p.varlen = 1;
+    c = sm90_config(2, 64, 2);
+    c.scheduler = FA4_SCHED_DYNAMIC;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,
+           "varlen d256 is not the sm90 family's (its registers spill)");
+    if (jit_nvrtc_version() == 0)
+        return;
+    for (i = 0; i < (int)(sizeof dims / sizeof dims[0]); i++)
+        for (causal = 0; causal < 2; causal++) {
+            config_space sp;
+            p = ct_problem_2k(i & 1 ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16, dims[i][0], dims[i][1],
+                              causal);
+            p.varlen = 1;
+            if (!ok(config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+                        c.scheduler == FA4_SCHED_DYNAMIC,
+                    "varlen d%d%s default takes the dynamic scheduler", dims[i][0],
+                    causal ? " causal" : ""))
+                diag("  %s", why);
+            else
+                check_compile(dev, &p, &c);
+            if (config_enumerate(&sp, dev, &p, FA4_FAMILY_SM90, why, sizeof why) != FA4_OK ||
+                sp.count == 0) {
+                ok(0, "varlen d%d enumerates sm90 configs", dims[i][0]);
+                continue;
+            }
+            snprintf(name, sizeof name, "varlen d%d%s: %d configs", dims[i][0],
+                     causal ? " causal" : "", sp.count);
+            {
+                int j, bad = 0;
+                for (j = 0; j < sp.count; j++)
+                    bad += sp.configs[j].scheduler != FA4_SCHED_PLAIN &&
+                           sp.configs[j].scheduler != FA4_SCHED_DYNAMIC;
+                ok(bad == 0, "%s, all plain or dynamic", name);
+            }
+            check_compile(dev, &p, &sp.configs[(i * 7 + causal * 13) % sp.count]);
+            check_compile(dev, &p, &sp.configs[(i * 11 + causal * 5 + 1) % sp.count]);
+            config_space_free(&sp);
+        }
+}
+
 int main(void)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
@@ -239,6 +303,7 @@ int main(void)
         return done_testing();
     }
     check_layouts(&dev);
+    check_varlen(&dev);
     for (i = 0; i < ndims; i++) {
         /* The default, in both dtypes, causal and not. */
         for (t = 0; t < 2; t++)

@@ -350,6 +350,20 @@ FA4_DEV void st_shared_v4(u32 addr, u32 a, u32 b, u32 c, u32 d)
                  :: "r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
 }
 
+/* ld.shared.v4.b32 at a 32-bit shared address (16-byte aligned). */
+FA4_DEV void ld_shared_v4(u32 addr, u32 (&v)[4])
+{
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "r"(addr) : "memory");
+}
+
+/* st.global.v4.b32 (16-byte aligned). */
+FA4_DEV void st_global_v4(u64 addr, const u32 (&v)[4])
+{
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};"
+                 :: "l"(addr), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3]) : "memory");
+}
+
 /* ---- wgmma, one specialization per (N, type); mechanical (N = 64..256 step 16). ---- */
 
 /* D(64xN f32) (+)= A(64x16, smem desc) * B(16xN, smem desc); both K-major. */

@@ -6,7 +6,11 @@
 ** Q's bytes each warpgroup overwrites only its own 64 Q rows, which it has
 ** finished with), then one TMA store per FA4_CW-column chunk:
 ** rows >= seqlen_q and columns >= head_dim_v fall outside the map and are
-** not written.  LSE goes straight to global memory from the quad leaders.
+** not written.  Varlen tiles whose 64 rows are not all their own (the
+** sequence ends inside them, or they were loaded from earlier rows:
+** seqlen.cuh) copy their own rows from shared to global memory instead,
+** 16 B per thread and step.  LSE goes straight to global memory from the
+** quad leaders.
 */
 #ifndef FA4_SM90_EPILOGUE_CUH
 #define FA4_SM90_EPILOGUE_CUH
@@ -21,18 +25,44 @@ FA4_DEV u32 pack_out(float lo, float hi)
 #endif
 }
 
+/* Copy rows [r_lo, r_hi) of warpgroup WG's O (64 rows at WG_BASE in shared
+ * memory) to the sequence's rows ROW0 + r of head HEAD. */
+FA4_DEV void store_rows_direct(const fa4_params &p, u32 wg_base, long long row0, int head,
+                               int r_lo, int r_hi, int tid)
+{
+    constexpr int units = FA4_SWIZZLE / 16, chunk_units = (FA4_DVP / FA4_CW) * units;
+    for (int i = tid; i < 64 * chunk_units; i += 128) {
+        const int r = i / chunk_units, c = (i % chunk_units) / units, u = i % units;
+        const int col = c * FA4_CW + 8 * u;
+        if (r < r_lo || r >= r_hi || col >= FA4_DV)
+            continue;
+        const int phase = (r * FA4_SWIZZLE / 128) % units;
+        u32 v[4];
+        ld_shared_v4(wg_base + (u32)(c * FA4_BM * FA4_SWIZZLE + r * FA4_SWIZZLE +
+                                     16 * (u ^ phase)), v);
+        st_global_v4(p.o + 2ull * (u64)((row0 + r) * p.o_row_stride +
+                                        (long long)head * p.o_head_stride + col), v);
+    }
+}
+
 /* Write O (NO f32 registers of an m64n(2*NO) accumulator) and LSE of
  * warpgroup WG for TILE; O_TILE is the O region (BM rows x DVP columns,
  * chunks of FA4_CW columns, each BM x FA4_SWIZZLE B).  TID is the thread's index in its
  * warpgroup.  On return thread 0 has issued (not waited for) the TMA store;
  * the next call, or the caller, waits for it to read shared memory. */
 template <int NO>
-FA4_DEV void epilogue_store(const fa4_params &p, const fa4_tma_map *tm_o, u32 o_tile,
-                            float (&o)[NO], const float (&inv)[2], const float (&lse)[2],
+FA4_DEV void epilogue_store(const fa4_params &p FA4_SERVING_PARAM, const fa4_seq &sq,
+                            const fa4_tma_map *tm_o, u32 o_tile, float (&o)[NO],
+                            const float (&inv)[2], const float (&lse)[2],
                             const fa4_tile &tile, int wg, int tid)
 {
     const int warp = tid / 32, lane = tid % 32, g = lane / 4, q = lane % 4;
     const u32 wg_base = o_tile + (u32)(wg * 64 * FA4_SWIZZLE);
+    const int m0 = tile.m_block * FA4_BM;
+    /* This warpgroup's rows of the sequence: loaded from WG_ROW0, its own
+       from max(m0, WG_ROW0) up to the sequence's end. */
+    const int wg_row0 = q_load_row(sq, m0) + wg * 64;
+    const int own_lo = max(m0 - wg_row0, 0), own_hi = min(sq.len_q - wg_row0, 64);
     /* The previous tile's O store must have read these bytes. */
     if (tid == 0)
         cp_async_bulk_wait_group_read0();
@@ -52,25 +82,33 @@ FA4_DEV void epilogue_store(const fa4_params &p, const fa4_tma_map *tm_o, u32 o_
         st_shared_u32(addr, pack_out(o[i] * inv[h], o[i + 1] * inv[h]));
     }
     if (p.lse != 0 && q == 0) {
-        float *lse_out = (float *)p.lse + ((long long)tile.batch * p.heads_q + tile.head) * p.seqlen_q;
+        float *lse_out = (float *)p.lse + sq.lse_row0 +
+                         (long long)tile.head * seq_lse_head_stride(p FA4_SERVING_ARG) + wg_row0;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const int r = tile.m_block * FA4_BM + wg * 64 + 16 * warp + g + 8 * h;
-            if (r < p.seqlen_q)
+            const int r = 16 * warp + g + 8 * h;
+            if (r >= own_lo && r < own_hi)
                 lse_out[r] = lse[h];
         }
     }
     fence_proxy_async_shared_cta();
     named_barrier_sync(FA4_BAR_EPILOGUE_WG0 + wg, 128);
-    if (tid == 0) {
-        const int row0 = tile.m_block * FA4_BM + wg * 64;
-        if (row0 < p.seqlen_q) {
+#if FA4_VARLEN
+    if (own_lo > 0 || own_hi < 64) {
+        /* Not all 64 rows are this tile's: plain stores of its own. */
+        store_rows_direct(p, wg_base, (long long)sq.q_row0 + wg_row0, tile.head, own_lo,
+                          own_hi, tid);
+        fence_proxy_async_shared_cta();
+        named_barrier_sync(FA4_BAR_EPILOGUE_WG0 + wg, 128);
+        return;
+    }
+#endif
+    if (tid == 0 && own_hi > 0) {
 #pragma unroll
-            for (int c = 0; c < 2 * NO / FA4_CW; ++c)
-                tma_store_4d(tm_o, wg_base + (u32)(c * FA4_BM * FA4_SWIZZLE), c * FA4_CW,
-                             tile.head, row0, tile.batch);
-            cp_async_bulk_commit_group();
-        }
+        for (int c = 0; c < 2 * NO / FA4_CW; ++c)
+            tma_store_4d(tm_o, wg_base + (u32)(c * FA4_BM * FA4_SWIZZLE), c * FA4_CW,
+                         tile.head, sq.q_row0 + wg_row0, sq.batch);
+        cp_async_bulk_commit_group();
     }
 }
 

@@ -17,7 +17,9 @@
 ** DP = FA4_CW * ceil(max(D, 64) / FA4_CW), so d96 pads to 128 with 128 B
 ** swizzle and not at all with 64 or 32 B.  The map's dim extent is D, so TMA
 ** zero-fills the pad columns, which add 0 to Q K^T and are clipped from the
-** O store.  Parameters: (fa4_params, tm_q, tm_k, tm_v, tm_o).
+** O store.  Parameters: (fa4_params, tm_q, tm_k, tm_v, tm_o), and with
+** FA4_VARLEN the serving block (common/serving.h; seqlen.cuh): the maps
+** are then {dim, heads, rows, 1} over the packed tensors.
 */
 #ifndef FA4_SM90_KERNEL_CUH
 #define FA4_SM90_KERNEL_CUH
@@ -66,6 +68,10 @@
 #define FA4_V_SLOT_BYTES FA4_V_STAGE_BYTES
 #endif
 
+/* The dynamic scheduler's slot after the barriers: the tile, and for
+ * varlen the producer's cursor (mainloop.cuh). */
+#define FA4_TILE_SLOT_BYTES (FA4_SCHEDULER != 3 ? 0 : FA4_VARLEN ? 32 : 16)
+
 static_assert(FA4_SWIZZLE == 128 || FA4_SWIZZLE == 64 || FA4_SWIZZLE == 32,
               "sm90 kernel: swizzle 128, 64 or 32 B");
 static_assert(FA4_CLUSTER == 1, "sm90 kernel: clusters are not implemented");
@@ -75,13 +81,15 @@ static_assert(FA4_BN % 16 == 0 && FA4_BN >= 64 && FA4_BN <= 256, "sm90: BN in 64
 static_assert(FA4_DVP <= 256 && FA4_DP <= 256, "sm90: head dims up to 256");
 static_assert(FA4_DV <= FA4_D, "sm90: head_dim_v <= head_dim_qk");
 static_assert(FA4_STAGES >= 2, "sm90: at least 2 K/V stages");
+static_assert(!FA4_VARLEN || FA4_SCHEDULER == 0 || FA4_SCHEDULER == 3,
+              "sm90: varlen tiles come from the plain or the dynamic scheduler");
 #if FA4_FUSED_KV
 static_assert(FA4_KV_SLOTS >= 2, "sm90: the fused ring holds K(n-1) and V(n) at once");
 static_assert(FA4_SMEM_Q_OFF % 1024 == 0 && FA4_SMEM_KV_OFF % 1024 == 0 &&
               FA4_SMEM_O_OFF % 1024 == 0 && FA4_KV_SLOT_BYTES % (8 * FA4_SWIZZLE) == 0,
               "sm90: regions 1024-aligned, slots on the swizzle repeat (8 rows)");
 static_assert(FA4_SMEM_KV_SIZE >= FA4_KV_SLOTS * FA4_KV_SLOT_BYTES, "sm90: KV region");
-static_assert(FA4_SMEM_BAR_SIZE >= 16 + 16 * FA4_KV_SLOTS + 16 * (FA4_SCHEDULER == 3),
+static_assert(FA4_SMEM_BAR_SIZE >= 16 + 16 * FA4_KV_SLOTS + FA4_TILE_SLOT_BYTES,
               "sm90: BAR region (+ the dynamic scheduler's tile slot)");
 #else
 static_assert(FA4_SMEM_Q_OFF % 1024 == 0 && FA4_SMEM_K_OFF % 1024 == 0 &&
@@ -89,7 +97,7 @@ static_assert(FA4_SMEM_Q_OFF % 1024 == 0 && FA4_SMEM_K_OFF % 1024 == 0 &&
               "sm90: swizzled tiles are 1024-aligned");
 static_assert(FA4_SMEM_K_SIZE >= FA4_STAGES * FA4_K_STAGE_BYTES, "sm90: K region");
 static_assert(FA4_SMEM_V_SIZE >= FA4_STAGES * FA4_V_STAGE_BYTES, "sm90: V region");
-static_assert(FA4_SMEM_BAR_SIZE >= 16 + 32 * FA4_STAGES + 16 * (FA4_SCHEDULER == 3),
+static_assert(FA4_SMEM_BAR_SIZE >= 16 + 32 * FA4_STAGES + FA4_TILE_SLOT_BYTES,
               "sm90: BAR region (+ the dynamic scheduler's tile slot)");
 #endif
 static_assert(FA4_SMEM_Q_SIZE >= FA4_Q_BYTES, "sm90: Q region");
@@ -98,6 +106,7 @@ static_assert(FA4_SMEM_BAR_OFF + FA4_SMEM_BAR_SIZE + 1024 <= FA4_SMEM_BYTES,
               "sm90: layout + 1024 B base-alignment slack within FA4_SMEM_BYTES");
 
 #include "sm90/barriers.cuh"
+#include "sm90/seqlen.cuh"
 #include "sm90/scheduler.cuh"
 #include "sm90/mask.cuh"
 #include "sm90/softmax.cuh"
@@ -105,29 +114,29 @@ static_assert(FA4_SMEM_BAR_OFF + FA4_SMEM_BAR_SIZE + 1024 <= FA4_SMEM_BYTES,
 #include "sm90/mainloop.cuh"
 
 /* A consumer warpgroup: every tile of the CTA, main loop then epilogue. */
-FA4_DEV void consumer_run(const fa4_params &p, const fa4_tma_map *tm_o, u32 smem,
-                          fa4_bars bars, int wg, int tid)
+FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_map *tm_o,
+                          u32 smem, fa4_bars bars, int wg, int tid)
 {
     fa4_pipe st = {0, 0u};
     u32 q_phase = 0;
+    fa4_tile tile;
 #if FA4_PINGPONG
     /* The last warpgroup hands the first turn to warpgroup 0. */
     if (wg == FA4_CONSUMER_WGS - 1)
         named_barrier_arrive(FA4_BAR_PINGPONG_WG0, 256);
 #endif
 #if FA4_SCHED_DYNAMIC
-    /* The producer publishes each tile index (or the end) in the tile slot
-       before q_full completes.  (Waiting at the loop's end rather than its
-       top keeps ptxas from spilling at the register limits.) */
+    /* The producer publishes each tile (or the end) in the tile slot before
+       q_full completes.  (Waiting at the loop's end rather than its top
+       keeps ptxas from spilling at the register limits.) */
     mbarrier_wait(bars.q_full(), q_phase);
     q_phase ^= 1u;
-    for (int t = (int)ld_shared_u32(tile_slot(bars)); sched_valid(p, t); ) {
+    for (bool more = sched_read(tile_slot(bars), &tile); more; ) {
 #else
-    for (int t = sched_first(); sched_valid(p, t); t = sched_next(p, t)) {
+    fa4_sched_cursor cur = {0, 0};
+    for (int t = sched_first(); sched_tile(p FA4_SERVING_ARG, cur, t, &tile);
+         t = sched_next(p, t)) {
 #endif
-        const fa4_tile tile = sched_tile(p, t);
-        int n_lo, n_hi;
-        kv_block_range(p, tile.m_block, &n_lo, &n_hi);
         float o[FA4_DVP / 2];
 #pragma unroll
         for (int i = 0; i < FA4_DVP / 2; ++i)
@@ -139,12 +148,20 @@ FA4_DEV void consumer_run(const fa4_params &p, const fa4_tma_map *tm_o, u32 smem
         mbarrier_wait(bars.q_full(), q_phase);
         q_phase ^= 1u;
 #endif
-        if (n_hi > n_lo)
-            consumer_mainloop(p, smem, bars, st, tile, n_lo, n_hi, wg, tid, o, sm);
+        int n_lo, n_hi;
+        {
+            const fa4_seq sq = seq_of(p FA4_SERVING_ARG, tile.batch);
+            kv_block_range(p, sq, tile.m_block * FA4_BM, &n_lo, &n_hi);
+            if (n_hi > n_lo)
+                consumer_mainloop(p, sq, smem, bars, st, tile, n_lo, n_hi, wg, tid, o, sm);
+        }
 
         float inv[2], lse[2];
+        /* Read again rather than kept in registers through the main loop. */
+        const fa4_seq sq = seq_of(p FA4_SERVING_ARG, tile.batch);
         softmax_finish(sm, inv, lse);
-        epilogue_store(p, tm_o, smem + FA4_SMEM_O_OFF, o, inv, lse, tile, wg, tid);
+        epilogue_store(p FA4_SERVING_ARG, sq, tm_o, smem + FA4_SMEM_O_OFF, o, inv, lse, tile,
+                       wg, tid);
         /* Q not yet released (the main loop does when O has its own bytes):
          * after the O store has read Q's bytes, for the 4 warps at once. */
         if ((FA4_O_ALIASES_Q || n_hi <= n_lo) && tid == 0) {
@@ -154,7 +171,7 @@ FA4_DEV void consumer_run(const fa4_params &p, const fa4_tma_map *tm_o, u32 smem
 #if FA4_SCHED_DYNAMIC
         mbarrier_wait(bars.q_full(), q_phase);
         q_phase ^= 1u;
-        t = (int)ld_shared_u32(tile_slot(bars));
+        more = sched_read(tile_slot(bars), &tile);
 #endif
     }
     if (tid == 0)
@@ -164,7 +181,11 @@ FA4_DEV void consumer_run(const fa4_params &p, const fa4_tma_map *tm_o, u32 smem
 extern "C" __global__ void __launch_bounds__(FA4_THREADS, 1)
 fa4_fwd(const __grid_constant__ fa4_params p, const __grid_constant__ fa4_tma_map tm_q,
         const __grid_constant__ fa4_tma_map tm_k, const __grid_constant__ fa4_tma_map tm_v,
-        const __grid_constant__ fa4_tma_map tm_o)
+        const __grid_constant__ fa4_tma_map tm_o
+#if FA4_VARLEN
+        , const __grid_constant__ fa4_serving sv
+#endif
+        )
 {
     extern __shared__ __align__(1024) u8 fa4_smem[];
     /* The budget adds 1024 B of slack: align the base here. */
@@ -199,11 +220,11 @@ fa4_fwd(const __grid_constant__ fa4_params p, const __grid_constant__ fa4_tma_ma
     if (warp < 4) {
         setmaxnreg_dec<FA4_PRODUCER_REGS>();
         if (warp == 0 && lane == 0)
-            producer_run(p, &tm_q, &tm_k, &tm_v, smem, bars);
+            producer_run(p FA4_SERVING_ARG, &tm_q, &tm_k, &tm_v, smem, bars);
     } else {
         setmaxnreg_inc<FA4_CONSUMER_REGS>();
         const int wg = warp / 4 - 1;
-        consumer_run(p, &tm_o, smem, bars, wg, (int)threadIdx.x % 128);
+        consumer_run(p FA4_SERVING_ARG, &tm_o, smem, bars, wg, (int)threadIdx.x % 128);
     }
 }
 

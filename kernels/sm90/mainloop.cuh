@@ -95,36 +95,56 @@ FA4_DEV u32 tile_slot(const fa4_bars &bars)
 /* ------------------------------------------------------------ producer */
 
 /* One thread issues every TMA load of the CTA's tiles. */
-FA4_DEV void producer_run(const fa4_params &p, const fa4_tma_map *tm_q, const fa4_tma_map *tm_k,
-                          const fa4_tma_map *tm_v, u32 smem, fa4_bars bars)
+FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_map *tm_q,
+                          const fa4_tma_map *tm_k, const fa4_tma_map *tm_v, u32 smem,
+                          fa4_bars bars)
 {
     fa4_pipe st = {0, 0u};
     u32 q_phase = 0;
+#if FA4_VARLEN && FA4_SCHED_DYNAMIC
+    st_shared_u32(tile_slot(bars) + 16, 0u);
+    st_shared_u32(tile_slot(bars) + 20, 0u);
+#else
+    fa4_sched_cursor cur = {0, 0};
+#endif
     for (int t = sched_first();; t = sched_next(p, t)) {
+        fa4_tile tile;
+#if FA4_VARLEN && FA4_SCHED_DYNAMIC
+        /* The walk's cursor waits in shared memory: the producer's 24 or 32
+           registers hold the K/V loop's state. */
+        fa4_sched_cursor cur = { (int)ld_shared_u32(tile_slot(bars) + 16),
+                                 (int)ld_shared_u32(tile_slot(bars) + 20) };
+        const bool valid = sched_tile(p FA4_SERVING_ARG, cur, t, &tile);
+        st_shared_u32(tile_slot(bars) + 16, (u32)cur.batch);
+        st_shared_u32(tile_slot(bars) + 20, (u32)cur.first);
+#else
+        const bool valid = sched_tile(p FA4_SERVING_ARG, cur, t, &tile);
+#endif
 #if FA4_SCHED_DYNAMIC
-        /* The consumers learn T from the tile slot, the end included. */
+        /* The consumers learn the tile from the tile slot, the end included. */
         mbarrier_wait(bars.q_empty(), q_phase ^ 1u);
-        st_shared_u32(tile_slot(bars), (u32)t);
-        if (!sched_valid(p, t)) {
+        sched_publish(tile_slot(bars), valid, tile);
+        if (!valid) {
             mbarrier_arrive(bars.q_full());
             sched_finish(p);
             return;
         }
 #else
-        if (!sched_valid(p, t))
+        if (!valid)
             return;
         mbarrier_wait(bars.q_empty(), q_phase ^ 1u);
 #endif
-        const fa4_tile tile = sched_tile(p, t);
+        const fa4_seq sq = seq_of(p FA4_SERVING_ARG, tile.batch);
+        const int m0 = tile.m_block * FA4_BM;
         int n_lo, n_hi;
-        kv_block_range(p, tile.m_block, &n_lo, &n_hi);
+        kv_block_range(p, sq, m0, &n_lo, &n_hi);
         const int kv_head = tile.head / p.group;
 
         mbarrier_arrive_expect_tx(bars.q_full(), FA4_Q_BYTES);
 #pragma unroll
         for (int c = 0; c < FA4_DP / FA4_CW; ++c)
             tma_load_4d(smem + FA4_SMEM_Q_OFF + c * FA4_BM * FA4_SWIZZLE, tm_q, bars.q_full(),
-                        c * FA4_CW, tile.head, tile.m_block * FA4_BM, tile.batch);
+                        c * FA4_CW, tile.head, sq.q_row0 + q_load_row(sq, m0), sq.batch);
         q_phase ^= 1u;
 
         for (int n = n_hi - 1; n >= n_lo; --n) {
@@ -136,18 +156,19 @@ FA4_DEV void producer_run(const fa4_params &p, const fa4_tma_map *tm_q, const fa
 #endif
             const u32 k_dst = smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES;
             const u32 v_dst = smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES;
+            const int kv_row = sq.k_row0 + kv_load_row(sq, n);
             mbarrier_wait(bars.k_empty(st.stage), st.phase ^ 1u);
             mbarrier_arrive_expect_tx(bars.k_full(st.stage), FA4_K_STAGE_BYTES);
 #pragma unroll
             for (int c = 0; c < FA4_DP / FA4_CW; ++c)
                 tma_load_4d(k_dst + c * FA4_BN * FA4_SWIZZLE, tm_k, bars.k_full(st.stage),
-                            c * FA4_CW, kv_head, n * FA4_BN, tile.batch);
+                            c * FA4_CW, kv_head, kv_row, sq.batch);
             mbarrier_wait(bars.v_empty(vst.stage), vst.phase ^ 1u);
             mbarrier_arrive_expect_tx(bars.v_full(vst.stage), FA4_V_STAGE_BYTES);
 #pragma unroll
             for (int c = 0; c < FA4_DVP / FA4_CW; ++c)
                 tma_load_4d(v_dst + c * FA4_BN * FA4_SWIZZLE, tm_v, bars.v_full(vst.stage),
-                            c * FA4_CW, kv_head, n * FA4_BN, tile.batch);
+                            c * FA4_CW, kv_head, kv_row, sq.batch);
 #if FA4_FUSED_KV
             st = vst;
 #endif
@@ -240,17 +261,34 @@ template <int N> FA4_DEV void fence_array(u32 (&r)[N])
         reg_fence(r[i]);
 }
 
+/* Zero rows [0, ROWS) of the V tile at V_SMEM (a block loaded from before
+ * its sequence, seqlen.cuh) for this warpgroup's P V: whole FA4_SWIZZLE-byte
+ * rows of each chunk, so the swizzle does not matter.  Every warpgroup
+ * writes the same zeros; each waits for its own before its GEMM. */
+FA4_DEV void zero_v_rows(u32 v_smem, int rows, int wg, int tid)
+{
+    constexpr int units = FA4_SWIZZLE / 16; /* 16 B units per row */
+    for (int i = tid; i < rows * units * (FA4_DVP / FA4_CW); i += 128) {
+        const int c = i / (rows * units), r = (i / units) % rows, u = i % units;
+        st_shared_v4(v_smem + (u32)(c * FA4_BN * FA4_SWIZZLE + r * FA4_SWIZZLE + 16 * u),
+                     0u, 0u, 0u, 0u);
+    }
+    fence_proxy_async_shared_cta();
+    named_barrier_sync(FA4_BAR_EPILOGUE_WG0 + wg, 128);
+}
+
 /* The main loop of consumer warpgroup WG over key blocks [n_lo, n_hi) of
  * TILE: O and the softmax state on return (O unnormalised).  Overlap inside
  * the warpgroup: S(n-1) = Q K^T is issued together with O += P(n) V(n), and
  * the softmax of S(n-1) runs while P(n) V(n) is in flight. */
-FA4_DEV void consumer_mainloop(const fa4_params &p, u32 smem, fa4_bars bars, fa4_pipe &st,
-                               const fa4_tile &tile, int n_lo, int n_hi, int wg, int tid,
-                               float (&o)[FA4_DVP / 2], fa4_softmax &sm)
+FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem, fa4_bars bars,
+                               fa4_pipe &st, const fa4_tile &tile, int n_lo, int n_hi, int wg,
+                               int tid, float (&o)[FA4_DVP / 2], fa4_softmax &sm)
 {
     const int lane = tid % 32, warp = tid / 32;
     const u32 q_wg = smem + FA4_SMEM_Q_OFF + wg * 64 * FA4_SWIZZLE;
-    const int row0 = tile.m_block * FA4_BM + wg * 64 + 16 * warp + lane / 4;
+    const int m0 = tile.m_block * FA4_BM;
+    const int row0 = q_load_row(sq, m0) + wg * 64 + 16 * warp + lane / 4;
     const int col0 = 2 * (lane % 4);
     const float scale_log2 = p.scale_log2;
     float s[FA4_BN / 2];
@@ -269,13 +307,20 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, u32 smem, fa4_bars bars, fa4
     release_stage(bars.k_empty(st.stage), lane);
     if (!FA4_O_ALIASES_Q && n == n_lo)
         release_stage(bars.q_empty(), lane);
-    if (kv_block_needs_mask(p, tile.m_block, n))
-        mask_scores(s, p, row0, n * FA4_BN + col0);
+    if (kv_block_needs_mask(p, sq, m0, n))
+        mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
     softmax_update_max(sm, s, scale_log2, factor);
     softmax_exp(sm, s, scale_log2, factor);
     convert_p(pr, s);
     fa4_pipe vst;
     kv_next(st, vst);
+#if FA4_VARLEN
+    /* Only this block, the sequence's last, can start before its first key. */
+    if (const int rows = v_rows_before(kv_load_row(sq, n_hi - 1))) {
+        mbarrier_wait(bars.v_full(vst.stage), vst.phase);
+        zero_v_rows(smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES, rows, wg, tid);
+    }
+#endif
 
     for (; n > n_lo; ) {
         --n;
@@ -295,8 +340,8 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, u32 smem, fa4_bars bars, fa4
         release_stage(bars.k_empty(st.stage), lane);
         if (!FA4_O_ALIASES_Q && n == n_lo)
             release_stage(bars.q_empty(), lane);
-        if (kv_block_needs_mask(p, tile.m_block, n))
-            mask_scores(s, p, row0, n * FA4_BN + col0);
+        if (kv_block_needs_mask(p, sq, m0, n))
+            mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
         const bool rescale = softmax_update_max(sm, s, scale_log2, factor);
         softmax_exp(sm, s, scale_log2, factor);
         wgmma_wait_group<0>();

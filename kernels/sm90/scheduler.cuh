@@ -15,6 +15,14 @@
 ** consumers finish the current tile and passes it to them in shared memory
 ** (tile_slot, published before q_full's arrival; see mainloop.cuh).
 **
+** Varlen batches (FA4_VARLEN) run under scheduler 0 or 3.  Plain: the grid
+** is sized for the longest sequence and CTAs past their sequence's tiles
+** exit at once.  Dynamic: tile T is found by walking cu_seqlens_q
+** (sequence b holds heads_q * ceil(len_b / BM) tiles, a head's query tiles
+** together, longest first under a mask); the producer's draws only grow,
+** so its walk resumes where the last one stopped (sched_cursor) and costs
+** O(batch) per CTA and launch; p.total_tiles is only a bound there.
+**
 ** Scheduler 3's counter (p.tile_counter: two u32, zero before a launch):
 ** [0] counts draws past the first grid's tiles, [1] counts CTAs that drew
 ** past the end; the last of those sets both back to 0 for the next launch.
@@ -28,6 +36,12 @@ struct fa4_tile {
     int m_block;
     int head;
     int batch;
+};
+
+/* Where the producer's walk over the sequences stands (varlen). */
+struct fa4_sched_cursor {
+    int batch;      /* sequence of the last tile found */
+    int first;      /* its first tile index */
 };
 
 /* First linear tile index of this CTA. */
@@ -74,11 +88,38 @@ FA4_DEV void sched_finish(const fa4_params &p)
 #endif
 }
 
-/* The tile with index T. */
-FA4_DEV fa4_tile sched_tile(const fa4_params &p, int t)
+/* The tile with index T into *TILE; false when T is past the last tile. */
+FA4_DEV bool sched_tile(const fa4_params &p FA4_SERVING_PARAM, fa4_sched_cursor &cur, int t,
+                        fa4_tile *tile_out)
 {
     fa4_tile tile;
-#if FA4_SCHEDULER == 0
+#if FA4_VARLEN && FA4_SCHEDULER == 0
+    const int *cu_q = (const int *)sv.cu_seqlens_q;
+    const int b = (int)blockIdx.z, m = (int)blockIdx.x;
+    const int m_blocks = (cu_q[b + 1] - cu_q[b] + FA4_BM - 1) / FA4_BM;
+    (void)cur;
+    tile.m_block = FA4_CAUSAL ? m_blocks - 1 - m : m;
+    tile.head = (int)blockIdx.y;
+    tile.batch = b;
+    *tile_out = tile;
+    return t == 0 && m < m_blocks;
+#elif FA4_VARLEN
+    const int *cu_q = (const int *)sv.cu_seqlens_q;
+    for (; cur.batch < p.batch; cur.batch++) {
+        const int m_blocks = (cu_q[cur.batch + 1] - cu_q[cur.batch] + FA4_BM - 1) / FA4_BM;
+        const int n = m_blocks * p.heads_q;
+        if (t < cur.first + n) {
+            const int r = t - cur.first, m = r % m_blocks;
+            tile.m_block = FA4_CAUSAL ? m_blocks - 1 - m : m;
+            tile.head = r / m_blocks;
+            tile.batch = cur.batch;
+            *tile_out = tile;
+            return true;
+        }
+        cur.first += n;
+    }
+    return false;
+#elif FA4_SCHEDULER == 0
     tile.m_block = FA4_CAUSAL ? p.m_blocks - 1 - (int)blockIdx.x : (int)blockIdx.x;
     tile.head = (int)blockIdx.y;
     tile.batch = (int)blockIdx.z;
@@ -94,7 +135,28 @@ FA4_DEV fa4_tile sched_tile(const fa4_params &p, int t)
     tile.head = bh % p.heads_q;
     tile.batch = bh / p.heads_q;
 #endif
-    return tile;
+#if !FA4_VARLEN
+    (void)cur;
+    *tile_out = tile;
+    return sched_valid(p, t);
+#endif
+}
+
+/* Scheduler 3: the producer publishes its next tile in the tile slot (16 B
+ * after the barriers), m_block -1 for the end; the consumers read it after
+ * q_full completes. */
+FA4_DEV void sched_publish(u32 slot, bool valid, const fa4_tile &tile)
+{
+    st_shared_u32(slot, valid ? (u32)tile.m_block : 0xffffffffu);
+    st_shared_u32(slot + 4, (u32)tile.head);
+    st_shared_u32(slot + 8, (u32)tile.batch);
+}
+FA4_DEV bool sched_read(u32 slot, fa4_tile *tile)
+{
+    tile->m_block = (int)ld_shared_u32(slot);
+    tile->head = (int)ld_shared_u32(slot + 4);
+    tile->batch = (int)ld_shared_u32(slot + 8);
+    return tile->m_block >= 0;
 }
 
 #endif

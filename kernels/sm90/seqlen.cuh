@@ -1,0 +1,103 @@
+/*
+** seqlen.cuh -- the sequence a tile belongs to: its query and key lengths,
+** where its rows start in the tensors, and which rows a tile loads.
+** Mask, mainloop and epilogue read lengths from here, never p.seqlen_q/k.
+**
+** Dense batches: lengths from fa4_params, rows addressed through the
+** maps' batch coordinate; TMA clips every box at the sequence's end.
+** Varlen batches (FA4_VARLEN): lengths from cu_seqlens_q/k (seqused_k when
+** given), rows packed end to end (batch coordinate 0), so a box is clipped
+** only at the end of the whole tensor, whose length the host does not
+** know.  A query tile or key block that would run past its sequence's
+** last row is therefore loaded from earlier rows, ending at that row
+** (q_load_row, kv_load_row): the query rows it repeats are not stored and
+** the keys it repeats are masked.  A sequence shorter than a tile starts
+** its box before its first row: TMA zero-fills rows before row 0 of the
+** tensor, and the rows of the sequence before are read -- finite or not
+** (a cache's unused rows): their scores are masked and their V rows zeroed
+** (v_rows_before) before P V, since 0 * NaN is NaN.
+*/
+#ifndef FA4_SM90_SEQLEN_CUH
+#define FA4_SM90_SEQLEN_CUH
+
+#if FA4_VARLEN
+#include "common/serving.h"
+/* Varlen kernels take the serving block (common/serving.h) as well. */
+#define FA4_SERVING_PARAM , const fa4_serving &sv
+#define FA4_SERVING_ARG , sv
+#else
+#define FA4_SERVING_PARAM
+#define FA4_SERVING_ARG
+#endif
+
+struct fa4_seq {
+    int len_q, len_k;       /* this sequence's query rows and keys */
+    int q_row0, k_row0;     /* map row coordinate of its first query, key */
+    int batch;              /* map batch coordinate */
+    long long lse_row0;     /* LSE of (head, row): lse_row0 + head * seq_lse_head_stride + row */
+};
+
+/* The sequence of batch entry B. */
+FA4_DEV fa4_seq seq_of(const fa4_params &p FA4_SERVING_PARAM, int b)
+{
+    fa4_seq s;
+#if FA4_VARLEN
+    const int *cu_q = (const int *)sv.cu_seqlens_q, *cu_k = (const int *)sv.cu_seqlens_k;
+    s.q_row0 = cu_q[b];
+    s.len_q = cu_q[b + 1] - s.q_row0;
+    s.k_row0 = cu_k[b];
+    s.len_k = sv.seqused_k ? ((const int *)sv.seqused_k)[b] : cu_k[b + 1] - s.k_row0;
+    s.batch = 0;
+    s.lse_row0 = s.q_row0;
+#else
+    s.len_q = p.seqlen_q;
+    s.len_k = p.seqlen_k;
+    s.q_row0 = 0;
+    s.k_row0 = 0;
+    s.batch = b;
+    s.lse_row0 = (long long)b * p.heads_q * p.seqlen_q;
+#endif
+    return s;
+}
+
+/* LSE's head stride: seqlen_q, or for varlen total_q ([heads_q, total_q]),
+ * read only by the threads that store LSE. */
+FA4_DEV int seq_lse_head_stride(const fa4_params &p FA4_SERVING_PARAM)
+{
+#if FA4_VARLEN
+    return ((const int *)sv.cu_seqlens_q)[p.batch];
+#else
+    return p.seqlen_q;
+#endif
+}
+
+/* First row (relative to the sequence) of the BM rows loaded for the query
+ * tile starting at M0. */
+FA4_DEV int q_load_row(const fa4_seq &s, int m0)
+{
+#if FA4_VARLEN
+    return min(m0, s.len_q - FA4_BM);
+#else
+    (void)s;
+    return m0;
+#endif
+}
+
+/* First key of the BN keys loaded for key block N. */
+FA4_DEV int kv_load_row(const fa4_seq &s, int n)
+{
+#if FA4_VARLEN
+    return min(n * FA4_BN, s.len_k - FA4_BN);
+#else
+    (void)s;
+    return n * FA4_BN;
+#endif
+}
+
+/* Rows of a block loaded from KV_ROW that precede the sequence (varlen). */
+FA4_DEV int v_rows_before(int kv_row)
+{
+    return kv_row < 0 ? -kv_row : 0;
+}
+
+#endif
