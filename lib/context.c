@@ -2,6 +2,7 @@
 ** context.c -- fa4_context: the device, its primary CUDA context, its
 ** limits, the config databases and the in-memory kernel cache.
 */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,30 @@ db *context_db(const fa4_context *ctx)
 const char *fa4_context_warnings(const fa4_context *ctx)
 {
     return ctx ? ctx->warnings : "";
+}
+
+void context_warn(fa4_context *ctx, const char *fmt, ...)
+{
+    char line[1024], *c;
+    size_t n, len;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    for (c = line; *c; c++)     /* one line each, a compiler log included */
+        if (*c == '\n')
+            *c = ' ';
+    len = strlen(line);
+    pthread_mutex_lock(&ctx->lock);
+    n = strlen(ctx->warnings);
+    /* Written in place, never terminated anew: the byte after the new
+       newline is still the zero a reader meanwhile stops at. */
+    if (n + len + 1 < sizeof ctx->warnings && !strstr(ctx->warnings, line)) {
+        memcpy(ctx->warnings + n, line, len);
+        ctx->warnings[n + len] = '\n';
+    }
+    pthread_mutex_unlock(&ctx->lock);
 }
 
 fa4_status context_push(fa4_context *ctx)

@@ -20,12 +20,12 @@ struct fa4_context {
     CUcontext cuctx;            /* the device's primary context */
     device_limits limits;
     db *db;                     /* NULL with no_database */
-    pthread_mutex_t lock;       /* guards cache and counters; never held
-                                   across database I/O (db locks itself) */
+    pthread_mutex_t lock;       /* guards cache, counters and warnings; never
+                                   held across database I/O (db locks itself) */
     struct plan_cache_entry *cache;  /* in-memory compiled kernels */
     struct counter_chunk *counters;  /* device counters of dynamic-scheduler plans */
     pthread_key_t errkey;       /* per-thread error text */
-    char warnings[1024];
+    char warnings[4096];        /* fa4_context_warnings(); only grows */
 };
 
 /*
@@ -35,6 +35,16 @@ struct fa4_context {
 fa4_status error_set(const fa4_context *ctx, fa4_status status,
                      const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/*
+** Append one line (printf-style; newlines become spaces) to CTX's
+** warnings, unless the same line is there already or it does not fit
+** whole.  The text only grows, and the buffer past its end is zeros, so a
+** reader in another thread always sees a terminated string.  Takes
+** ctx->lock.
+*/
+void context_warn(fa4_context *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /*
 ** The per-thread error buffers of CTX: error_thread_exit() is the

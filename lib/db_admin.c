@@ -1,8 +1,9 @@
 /*
 ** db_admin.c -- the database seen by a person, for fa4-tune: db_show()
 ** prints a table's rows, db_check() verifies integrity and lists every
-** row lookup cannot use (stale, unparseable, out of range, no device
-** fingerprint) and every binary whose checksum fails.  Nothing changes.
+** row lookup cannot use (unparseable, out of range, no device
+** fingerprint), every stale row (used only below current ones) and every
+** binary whose checksum fails.  Nothing changes.
 */
 #include "db_int.h"
 #include "hash.h"
@@ -296,20 +297,22 @@ static fa4_status check_one(db_strbuf *b, int *problems, sqlite3 *h,
         char reason[512];
         const char *name = (const char *)sqlite3_column_text(st, 0);
         const char *text = (const char *)sqlite3_column_text(st, 3);
+        const char *kind = "unusable";
         int family = sqlite3_column_int(st, 1);
 
         nwin++;
         if (sqlite3_column_type(st, 6) == SQLITE_NULL)
             snprintf(reason, sizeof reason, "no device row");
-        else if (!db_row_unusable(reason, sizeof reason, family,
-                                  (const char *)sqlite3_column_text(st, 2),
-                                  text,
+        else if (!db_row_unusable(reason, sizeof reason, family, text,
                                   (const char *)sqlite3_column_text(st, 4),
-                                  NULL))
-            continue;
+                                  NULL)) {
+            if (!db_row_stale(reason, sizeof reason, family,
+                              (const char *)sqlite3_column_text(st, 2)))
+                continue;
+            kind = "stale";
+        }
         (*problems)++;
-        sb_printf(b, "  %s winner: %s family=%d %s: %s: %s\n",
-                  strncmp(reason, "stale", 5) == 0 ? "stale" : "unusable",
+        sb_printf(b, "  %s winner: %s family=%d %s: %s: %s\n", kind,
                   name ? name : "(no device)", family,
                   sqlite3_column_text(st, 5), text ? text : "(no config)",
                   reason);

@@ -165,15 +165,15 @@ fa4_status db_bad_file(sqlite3 *h, const char *path, int rc, char *why,
                        size_t why_size);
 
 /*
-** NULL when lookup can use a winners row of FAMILY with source HASH,
-** config TEXT and device FINGERPRINT (the parsed config into *OUT, which
-** may be NULL); otherwise the reason it is skipped, written into WHY and
-** returned.  db_lookup() and db_check() share it, so check reports
-** exactly the rows lookup skips.
+** NULL when lookup can use a winners row of FAMILY with config TEXT and
+** device FINGERPRINT, whatever its source hash (the parsed config into
+** *OUT, which may be NULL); otherwise the reason it is skipped, written
+** into WHY and returned.  db_lookup() and db_check() share it, so check
+** reports exactly the rows lookup skips.
 */
 const char *db_row_unusable(char *why, size_t why_size, int family,
-                            const char *hash, const char *text,
-                            const char *fingerprint, fa4_config *out);
+                            const char *text, const char *fingerprint,
+                            fa4_config *out);
 
 /* The read side: the reader connection (or USER, under WLOCK), locked;
 ** release with db_read_end(). *VERSION (may be NULL) is its schema

@@ -486,7 +486,7 @@ static fa4_status read_record(record *r, tally *t, sqlite3 *h, json_t *rec,
     sqlite3_stmt *st = NULL;
     json_error_t jerr;
     json_t *key = NULL, *libver = NULL, *updated = NULL, *created = NULL;
-    const char *fp, *cur, *name;
+    const char *fp, *name;
     char where[1100], buf[32], perr[512];
     fa4_config cfg;
     int k, nvrtc = 0, rc;
@@ -569,8 +569,7 @@ static fa4_status read_record(record *r, tally *t, sqlite3 *h, json_t *rec,
     if (dev_fp && strcmp(fp, dev_fp) != 0)
         bump(t->other_dev, name ? name : fp);
     sqlite3_finalize(st);
-    cur = jit_source_hash((fa4_family)r->family);
-    if (!cur || strcmp(cur, r->hash) != 0)
+    if (db_row_stale(perr, sizeof perr, r->family, r->hash))
         t->stale++;
     return FA4_OK;
 }
@@ -843,7 +842,8 @@ static char *summary_text(const tally *t, const char *label)
     if (t->stale) {
         n = strlen(s);
         snprintf(s + n, 8192 - n, "warning: %d records tuned with another "
-                 "kernel source (stale); imported; not used until re-tuned\n",
+                 "kernel source (stale); imported; used only where no current "
+                 "entry matches, until re-tuned\n",
                  t->stale);
     }
     return s;

@@ -1,10 +1,12 @@
 /*
 ** db_lookup.c -- the best stored config for a problem, in the order user
 ** exact, system exact, nearest bucket on the same device, same arch
-** (fa4-db(5), "Lookup order").  Rows that cannot be used -- another
-** kernel source, a config text that does not parse or is out of range, a
-** device row without a fingerprint -- are skipped and counted; db_check()
-** lists the same rows.
+** (fa4-db(5), "Lookup order").  A row tuned with another kernel source
+** (stale) still counts, below every current row: its config is a better
+** start than the heuristic until it is re-tuned.  Rows that cannot be
+** used -- a config text that does not parse or is out of range, a device
+** row without a fingerprint -- are skipped and counted; db_check() lists
+** the same rows.
 */
 #include "db_int.h"
 #include "config.h"
@@ -17,6 +19,7 @@
 /* One candidate row and its rank: smaller is better, compared in order. */
 typedef struct candidate {
     int found;
+    int stale;        /* tuned with another kernel source: after all fresh */
     int level;        /* 1 user exact, 2 system exact, 3 nearest, 4 same arch */
     int sub;          /* same arch: 0 same name, 1 same cc only */
     int distance;     /* in half steps: 2 (|dlog2 q| + |dlog2 k| + |dlog2
@@ -26,6 +29,7 @@ typedef struct candidate {
     fa4_config config;
     int bq, bk, bw;
     char device[128];
+    char stale_why[128];  /* db_row_stale's text, when stale */
 } candidate;
 
 /* 1 when A ranks before B. */
@@ -33,6 +37,8 @@ static int better(const candidate *a, const candidate *b)
 {
     if (!b->found)
         return 1;
+    if (a->stale != b->stale)
+        return b->stale;
     if (a->level != b->level)
         return a->level < b->level;
     if (a->sub != b->sub)
@@ -44,19 +50,27 @@ static int better(const candidate *a, const candidate *b)
     return a->median < b->median;
 }
 
-const char *db_row_unusable(char *why, size_t why_size, int family,
-                            const char *hash, const char *text,
-                            const char *fingerprint, fa4_config *out)
+const char *db_row_stale(char *why, size_t why_size, int family,
+                         const char *hash)
 {
     const char *cur = jit_source_hash((fa4_family)family);
+
+    if (hash && cur && strcmp(hash, cur) == 0)
+        return NULL;
+    snprintf(why, why_size, "stale: kernel source %s, current %s",
+             hash ? hash : "(none)", cur ? cur : "none");
+    return why;
+}
+
+const char *db_row_unusable(char *why, size_t why_size, int family,
+                            const char *text, const char *fingerprint,
+                            fa4_config *out)
+{
     fa4_config c;
     char perr[256];
 
     if (!fingerprint)
         return snprintf(why, why_size, "its device row has no fingerprint"), why;
-    if (!hash || !cur || strcmp(hash, cur) != 0)
-        return snprintf(why, why_size, "stale: kernel source %s, current %s",
-                        hash ? hash : "(none)", cur ? cur : "none"), why;
     if (!text || config_parse(&c, text, perr, sizeof perr) != FA4_OK)
         return snprintf(why, why_size, "unparseable config: %s",
                         text ? perr : "NULL"), why;
@@ -71,7 +85,8 @@ const char *db_row_unusable(char *why, size_t why_size, int family,
 }
 
 /* Scan the winners of H matching DEV's cc and K's exact columns into
-** *BEST; counts unusable rows in *SKIPPED.  FA4_OK or FA4_EDB. */
+** *BEST; counts unusable rows in *SKIPPED (stale ones are candidates).
+** FA4_OK or FA4_EDB. */
 static fa4_status scan_winners(candidate *best, int *skipped, sqlite3 *h,
                                const char *path, int version, int sysdb,
                                long timeout_ms,
@@ -113,13 +128,14 @@ static fa4_status scan_winners(candidate *best, int *skipped, sqlite3 *h,
         family = sqlite3_column_int(st, 0);
         fprow = (const char *)sqlite3_column_text(st, 7);
         if (db_row_unusable(skip, sizeof skip, family,
-                            (const char *)sqlite3_column_text(st, 1),
                             (const char *)sqlite3_column_text(st, 2), fprow,
                             &c.config)) {
             (*skipped)++;
             continue;
         }
         c.found = 1;
+        c.stale = db_row_stale(c.stale_why, sizeof c.stale_why, family,
+                               (const char *)sqlite3_column_text(st, 1)) != NULL;
         c.sysdb = sysdb;
         c.median = sqlite3_column_type(st, 3) == SQLITE_NULL
                        ? 1e300 : sqlite3_column_double(st, 3);
@@ -185,8 +201,7 @@ fa4_status db_lookup(db *d, fa4_config *config, fa4_config_source *source,
     if (!best.found) {
         if (skipped)
             return db_fail(why, why_size, FA4_EDB, "no entry for seqlen buckets "
-                           "%d/%d (%d entries ignored: stale, tuned with another "
-                           "kernel source, or unusable; fa4-tune check lists "
+                           "%d/%d (%d ignored as unusable; fa4-tune check lists "
                            "them)",
                            k.seqlen_q_bucket, k.seqlen_k_bucket, skipped);
         return db_fail(why, why_size, FA4_EDB, "no entry for seqlen buckets "
@@ -194,11 +209,12 @@ fa4_status db_lookup(db *d, fa4_config *config, fa4_config_source *source,
     }
     *config = best.config;
     if (source)
-        *source = sources[best.level];
+        *source = best.stale ? FA4_SOURCE_STALE : sources[best.level];
     db_fail(why, why_size, FA4_OK, "%s database, %s, buckets %d/%d work %d%s, "
-            "tuned on %s", best.sysdb ? "system" : "user",
+            "tuned on %s%s%s", best.sysdb ? "system" : "user",
             best.level <= 2 ? "exact" : best.level == 3 ? "nearest bucket"
                                                          : "same arch",
-            best.bq, best.bk, best.bw, best.bw ? "" : " (any)", best.device);
+            best.bq, best.bk, best.bw, best.bw ? "" : " (any)", best.device,
+            best.stale ? "; " : "", best.stale ? best.stale_why : "");
     return FA4_OK;
 }

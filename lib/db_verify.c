@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sqlite3.h>
 
+#include "db.h"
 #include "db_verify.h"
-#include "jit.h"
 
 /* Waits for another connection's lock are bounded by this (ms). */
 #define VERIFY_BUSY_MS 10000
@@ -170,7 +170,7 @@ fa4_status db_verify_list(db_verify_winner **out, int *count, const char *path,
     sqlite3_bind_text(st, 5, fp, -1, SQLITE_STATIC);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         db_verify_winner *w;
-        const char *hash;
+        char stale[128];
         int *key[12];
         int i;
 
@@ -192,8 +192,8 @@ fa4_status db_verify_list(db_verify_winner **out, int *count, const char *path,
         w->same_fingerprint = strcmp(w->fingerprint, fp) == 0;
         w->family = sqlite3_column_int(st, 2);
         column_text(w->source_hash, sizeof w->source_hash, st, 3);
-        hash = jit_source_hash((fa4_family)w->family);
-        w->stale = !hash || strcmp(hash, w->source_hash) != 0;
+        w->stale = db_row_stale(stale, sizeof stale, w->family,
+                                w->source_hash) != NULL;
         key[0] = &w->dtype; key[1] = &w->head_dim_qk; key[2] = &w->head_dim_v;
         key[3] = &w->gqa_group; key[4] = &w->causal; key[5] = &w->window_left;
         key[6] = &w->window_right; key[7] = &w->varlen; key[8] = &w->paged;

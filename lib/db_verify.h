@@ -21,8 +21,9 @@ typedef struct db_verify_winner {
                                 NVRTC, used by lookup as a same-arch fallback */
     int family;
     char source_hash[24];
-    int stale;               /* source_hash is not jit_source_hash(family):
-                                lookup never uses the row */
+    int stale;               /* source_hash is not jit_source_hash(family)
+                                (db_row_stale): lookup ranks the row below
+                                every current one */
     /* the problem key (db/schema.sql) */
     int dtype, head_dim_qk, head_dim_v, gqa_group, causal;
     int window_left, window_right, varlen, paged, page_size;

@@ -37,6 +37,7 @@ const char *fa4_config_source_string(fa4_config_source source)
     case FA4_SOURCE_SAME_ARCH:    return "same-arch";
     case FA4_SOURCE_HEURISTIC:    return "heuristic";
     case FA4_SOURCE_EXPLICIT:     return "explicit";
+    case FA4_SOURCE_STALE:        return "stale";
     }
     return "unknown";
 }

@@ -126,8 +126,10 @@ const char *fa4_context_errmsg(const fa4_context *ctx);
 const char *fa4_context_last_error(void);
 
 /*
-** Return the warnings recorded while CTX was created (database fallbacks),
-** one per line, or "" when there were none.  Owned by CTX.
+** Return the warnings recorded on CTX, one per line, or "" when there were
+** none: database fallbacks when it was created, and each tuned config a
+** later fa4_plan_create() passed over (it did not fit or compile) for the
+** built-in default.  Owned by CTX; the text only grows.
 */
 const char *fa4_context_warnings(const fa4_context *ctx);
 
@@ -264,14 +266,22 @@ typedef struct fa4_config {
 */
 char *fa4_config_format(const fa4_config *config, char *buf, size_t size);
 
-/* Where a plan's config came from, in lookup order. */
+/*
+** Where a plan's config came from.  The lookup order is user exact, system
+** exact, nearest, same arch, stale (any of those four, tuned with earlier
+** kernel sources), heuristic.
+*/
 typedef enum fa4_config_source {
     FA4_SOURCE_USER_EXACT = 1,   /* user database, same device and bucket */
     FA4_SOURCE_SYSTEM_EXACT = 2, /* system database, same device and bucket */
     FA4_SOURCE_NEAREST = 3,      /* same device, nearest sequence bucket */
     FA4_SOURCE_SAME_ARCH = 4,    /* same architecture, other SM count */
     FA4_SOURCE_HEURISTIC = 5,    /* the built-in default for the shape */
-    FA4_SOURCE_EXPLICIT = 6      /* given in fa4_plan_options.config */
+    FA4_SOURCE_EXPLICIT = 6,     /* given in fa4_plan_options.config */
+    FA4_SOURCE_STALE = 7         /* a database entry tuned with an earlier
+                                    version of the kernel sources; used until
+                                    re-tuned: run fa4-tune verify, or tune
+                                    again */
 } fa4_config_source;
 
 /* Return the name of SOURCE ("exact", "nearest", ...).  Static text. */

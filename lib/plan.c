@@ -69,16 +69,66 @@ static void prefer_family(fa4_family *fams, int n, fa4_family family)
         }
 }
 
+/* The heuristic's config of the best family that runs the problem here. */
+static fa4_status choose_heuristic(fa4_plan *plan, fa4_context *ctx)
+{
+    const fa4_problem *p = &plan->problem;
+    fa4_family fams[3];
+    char why[512] = "";
+    int i, n = config_families(fams, &ctx->limits);   /* best first, $FA4_FAMILIES applied */
+
+    if (serving_shape(p))
+        prefer_family(fams, n, FA4_FAMILY_SM80);
+    for (i = 0; i < n; i++) {
+        /* sm100 kernels cannot launch (launch.c): a device plan takes the
+           next family; a plan_only context may still compile them. */
+        if (fams[i] == FA4_FAMILY_SM100 && !ctx->plan_only)
+            continue;
+        if (config_default(&plan->config, &ctx->limits, p, fams[i], why, sizeof why) != FA4_OK ||
+            budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) != FA4_OK)
+            continue;
+        plan->source = FA4_SOURCE_HEURISTIC;
+        return FA4_OK;
+    }
+    return error_set(ctx, FA4_ENOFIT, "no kernel family fits this problem on %s: %s", ctx->limits.name, why);
+}
+
+/* 1 when SOURCE is a database entry, which gives way to the heuristic
+** when its config does not fit or compile. */
+static int from_database(fa4_config_source source)
+{
+    return source != FA4_SOURCE_EXPLICIT && source != FA4_SOURCE_HEURISTIC;
+}
+
+/*
+** PLAN's database config (FOUND: the lookup's text) cannot be used: it
+** WHAT ("does not fit") for the reason WHY.  Take the heuristic's config
+** instead, and say so in the context's warnings: the plan is no longer
+** tuned, and re-tuning is the remedy.
+*/
+static fa4_status heuristic_instead(fa4_plan *plan, fa4_context *ctx, const char *found,
+                                    const char *what, const char *why)
+{
+    char text[256];
+
+    context_warn(ctx, "database config [%s] (%s) %s: %.400s; the plan uses the built-in default",
+                 fa4_config_format(&plan->config, text, sizeof text), found, what, why);
+    return choose_heuristic(plan, ctx);
+}
+
 /*
 ** Choose the config: explicit, then the database, then the heuristic of
-** the best family that runs the problem on this device.
+** the best family that runs the problem on this device.  FOUND gets the
+** lookup's text (which entry, or why none).
 */
-static fa4_status choose_config(fa4_plan *plan, fa4_context *ctx, const fa4_plan_options *o)
+static fa4_status choose_config(fa4_plan *plan, fa4_context *ctx, const fa4_plan_options *o,
+                                char *found, size_t found_size)
 {
-    char why[512], dbwhy[512] = "no database";
+    char why[512], text[256];
     const fa4_problem *p = &plan->problem;
     fa4_status st;
 
+    snprintf(found, found_size, "no database");
     if (o->config) {
         if (o->config->struct_size < sizeof(size_t) || o->config->struct_size > sizeof plan->config)
             return error_set(ctx, FA4_EINVAL, "fa4_config.struct_size=%zu; use FA4_CONFIG_INIT",
@@ -89,38 +139,28 @@ static fa4_status choose_config(fa4_plan *plan, fa4_context *ctx, const fa4_plan
         plan->source = FA4_SOURCE_EXPLICIT;
         if ((st = budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why)) != FA4_OK)
             return error_set(ctx, st, "config [%s]: %s",
-                             fa4_config_format(&plan->config, dbwhy, sizeof dbwhy), why);
+                             fa4_config_format(&plan->config, text, sizeof text), why);
         return FA4_OK;
     }
     if (ctx->db) {
         /* The db handle locks itself; ctx->lock guards only the kernel cache,
            so a plan never waits on another process's database lock for it. */
-        st = db_lookup(ctx->db, &plan->config, &plan->source, &ctx->limits, p, dbwhy, sizeof dbwhy);
-        /* A stored config that no longer fits (another driver's limits) is skipped. */
-        if (st == FA4_OK && budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) == FA4_OK)
-            return FA4_OK;
+        st = db_lookup(ctx->db, &plan->config, &plan->source, &ctx->limits, p, found, found_size);
+        /* A stored config that no longer fits (another driver's limits, a
+           stale entry's kernels since edited) gives way to the heuristic. */
+        if (st == FA4_OK) {
+            if (budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) == FA4_OK)
+                return FA4_OK;
+            if (o->allow_heuristic)
+                return heuristic_instead(plan, ctx, found, "does not fit", why);
+            return error_set(ctx, FA4_ENOTSUP, "no tuned config for this problem on %s that fits "
+                             "(%s: %s) and allow_heuristic=0", ctx->limits.name, found, why);
+        }
     }
     if (!o->allow_heuristic)
         return error_set(ctx, FA4_ENOTSUP, "no tuned config for this problem on %s (%s) and allow_heuristic=0",
-                         ctx->limits.name, dbwhy);
-    {
-        fa4_family fams[3];
-        int i, n = config_families(fams, &ctx->limits);   /* best first, $FA4_FAMILIES applied */
-        if (serving_shape(p))
-            prefer_family(fams, n, FA4_FAMILY_SM80);
-        for (i = 0; i < n; i++) {
-            /* sm100 kernels cannot launch (launch.c): a device plan takes the
-               next family; a plan_only context may still compile them. */
-            if (fams[i] == FA4_FAMILY_SM100 && !ctx->plan_only)
-                continue;
-            if (config_default(&plan->config, &ctx->limits, p, fams[i], why, sizeof why) != FA4_OK ||
-                budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) != FA4_OK)
-                continue;
-            plan->source = FA4_SOURCE_HEURISTIC;
-            return FA4_OK;
-        }
-    }
-    return error_set(ctx, FA4_ENOFIT, "no kernel family fits this problem on %s: %s", ctx->limits.name, why);
+                         ctx->limits.name, found);
+    return choose_heuristic(plan, ctx);
 }
 
 /* Load CUBIN into a module and fill E; ctx current.  Rejects local memory. */
@@ -268,7 +308,7 @@ fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx, const fa4_problem *
 {
     fa4_plan_options o = FA4_PLAN_OPTIONS_INIT;
     fa4_plan *plan = NULL;
-    char why[512];
+    char why[512], found[512];
     fa4_status st;
 
     if (out)
@@ -296,9 +336,19 @@ fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx, const fa4_problem *
         for (i = 0; i < 4; i++)
             plan->default_strides[i] = !given[i][0] && !given[i][1] && !given[i][2];
     }
-    if ((st = choose_config(plan, ctx, &o)) != FA4_OK)
+    if ((st = choose_config(plan, ctx, &o, found, sizeof found)) != FA4_OK)
         goto done;
-    if ((st = get_kernel(plan, ctx, &o)) != FA4_OK)
+    st = get_kernel(plan, ctx, &o);
+    /* A database config that does not compile (or spills) gives way to the
+       heuristic as one that does not fit does. */
+    if (st == FA4_ECOMPILE && from_database(plan->source) && o.allow_heuristic) {
+        char err[FA4_ERRMSG_MAX];
+
+        snprintf(err, sizeof err, "%s", fa4_context_errmsg(ctx));
+        if ((st = heuristic_instead(plan, ctx, found, "does not compile", err)) == FA4_OK)
+            st = get_kernel(plan, ctx, &o);
+    }
+    if (st != FA4_OK)
         goto done;
     if ((st = plan_workspace(plan, ctx)) != FA4_OK)
         goto done;

@@ -26,6 +26,7 @@ int main(void)
     ok(!strcmp(fa4_status_string(FA4_EINVAL), "invalid argument"), "status string of FA4_EINVAL");
     ok(!strcmp(fa4_status_string((fa4_status)99), "unknown status"), "status string of an unknown code");
     ok(!strcmp(fa4_config_source_string(FA4_SOURCE_USER_EXACT), "exact"), "source string of user exact is \"exact\"");
+    ok(!strcmp(fa4_config_source_string(FA4_SOURCE_STALE), "stale"), "source string of a stale entry is \"stale\"");
 
     ok(strlen(jit_source_hash(FA4_FAMILY_SM80)) == 16 &&
        strcmp(jit_source_hash(FA4_FAMILY_SM80), jit_source_hash(FA4_FAMILY_SM90)) != 0 &&

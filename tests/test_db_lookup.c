@@ -1,15 +1,18 @@
 /*
 ** test_db_lookup.c -- db_lookup's order: user exact, system exact,
 ** nearest sequence bucket on the same device, same arch (same name first,
-** then same compute capability), then "no entry"; entries tuned with
-** another kernel source are never used; db_check lists them.  Entries
-** are made by hand.  No GPU needed.
+** then same compute capability), then entries tuned with another kernel
+** source (stale) in the same order, then "no entry"; unusable entries are
+** skipped; db_check lists stale and unusable ones.  Then what plans make
+** of a stale entry: its config when it fits and compiles, else the
+** heuristic's with a warning.  Entries are made by hand.  No GPU needed.
 */
 #define _XOPEN_SOURCE 700
 
 #include "tap.h"
 #include "db.h"
 #include "config.h"
+#include "context.h"
 #include "jit.h"
 #include "db_test_util.h"
 
@@ -82,9 +85,165 @@ static fa4_status look(const char *user, const char *sys,
     return st;
 }
 
-int main(void)
+/* TEXT as diagnostics, a line each. */
+static void diag_lines(const char *text)
 {
-    char user[1024], sys[1024], *report = NULL;
+    const char *nl;
+
+    for (; *text; text = *nl ? nl + 1 : nl) {
+        nl = strchr(text, '\n');
+        if (!nl)
+            nl = text + strlen(text);
+        diag("  %.*s", (int)(nl - text), text);
+    }
+}
+
+/* A plan_only sm_90a context on the user database PATH and no system
+** database, or NULL. */
+static fa4_context *plan_context(const char *path)
+{
+    fa4_context_options o = FA4_CONTEXT_OPTIONS_INIT;
+    fa4_context *ctx = NULL;
+
+    o.plan_only = 1;
+    o.arch = "sm_90a";
+    o.db_path = path;
+    o.system_db_path = "";
+    if (fa4_context_create(&ctx, 0, &o) != FA4_OK)
+        diag("fa4_context_create: %s", fa4_context_last_error());
+    return ctx;
+}
+
+/* Plan P on CTX with OPTS: the status, with the plan's config and source
+** in *GOT and *SRC. */
+static fa4_status plan_source(fa4_context *ctx, const fa4_problem *p,
+                              const fa4_plan_options *opts, fa4_config *got,
+                              fa4_config_source *src)
+{
+    fa4_plan *plan = NULL;
+    fa4_status st = fa4_plan_create(&plan, ctx, p, opts);
+
+    *src = 0;
+    if (st == FA4_OK)
+        fa4_plan_config(plan, got, src);
+    fa4_plan_destroy(plan);
+    return st;
+}
+
+/* Plans over a stale entry: its config while it fits, else the
+** heuristic's, with the reason in the context's warnings. */
+static void test_plans(void)
+{
+    char path[1024], sql[512], text[256];
+    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+    fa4_problem p = problem(4096, 4096);
+    fa4_config def = FA4_CONFIG_INIT, got = FA4_CONFIG_INIT, big;
+    fa4_config_source src;
+    fa4_context *ctx;
+    fa4_status st;
+
+    snprintf(path, sizeof path, "%s/plans.db", tmpdir);
+    if (!ok((ctx = plan_context(path)) != NULL,
+            "a plan_only sm_90a context on a database of its own"))
+        return;
+    st = plan_source(ctx, &p, NULL, &def, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_HEURISTIC,
+       "with no entry a plan takes the heuristic's config");
+    ok(db_store_winner(context_db(ctx), &ctx->limits, &p, &def, 1.0, 100.0,
+                       why, sizeof why) == FA4_OK &&
+       exec_sql(path, "UPDATE winners SET source_hash = 'feedfacefeedface'"),
+       "that config is stored, as a stale entry");
+    st = plan_source(ctx, &p, NULL, &got, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_STALE && config_equal(&got, &def),
+       "a plan takes the stale entry's config, as FA4_SOURCE_STALE");
+    ok(!fa4_context_warnings(ctx)[0], "and records no warning");
+
+    big = def;
+    big.bn = 256;
+    big.stages = 8;
+    snprintf(sql, sizeof sql, "UPDATE winners SET config = '%s'",
+             fa4_config_format(&big, text, sizeof text));
+    ok(exec_sql(path, sql), "the stale entry's config is made one that does "
+       "not fit (bn 256, 8 stages)");
+    st = plan_source(ctx, &p, NULL, &got, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_HEURISTIC && config_equal(&got, &def),
+       "a stale config that does not fit gives way to the heuristic");
+    has_str(fa4_context_warnings(ctx), "does not fit",
+            "the context's warnings keep the reason");
+    diag_lines(fa4_context_warnings(ctx));
+    po.allow_heuristic = 0;
+    st = plan_source(ctx, &p, &po, &got, &src);
+    ok(st == FA4_ENOTSUP && strstr(fa4_context_errmsg(ctx), "that fits") &&
+       strstr(fa4_context_errmsg(ctx), "stale"),
+       "with allow_heuristic 0 the plan fails, naming the stale entry");
+    diag("  %s", fa4_context_errmsg(ctx));
+    fa4_context_destroy(ctx);
+}
+
+/*
+** The child of test_compile_fallback(), with $FA4_KERNEL_DIR a tree whose
+** sm90 kernel does not compile and $FA4_FAMILIES "sm80": store the sm90
+** default as the entry for a problem in DIR/fallback.db, plan the problem,
+** and print the plan's source and family and the context's warnings.
+*/
+static int compile_fallback_child(const char *dir)
+{
+    char path[1024];
+    fa4_problem p = problem(4096, 4096);
+    fa4_config c = FA4_CONFIG_INIT;
+    fa4_config_source src = 0;
+    fa4_context *ctx;
+
+    snprintf(path, sizeof path, "%s/fallback.db", dir);
+    if (!(ctx = plan_context(path)) ||
+        config_default(&c, &ctx->limits, &p, FA4_FAMILY_SM90, why,
+                       sizeof why) != FA4_OK ||
+        db_store_winner(context_db(ctx), &ctx->limits, &p, &c, 1.0, 100.0,
+                        why, sizeof why) != FA4_OK) {
+        printf("setup: %s\n", why);
+        return 1;
+    }
+    if (plan_source(ctx, &p, NULL, &c, &src) != FA4_OK)
+        printf("plan: %s\n", fa4_context_errmsg(ctx));
+    printf("source %s family %d\n%s", fa4_config_source_string(src),
+           (int)c.family, fa4_context_warnings(ctx));
+    fa4_context_destroy(ctx);
+    return 0;
+}
+
+/* An entry whose config no longer compiles gives way to the heuristic. */
+static void test_compile_fallback(const char *self)
+{
+    char kdir[1024], cmd[4096], out[4096] = "";
+    const char *src = getenv("srcdir");
+    FILE *f;
+
+    snprintf(kdir, sizeof kdir, "%s/kernels", tmpdir);
+    snprintf(cmd, sizeof cmd, "cp -R '%s/kernels' '%s' && echo '#error broken "
+             "by test_db_lookup' >> '%s/sm90/kernel.cuh'", src ? src : "..",
+             tmpdir, kdir);
+    if (system(cmd) != 0) {
+        skip("cannot copy the kernel tree");
+        skip("cannot copy the kernel tree");
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "FA4_KERNEL_DIR='%s' FA4_FAMILIES=sm80 '%s' "
+             "--compile-fallback '%s'", kdir, self, tmpdir);
+    if ((f = popen(cmd, "r"))) {
+        out[fread(out, 1, sizeof out - 1, f)] = '\0';
+        pclose(f);
+    }
+    ok(strstr(out, "source heuristic family 80") != NULL,
+       "an sm90 entry that no longer compiles gives way to the heuristic "
+       "(sm80 here)");
+    ok(strstr(out, "does not compile") != NULL && !strstr(out, "\n\n"),
+       "the context's warnings keep the reason, on one line");
+    diag_lines(out);
+}
+
+int main(int argc, char **argv)
+{
+    char user[1024], sys[1024], alone[1024], *report = NULL;
     device_limits h100 = test_device("NVIDIA H100 80GB HBM3", 90, 132);
     device_limits h100_cut = test_device("NVIDIA H100 80GB HBM3", 90, 114);
     device_limits h200 = test_device("NVIDIA H200", 90, 132);
@@ -100,6 +259,8 @@ int main(void)
     db *d = NULL;
     char warn[512];
 
+    if (argc > 2 && strcmp(argv[1], "--compile-fallback") == 0)
+        return compile_fallback_child(argv[2]);
     plan_lazy();
     make_tmpdir();
     snprintf(user, sizeof user, "%s/user.db", tmpdir);
@@ -189,20 +350,60 @@ int main(void)
     ok(st == FA4_OK && src == FA4_SOURCE_USER_EXACT && mark == 16,
        "among families, the lowest median wins");
 
-    /* Stale source hashes are never used. */
+    /* Stale entries (another kernel source) rank below every fresh one. */
     ok(exec_sql(user, "UPDATE winners SET source_hash = 'feedfacefeedface' "
                 "WHERE seqlen_q_bucket = 4096 AND device_id = (SELECT id "
                 "FROM devices WHERE name = 'NVIDIA H100 80GB HBM3')"),
        "the user's H100 entries at 4096 are made stale by hand");
     st = look(user, sys, &h100, &p4k, &mark, &src);
     ok(st == FA4_OK && src == FA4_SOURCE_SYSTEM_EXACT && mark == 64,
-       "stale user entries are skipped: the system's exact entry is used");
+       "the system's fresh exact entry beats the user's stale exact ones");
+    st = look(user, NULL, &h100, &p4k, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_NEAREST && mark == 96,
+       "a fresh nearest-bucket entry (8192) beats a stale exact one");
     ok(exec_sql(user, "UPDATE winners SET source_hash = 'feedfacefeedface'"),
        "every user entry is made stale");
     st = look(user, NULL, &h100, &p4k, &mark, &src);
-    ok(st == FA4_EDB && strstr(why, "no entry") && strstr(why, "stale"),
-       "with only stale entries: \"no entry\", and the stale ones counted");
+    ok(st == FA4_OK && src == FA4_SOURCE_STALE && mark == 16 &&
+       strstr(why, "exact") && strstr(why, "stale: kernel source "
+                                      "feedfacefeedface"),
+       "with only stale entries, the best exact one is used as "
+       "FA4_SOURCE_STALE, and the text names its source hash");
     diag("  %s", why);
+    p = problem(32768, 32768);
+    st = look(user, NULL, &h100, &p, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_STALE && mark == 96 &&
+       strstr(why, "nearest bucket"),
+       "stale entries keep the lookup order: seqlen 32768 takes bucket 8192");
+    st = look(user, NULL, &h100_cut, &p4k, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_STALE && mark == 16 &&
+       strstr(why, "same arch"),
+       "a stale same-arch entry is FA4_SOURCE_STALE too");
+
+    snprintf(alone, sizeof alone, "%s/alone.db", tmpdir);
+    ok(put(alone, &h100, &p4k, marked(FA4_FAMILY_SM90, 176), 1.0) &&
+       exec_sql(alone, "UPDATE winners SET source_hash = 'feedfacefeedface'"),
+       "a database with one exact entry, made stale");
+    st = look(alone, NULL, &h100, &p4k, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_STALE && mark == 176,
+       "a stale exact entry alone is used, as FA4_SOURCE_STALE (\"%s\")",
+       fa4_config_source_string(src));
+    ok(exec_sql(alone, "UPDATE winners SET config = 'sm90 bm=banana'"),
+       "its config is made unparseable");
+    st = look(alone, NULL, &h100, &p4k, &mark, &src);
+    ok(st == FA4_EDB && strstr(why, "no entry") &&
+       strstr(why, "1 ignored as unusable"),
+       "a stale entry whose config does not parse is skipped and counted");
+    diag("  %s", why);
+    st = db_open(&d, alone, NULL, 0, warn, sizeof warn, why, sizeof why);
+    st = st == FA4_OK ? db_check(d, &report, &problems, why, sizeof why) : st;
+    ok(st == FA4_OK && problems == 1 && report &&
+       strstr(report, "unusable winner") && !strstr(report, "stale winner"),
+       "db_check calls that entry unusable, not stale");
+    free(report);
+    report = NULL;
+    db_close(d);
+    d = NULL;
 
     st = db_open(&d, user, sys, 0, warn, sizeof warn, why, sizeof why);
     st = st == FA4_OK ? db_check(d, &report, &problems, why, sizeof why) : st;
@@ -221,6 +422,8 @@ int main(void)
     free(report);
     db_close(d);
 
+    test_plans();
+    test_compile_fallback(argv[0]);
     remove_tmpdir();
     return done_testing();
 }

@@ -29,7 +29,7 @@ typedef enum verdict {
     V_LOST,         /* it does not */
     V_FAILED,       /* its plan cannot be made or run any more */
     V_IS_DEFAULT,   /* the stored config is the heuristic's: nothing to gain */
-    V_STALE,        /* tuned with other kernel sources: never used */
+    V_STALE,        /* tuned with other kernel sources: used last */
     V_SKIPPED,      /* varlen or paged key: not timed by this version */
     V_NOISY         /* the measurement spread too wide to judge: time again */
 } verdict;

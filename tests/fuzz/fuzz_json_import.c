@@ -12,11 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "db_int.h"
-#include "jit.h"
 
-/* The number of winners in D that lookup would skip for another reason
-** than a stale source hash (which import allows: the row waits for a
-** re-tune).  Printed to stderr. */
+/* The number of winners in D that lookup would skip (a stale source hash
+** is not a reason: lookup ranks such a row last).  Printed to stderr. */
 static int unusable_rows(db *d)
 {
     sqlite3 *h = db_handle(d, 0, NULL);
@@ -32,7 +30,6 @@ static int unusable_rows(db *d)
         int family = sqlite3_column_int(st, 0);
 
         if (db_row_unusable(reason, sizeof reason, family,
-                            jit_source_hash((fa4_family)family),
                             (const char *)sqlite3_column_text(st, 1),
                             (const char *)sqlite3_column_text(st, 2), NULL)) {
             fprintf(stderr, "import accepted a row lookup skips: %s\n", reason);
