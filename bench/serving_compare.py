@@ -116,27 +116,42 @@ def decode_rows(fa4, fa4_aot, fi, shapes):
         fa4.lib.fa4_plan_destroy(plan)
 
 
-def varlen_rows(fa4, lens, hq=16, d=128):
-    """Causal varlen prefill of LENS against cuDNN on the padded dense batch."""
+def varlen_rows(fa4, lens, hq=16, d=128, causal=True, label=""):
+    """Varlen prefill of LENS against the dense libfa4 grid at the same average
+    length (same batch, same total tokens) and cuDNN on the padded dense batch."""
     b, mx = len(lens), max(lens)
     total = sum(lens)
+    avg = (total + b - 1) // b
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), device="cuda", dtype=torch.int32)
     q = torch.randn(total, hq, d, device="cuda", dtype=torch.bfloat16)
     k = torch.randn_like(q)
     v = torch.randn_like(q)
     o = torch.full_like(q, float("nan"))
-    flops = sum(4.0 * hq * L * L * d / 2 for L in lens)
-    plan, desc, src = fa4.plan(b, mx, mx, hq, hq, d, True, varlen=1)
+    per_seq = 0.5 if causal else 1.0
+    flops = sum(4.0 * hq * L * L * d * per_seq for L in lens)
+    plan, desc, src = fa4.plan(b, mx, mx, hq, hq, d, causal, varlen=1)
     run = lambda: fa4.forward(plan, q, k, v, o, cu_q=cu, cu_k=cu)
     run()
+    torch.cuda.synchronize()
+    if torch.isnan(o).any():
+        print("  varlen output has NaN: the plan did not write every row")
     t = bench(run, groups=5, calls=3)
+    # The dense grid at the average length: b sequences of AVG tokens.
+    qd = torch.randn(b, avg, hq, d, device="cuda", dtype=torch.bfloat16)
+    od = torch.empty_like(qd)
+    dplan, ddesc, _ = fa4.plan(b, avg, avg, hq, hq, d, causal)
+    td = bench(lambda: fa4.forward(dplan, qd, qd, qd, od), groups=5, calls=3)
+    dflops = 4.0 * hq * avg * avg * d * per_seq * b
     qp = torch.randn(b, hq, mx, d, device="cuda", dtype=torch.bfloat16)
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
-        tc = bench(lambda: F.scaled_dot_product_attention(qp, qp, qp, is_causal=True), groups=5, calls=3)
-    print("varlen causal prefill, %d seqs %d..%d (total %d), %d heads d%d: libfa4 %.1f TFLOP/s (%.3f ms), "
-          "cuDNN padded dense %.1f TFLOP/s-equivalent (%.3f ms): %.2fx  %s (%s)" % (
-              b, min(lens), mx, total, hq, d, flops / t / 1e9, t, flops / tc / 1e9, tc, tc / t, desc, src))
+        tc = bench(lambda: F.scaled_dot_product_attention(qp, qp, qp, is_causal=causal), groups=5, calls=3)
+    tf, tfd = flops / t / 1e9, dflops / td / 1e9
+    print("varlen %s prefill%s, %d seqs %d..%d (total %d, avg %d), %d heads d%d: libfa4 %.1f TFLOP/s "
+          "(%.3f ms); dense libfa4 at avg %.1f TFLOP/s: %.2fx; cuDNN padded dense %.3f ms: %.2fx  %s (%s)" % (
+              "causal" if causal else "non-causal", label, b, min(lens), mx, total, avg, hq, d, tf, t,
+              tfd, tf / tfd, tc, tc / t, desc, src))
     fa4.lib.fa4_plan_destroy(plan)
+    fa4.lib.fa4_plan_destroy(dplan)
 
 
 def main():
@@ -159,7 +174,11 @@ def main():
     if "varlen" in args.only:
         g = torch.Generator().manual_seed(1)
         lens = [int(128 * (64 ** (i / 31))) for i in range(32)]   # 128 .. 8192, geometric
-        varlen_rows(fa4, lens)
+        varlen_rows(fa4, lens, label=" (geometric)")
+        varlen_rows(fa4, lens, causal=False, label=" (geometric)")
+        rnd = torch.randint(128, 8193, (32,), generator=g).tolist()
+        varlen_rows(fa4, rnd, label=" (uniform)")
+        varlen_rows(fa4, [2048] * 32, label=" (all 2048)")
 
 
 if __name__ == "__main__":

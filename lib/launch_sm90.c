@@ -13,8 +13,15 @@
 /* Varlen maps cover the packed tensors, {dim, heads, rows, 1}, with a row
 ** extent the kernel never reaches: the host does not know total_q /
 ** total_k, and the kernel's boxes end at their sequence's last row
-** (kernels/sm90/seqlen.cuh). */
-#define SM90_VARLEN_ROWS 0x7fffffff
+** (kernels/sm90/seqlen.cuh).  The largest such extent: int32 coordinates,
+** and rows x the row stride within TMA's 2^40-byte stride limit (the
+** batch stride, over an extent of 1, is set to that product so that the
+** map's dimensions do not overlap). */
+static int varlen_rows(long long row_stride)
+{
+    long long rows = ((1LL << 40) - 16) / (row_stride * 2 > 0 ? row_stride * 2 : 1);
+    return rows > 0x7fffffffLL ? 0x7fffffff : (int)rows;
+}
 
 /* Encode one rank-4 map {dim, heads, seq, batch} over ADDR with element
 ** strides HEAD, ROW, BATCH, SWIZZLE bytes (128, 64 or 32) and box
@@ -87,9 +94,13 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                                           : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     /* Every map in the config's swizzle: the kernel stores O in Q's layout. */
     const int sw = cfg->swizzle == 32 || cfg->swizzle == 64 ? cfg->swizzle : 128;
-    const int rows_q = pb->varlen ? SM90_VARLEN_ROWS : p->seqlen_q;
-    const int rows_k = pb->varlen ? SM90_VARLEN_ROWS : p->seqlen_k;
+    const int rows_q = pb->varlen ? varlen_rows(p->q_row_stride) : p->seqlen_q;
+    const int rows_k = pb->varlen ? varlen_rows(p->k_row_stride) : p->seqlen_k;
+    const int rows_o = pb->varlen ? varlen_rows(p->o_row_stride) : p->seqlen_q;
+    const int rows_v = pb->varlen ? varlen_rows(p->v_row_stride) : p->seqlen_k;
     const int batch = pb->varlen ? 1 : p->batch;
+    /* Varlen: past the one batch entry's rows, never read. */
+#define BATCH_STRIDE(x, rows) (pb->varlen ? (long long)(rows) * p->x##_row_stride : p->x##_batch_stride)
     char dummy[8];
     fa4_status st;
 
@@ -103,19 +114,21 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
         return FA4_ENOTSUP;
     }
     if ((st = encode_map(&maps[0], cu, "q", dtype, p->q, d, p->heads_q, rows_q, batch,
-                         p->q_head_stride, p->q_row_stride, p->q_batch_stride, cfg->bm, sw,
-                         why, wn)) != FA4_OK)
+                         p->q_head_stride, p->q_row_stride, BATCH_STRIDE(q, rows_q), cfg->bm,
+                         sw, why, wn)) != FA4_OK)
         return st;
     if ((st = encode_map(&maps[1], cu, "k", dtype, p->k, d, p->heads_kv, rows_k, batch,
-                         p->k_head_stride, p->k_row_stride, p->k_batch_stride, cfg->bn, sw,
-                         why, wn)) != FA4_OK)
+                         p->k_head_stride, p->k_row_stride, BATCH_STRIDE(k, rows_k), cfg->bn,
+                         sw, why, wn)) != FA4_OK)
         return st;
-    if ((st = encode_map(&maps[2], cu, "v", dtype, p->v, dv, p->heads_kv, rows_k, batch,
-                         p->v_head_stride, p->v_row_stride, p->v_batch_stride, cfg->bn, sw,
-                         why, wn)) != FA4_OK)
+    if ((st = encode_map(&maps[2], cu, "v", dtype, p->v, dv, p->heads_kv, rows_v, batch,
+                         p->v_head_stride, p->v_row_stride, BATCH_STRIDE(v, rows_v), cfg->bn,
+                         sw, why, wn)) != FA4_OK)
         return st;
-    return encode_map(&maps[3], cu, "o", dtype, p->o, dv, p->heads_q, rows_q, batch,
-                      p->o_head_stride, p->o_row_stride, p->o_batch_stride, 64, sw, why, wn);
+    st = encode_map(&maps[3], cu, "o", dtype, p->o, dv, p->heads_q, rows_o, batch,
+                    p->o_head_stride, p->o_row_stride, BATCH_STRIDE(o, rows_o), 64, sw, why, wn);
+#undef BATCH_STRIDE
+    return st;
 }
 
 /* Launch geometry (kernels/README.md "Grid"): a tile per CTA, or one CTA
@@ -150,8 +163,14 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
 
     if (plan->config.scheduler == FA4_SCHED_DYNAMIC)
         params.tile_counter = call->workspace;
-    if ((st = launch_sm90_maps(maps, plan->ctx->cu, &call->problem, &plan->config, &params,
-                               why, sizeof why)) != FA4_OK)
+    /* The driver encodes maps only with a context current (the caller's
+       thread may have none). */
+    if ((st = context_push(plan->ctx)) != FA4_OK)
+        return st;
+    st = launch_sm90_maps(maps, plan->ctx->cu, &call->problem, &plan->config, &params, why,
+                          sizeof why);
+    context_pop(plan->ctx);
+    if (st != FA4_OK)
         return error_set(plan->ctx, st, "%s", why);
     sm90_grid(grid, plan, &call->problem);
     args[0] = &params;
