@@ -485,22 +485,36 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
 
 /* family_ops.heuristic: the dense default; varlen takes the dynamic
 ** scheduler (it hands out only real tiles, where the plain grid is sized for
-** the longest sequence), bn narrowed in steps of 16 until its registers fit. */
+** the longest sequence), bn at most 128 (d128 128x144 spills 24 B without a
+** mask, not with one: the estimate is not that precise) and narrowed in
+** steps of 16 until its registers fit, or when none does with three
+** consumer warpgroups, two (128x128, two stages); the plain grid only when
+** nothing fits. */
 static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
-    int bn;
+    fa4_config c;
+    int bn, pass;
 
     sm90_dense_heuristic(out, dev, pb);
     if (!pb->varlen)
         return;
-    for (bn = out->bn; bn >= 64; bn -= 16)
-        if (sm90_varlen_need(pb, bn, FA4_SCHED_DYNAMIC, out->swizzle) <=
-            out->consumer_regs) {
-            out->bn = bn;
-            out->scheduler = FA4_SCHED_DYNAMIC;
-            return;
+    for (pass = 0; pass < 2; pass++) {
+        c = *out;
+        if (pass == 1) {
+            if (out->consumer_wgs == 2)
+                break;
+            sm90_base(&c, 2, 128, 2);
+            c.pingpong = 1;
         }
+        for (bn = c.bn < 128 ? c.bn : 128; bn >= 64; bn -= 16)
+            if (sm90_varlen_need(pb, bn, FA4_SCHED_DYNAMIC, c.swizzle) <= c.consumer_regs) {
+                *out = c;
+                out->bn = bn;
+                out->scheduler = FA4_SCHED_DYNAMIC;
+                return;
+            }
+    }
     out->scheduler = FA4_SCHED_PLAIN;
 }
 
