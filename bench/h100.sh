@@ -9,8 +9,10 @@
 #   tune     fa4-tune over the grid's d128 rows and d64 causal 512..4k into
 #            $TUNE_DB, exported to $OUT/seed.json (the shipped seed)
 #   plan     plan creation in fresh processes: cold, then warm
-#   compare  bench/compare.py with the tuned database ($TUNE_DB); COMPARE_ARGS
-#            narrows it (e.g. "--dims 64 --causal 1")
+#   compare  bench/compare.py with the tuned database ($TUNE_DB), every library timed
+#            back to back, rows and GEMM ceiling in $OUT/compare.json (chart:
+#            python3 bench/chart.py compare.json -o perf.png); COMPARE_ARGS narrows
+#            it (e.g. "--dims 64 --causal 1"); FA4-CuTe from $PEERS when present
 #   compare80  bench/compare.py with the sm80 family only
 set -u
 O=${OUT:-/tmp/fa4-out}; mkdir -p "$O"
@@ -51,14 +53,19 @@ if has plan; then
     rm -f /tmp/fa4-plan.db
     for i in 1 2 3; do build/bench/plan_time /tmp/fa4-plan.db 128; done | tee "$O/plan_time.log"
 fi
+PEERS=${PEERS:-../shared/peers}    # FA4-CuTe for compare.py; a missing one is a '-' column
+if has compare && [ -d "$PEERS" ]; then
+    bash "$PEERS/install.sh" /tmp/peers-site > /dev/null 2>&1 &&
+        export PYTHONPATH=/tmp/peers-site${PYTHONPATH:+:$PYTHONPATH} FA4_AOT_DIR=$(cd "$PEERS" && pwd)/fa4_sm90_aot
+fi
 if has compare; then
     echo "=== compare (tuned database)"
     PYTHONUNBUFFERED=1 timeout 400 python3 bench/compare.py --lib build/.libs/libfa4.so --db "$TUNE_DB" \
-        ${COMPARE_ARGS:---gqa} \
-        2>&1 | tee "$O/compare.log" | cut -c1-108 | tail -45
+        --json "$O/compare.json" ${COMPARE_ARGS:---gqa} \
+        2>&1 | tee "$O/compare.log" | cut -c1-120 | tail -60
 fi
 if has compare80; then
     echo "=== compare sm80"
     FA4_FAMILIES=sm80 PYTHONUNBUFFERED=1 timeout 300 python3 bench/compare.py --lib build/.libs/libfa4.so \
-        > "$O/compare80.log" 2>&1; tail -1 "$O/compare80.log"
+        --json "$O/compare80.json" > "$O/compare80.log" 2>&1; grep -A3 "^geomean" "$O/compare80.log"
 fi
