@@ -80,7 +80,7 @@ class Tensors(C.Structure):
                 ("workspace", C.c_void_p), ("seqlen_q", C.c_int), ("seqlen_k", C.c_int), ("batch", C.c_int)]
 
 
-SOURCES = {1: "exact", 2: "system-exact", 3: "nearest", 4: "same-arch", 5: "heuristic", 6: "explicit"}
+SOURCES = {1: "exact", 2: "system-exact", 3: "nearest", 4: "same-arch", 5: "heuristic", 6: "explicit", 7: "stale"}
 
 
 class Fa4:

@@ -485,14 +485,16 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
 
 /* family_ops.heuristic: the dense default; varlen takes the dynamic
 ** scheduler (it hands out only real tiles, where the plain grid is sized for
-** the longest sequence), bn at most 128 (d128 128x144 spills 24 B without a
-** mask, not with one: the estimate is not that precise) and narrowed in
+** the longest sequence), bn at most 144 with a mask and 128 without (d128
+** 128x144 spills 24 B without one, not with one: the estimate is not that
+** precise) and narrowed in
 ** steps of 16 until its registers fit, or when none does with three
 ** consumer warpgroups, two (128x128, two stages); the plain grid only when
 ** nothing fits. */
 static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
+    const int cap = sm90_masked(pb) ? 144 : 128;
     fa4_config c;
     int bn, pass;
 
@@ -507,7 +509,7 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
             sm90_base(&c, 2, 128, 2);
             c.pingpong = 1;
         }
-        for (bn = c.bn < 128 ? c.bn : 128; bn >= 64; bn -= 16)
+        for (bn = c.bn < cap ? c.bn : cap; bn >= 64; bn -= 16)
             if (sm90_varlen_need(pb, bn, FA4_SCHED_DYNAMIC, c.swizzle) <= c.consumer_regs) {
                 *out = c;
                 out->bn = bn;
