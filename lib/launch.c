@@ -27,13 +27,9 @@ fa4_status launch_kernel(const fa4_plan *plan, CUfunction fn, const unsigned gri
     fa4_context *ctx = plan->ctx;
     char txt[256];
     CUresult res;
-    fa4_status st;
 
-    if ((st = context_push(ctx)) != FA4_OK)
-        return st;
     res = ctx->cu->cuLaunchKernel(fn, grid[0], grid[1], grid[2], (unsigned)threads, 1, 1,
                                   (unsigned)smem, (CUstream)stream, args, NULL);
-    context_pop(ctx);
     if (res != CUDA_SUCCESS)
         return error_set(ctx, FA4_ECUDA, "cuLaunchKernel %s (grid %u x %u x %u, %d threads, %d B smem): %s",
                          what, grid[0], grid[1], grid[2], threads, smem,
@@ -180,8 +176,15 @@ fa4_status fa4_forward(const fa4_plan *plan, const fa4_tensors *t, fa4_stream st
     call.tensors = t;
     call.workspace = ws ? (unsigned long long)(uintptr_t)ws : plan->workspace;
     for (i = 0; i < sizeof launchers / sizeof launchers[0]; i++)
-        if (launchers[i].family == plan->config.family)
-            return launchers[i].launch(plan, &call, stream);
+        if (launchers[i].family == plan->config.family) {
+            /* One push for the call's map encodes and launches: each pair
+               costs host time a decode step cannot spare. */
+            if ((st = context_push(ctx)) != FA4_OK)
+                return st;
+            st = launchers[i].launch(plan, &call, stream);
+            context_pop(ctx);
+            return st;
+        }
     return error_set(ctx, FA4_ENOTSUP, "sm100 kernels are compiled and budget-checked only: "
                      "they have not run on an sm_100 GPU, so this version does not launch them");
 }

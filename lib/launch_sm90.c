@@ -163,13 +163,10 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
 
     if (plan->config.scheduler == FA4_SCHED_DYNAMIC)
         params.tile_counter = call->workspace;
-    /* The driver encodes maps only with a context current (the caller's
-       thread may have none). */
-    if ((st = context_push(plan->ctx)) != FA4_OK)
-        return st;
+    /* The driver encodes maps only with a context current: fa4_forward
+       has pushed the plan's (the caller's thread may have none). */
     st = launch_sm90_maps(maps, plan->ctx->cu, &call->problem, &plan->config, &params, why,
                           sizeof why);
-    context_pop(plan->ctx);
     if (st != FA4_OK)
         return error_set(plan->ctx, st, "%s", why);
     sm90_grid(grid, plan, &call->problem);

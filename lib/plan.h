@@ -48,14 +48,16 @@ typedef struct launch_call {
 void plan_cache_free(fa4_context *ctx);
 
 /* Host-side launch of each family (launch_sm80.c, launch_sm90.c): queue
-** CALL's kernels on STREAM; error text through error_set(). */
+** CALL's kernels on STREAM, the plan's context current (fa4_forward pushes
+** it); error text through error_set(). */
 fa4_status launch_sm80(const fa4_plan *plan, const launch_call *call, fa4_stream stream);
 fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream stream);
 
 /* Workspace bytes a plan of each family needs (0: none). */
 size_t launch_sm80_workspace(const fa4_plan *plan);
 
-/* cuLaunchKernel FN with ARGS in CTX's context; error text on failure. */
+/* cuLaunchKernel FN with ARGS, the plan's context current; error text on
+** failure. */
 fa4_status launch_kernel(const fa4_plan *plan, CUfunction fn, const unsigned grid[3],
                          int threads, int smem, fa4_stream stream, void **args,
                          const char *what);
