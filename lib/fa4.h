@@ -174,6 +174,8 @@ typedef struct fa4_problem {
     ** then the maximum lengths, batch the maximum number of sequences.
     ** The batch strides (q_strides[0], ...) are not used; LSE is laid out
     ** [heads_q, total_q].  Masks are per sequence, bottom-right aligned.
+    ** On sm_90a the sm90 family runs varlen prefill (head_dim_v <= 192),
+    ** the sm80 family everything else.
     */
     int varlen;
     /*
