@@ -96,9 +96,10 @@ int budget_defines(char *buf, size_t size, const fa4_problem *p,
            "#define FA4_FAMILY %d\n#define FA4_DTYPE %d\n#define FA4_D %d\n#define FA4_DV %d\n"
            "#define FA4_BM %d\n#define FA4_BN %d\n#define FA4_STAGES %d\n#define FA4_SWIZZLE %d\n"
            "#define FA4_THREADS %d\n#define FA4_MASK %d\n#define FA4_CAUSAL %d\n"
-           "#define FA4_SMEM_BYTES %d\n",
+           "#define FA4_SMEM_BYTES %d\n#define FA4_SOFTCAP %d\n#define FA4_SINKS %d\n",
            (int)c->family, (int)p->dtype, p->head_dim_qk, p->head_dim_v, c->bm, c->bn,
-           c->stages, c->swizzle, l->threads, problem_has_mask(p), p->causal, l->smem_bytes);
+           c->stages, c->swizzle, l->threads, problem_has_mask(p), p->causal, l->smem_bytes,
+           p->softcap > 0, p->attention_sinks != 0);
     for (i = 0; i < l->nregions; i++)
         append(buf, size, &len, "#define FA4_SMEM_%s_OFF %d\n#define FA4_SMEM_%s_SIZE %d\n",
                l->region[i].name, l->region[i].offset, l->region[i].name, l->region[i].size);

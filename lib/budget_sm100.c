@@ -182,9 +182,10 @@ static fa4_status sm100_shape_of(sm100_shape *s, const device_limits *dev,
                  cfg->splits, cfg->pack_gqa, cfg->kv_split_warps);
         return FA4_EINVAL;
     }
-    if (pb->varlen || pb->page_size) {
-        snprintf(why, wn, "sm100 kernels: varlen=%d page_size=%d not implemented",
-                 pb->varlen, pb->page_size);
+    if (pb->varlen || pb->page_size || pb->softcap > 0 || pb->attention_sinks) {
+        snprintf(why, wn, "sm100 kernels: varlen=%d page_size=%d softcap=%g attention_sinks=%d "
+                 "not implemented", pb->varlen, pb->page_size, (double)pb->softcap,
+                 pb->attention_sinks);
         return FA4_ENOTSUP;
     }
     s->swz_elems = sm100_swizzle(s->esize) / s->esize;

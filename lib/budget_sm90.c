@@ -150,9 +150,9 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                  "head_dim_qk, both multiples of 8 (head_dim_qk=%d head_dim_v=%d)", d, dv);
         return FA4_ENOTSUP;
     }
-    if (pb->page_size || pb->attention_sinks) {
-        snprintf(why, wn, "sm90 kernels: page_size=%d attention_sinks=%d not implemented "
-                 "(paged K/V runs on the sm80 family)", pb->page_size, pb->attention_sinks);
+    if (pb->page_size) {
+        snprintf(why, wn, "sm90 kernels: page_size=%d not implemented (paged K/V runs on "
+                 "the sm80 family)", pb->page_size);
         return FA4_ENOTSUP;
     }
 

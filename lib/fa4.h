@@ -188,16 +188,28 @@ typedef struct fa4_problem {
     ** varlen.
     */
     int page_size;         /* 0: not paged */
-    int attention_sinks;   /* 1: per-head sink logits.  Not yet supported. */
+    /*
+    ** Attention sinks (gpt-oss): with attention_sinks = 1, each query head
+    ** h has a logit fa4_tensors.sinks[h] (float32, in the units of the
+    ** scaled scores) that joins the softmax denominator without a value
+    ** row: O = sum_j e^(s_j) v_j / (sum_j e^(s_j) + e^(sink)).  LSE
+    ** includes it.
+    */
+    int attention_sinks;
     int block_table_stride; /* paged: entries per block_table row;
                                0: ceil(seqlen_k / page_size) */
     int num_pages;         /* paged: pages in the pool (for the opt-in
                               input check; 0: unknown) */
+    /*
+    ** Softcapping (Gemma 2): with softcap > 0 the scaled scores s become
+    ** softcap * tanh(s / softcap) before masking and softmax.  0: none.
+    */
+    float softcap;
 } fa4_problem;
 
 #define FA4_PROBLEM_INIT { sizeof(fa4_problem), FA4_DTYPE_BF16, 0, 0, 0, 0, 0, \
                            0, 0, 0, -1, -1, 0.0f, 0, {0, 0, 0}, {0, 0, 0},    \
-                           {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0, 0 }
+                           {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0, 0, 0.0f }
 
 /*
 ** Check PROBLEM without a context.  Returns FA4_OK, FA4_EINVAL (a bad
@@ -371,10 +383,12 @@ typedef struct fa4_tensors {
     int seqlen_q;
     int seqlen_k;
     int batch;
+    const float *sinks;          /* attention_sinks: [heads_q] float32
+                                    logits (device memory), else NULL */
 } fa4_tensors;
 
 #define FA4_TENSORS_INIT { sizeof(fa4_tensors), NULL, NULL, NULL, NULL, NULL, \
-                           NULL, NULL, NULL, NULL, NULL, 0, 0, 0 }
+                           NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL }
 
 /*
 ** The device workspace PLAN's launches use, in *BYTES: 0 for most configs,

@@ -108,6 +108,11 @@ static void fill_params(fa4_params *k, const fa4_problem *p, const fa4_config *c
     k->heads_kv = p->heads_kv;
     k->group = p->heads_q / p->heads_kv;
     k->scale_log2 = (float)(p->softmax_scale * 1.4426950408889634);
+    if (p->softcap > 0) {
+        k->scale_log2 = (float)(p->softcap * 1.4426950408889634);
+        k->softcap_pre = p->softmax_scale / p->softcap;
+    }
+    k->sinks = p->attention_sinks ? (unsigned long long)(uintptr_t)TENSORS_FIELD(t, sinks) : 0;
     k->window_left = p->window_left;
     k->window_right = p->window_right;
     k->m_blocks = (int)(((int64_t)p->seqlen_q + cfg->bm - 1) / cfg->bm);
@@ -134,6 +139,9 @@ static fa4_status check_serving_pointers(const fa4_plan *plan, const fa4_tensors
     if (p->page_size && bad_pointer(t->block_table, 4))
         return error_set(plan->ctx, FA4_EINVAL, "problem.page_size=%d but tensors.block_table is NULL or not "
                          "4-byte aligned", p->page_size);
+    if (p->attention_sinks && bad_pointer(TENSORS_FIELD(t, sinks), 4))
+        return error_set(plan->ctx, FA4_EINVAL, "problem.attention_sinks=1 but tensors.sinks is NULL "
+                         "or not 4-byte aligned");
     if (used && ((uintptr_t)used & 3) != 0)
         return error_set(plan->ctx, FA4_EINVAL, "tensors.seqused_k is not 4-byte aligned");
     if (used && plan->config.family != FA4_FAMILY_SM80 && !p->varlen)

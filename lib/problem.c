@@ -125,8 +125,11 @@ fa4_status problem_resolve(fa4_problem *out, const fa4_problem *in,
         if (p.num_pages < 0)
             FAIL(FA4_EINVAL, "num_pages=%d; must be >= 0 (0: unknown)", p.num_pages);
     }
-    if (p.attention_sinks)
-        FAIL(FA4_ENOTSUP, "attention_sinks=%d: not supported yet", p.attention_sinks);
+    if (p.attention_sinks != 0 && p.attention_sinks != 1)
+        FAIL(FA4_EINVAL, "attention_sinks=%d; must be 0 or 1", p.attention_sinks);
+    if (!(p.softcap >= 0) || isinf(p.softcap))
+        FAIL(FA4_EINVAL, "softcap=%g; must be 0 (none) or a finite positive cap",
+             (double)p.softcap);
 
     /* Sizes: every tensor must be addressable by TMA (< 2^40 bytes per
        stride, dims < 2^31) and its element count must not overflow. */

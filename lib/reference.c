@@ -93,13 +93,20 @@ static double at(const uint16_t *t, fa4_dtype dt, int S, int H, int D, int b, in
 void ref_attention_row(double *o, double *lse, const fa4_problem *p, const uint16_t *q,
                        const uint16_t *k, const uint16_t *v, int b, int i, int h)
 {
+    ref_attention_row_sinks(o, lse, p, q, k, v, NULL, b, i, h);
+}
+
+void ref_attention_row_sinks(double *o, double *lse, const fa4_problem *p, const uint16_t *q,
+                             const uint16_t *k, const uint16_t *v, const float *sinks,
+                             int b, int i, int h)
+{
     const int d = p->head_dim_qk, dv = p->head_dim_v ? p->head_dim_v : d;
     const int hk = h / (p->heads_q / p->heads_kv);
     const long diag = (long)p->seqlen_k - p->seqlen_q;
     const int wr = p->causal ? 0 : p->window_right;
     const double scale = p->softmax_scale > 0 ? p->softmax_scale : 1.0 / sqrt((double)d);
     double *s = malloc(sizeof *s * (size_t)p->seqlen_k);
-    double m = -INFINITY, sum = 0;
+    double m = -INFINITY, sum = 0, sink;
     int j, x;
 
     memset(o, 0, sizeof *o * (size_t)dv);
@@ -117,14 +124,21 @@ void ref_attention_row(double *o, double *lse, const fa4_problem *p, const uint1
             acc += at(q, p->dtype, p->seqlen_q, p->heads_q, d, b, i, h, x) *
                    at(k, p->dtype, p->seqlen_k, p->heads_kv, d, b, j, hk, x);
         s[j] = acc * scale;
+        if (p->softcap > 0)
+            s[j] = p->softcap * tanh(s[j] / p->softcap);
         if (s[j] > m)
             m = s[j];
     }
-    if (m == -INFINITY) {                   /* the row sees no key */
+    sink = p->attention_sinks && sinks ? (double)sinks[h] : -INFINITY;
+    if (m == -INFINITY && sink == -INFINITY) {   /* the row sees no key */
         *lse = -INFINITY;
         free(s);
         return;
     }
+    if (sink > m)
+        m = sink;
+    if (sink > -INFINITY)
+        sum = exp(sink - m);                     /* a term without a value row */
     for (j = 0; j < p->seqlen_k; j++) {
         double w;
         if (s[j] == -INFINITY)
@@ -143,6 +157,12 @@ void ref_attention_row(double *o, double *lse, const fa4_problem *p, const uint1
 void ref_attention(double *o, double *lse, const fa4_problem *p, const uint16_t *q,
                    const uint16_t *k, const uint16_t *v)
 {
+    ref_attention_sinks(o, lse, p, q, k, v, NULL);
+}
+
+void ref_attention_sinks(double *o, double *lse, const fa4_problem *p, const uint16_t *q,
+                         const uint16_t *k, const uint16_t *v, const float *sinks)
+{
     const int dv = p->head_dim_v ? p->head_dim_v : p->head_dim_qk;
     int b, i, h;
 
@@ -150,8 +170,8 @@ void ref_attention(double *o, double *lse, const fa4_problem *p, const uint16_t 
         for (i = 0; i < p->seqlen_q; i++)
             for (h = 0; h < p->heads_q; h++) {
                 double l;
-                ref_attention_row(o + (((size_t)b * p->seqlen_q + i) * p->heads_q + h) * dv, &l,
-                                  p, q, k, v, b, i, h);
+                ref_attention_row_sinks(o + (((size_t)b * p->seqlen_q + i) * p->heads_q + h) * dv,
+                                        &l, p, q, k, v, sinks, b, i, h);
                 if (lse)
                     lse[((size_t)b * p->heads_q + h) * p->seqlen_q + i] = l;
             }

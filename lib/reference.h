@@ -21,6 +21,12 @@ float ref_half_to_float(uint16_t h, fa4_dtype dtype);
 void ref_attention(double *o, double *lse, const fa4_problem *problem,
                    const uint16_t *q, const uint16_t *k, const uint16_t *v);
 
+/* ref_attention() with SINKS ([heads_q] logits) when problem->attention_sinks
+** is 1 (softcap comes from the problem). */
+void ref_attention_sinks(double *o, double *lse, const fa4_problem *problem,
+                         const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                         const float *sinks);
+
 /*
 ** One row of ref_attention(): query row I of head H in batch B, into
 ** O_ROW (head_dim_v doubles) and *LSE.  For checking sampled rows of
@@ -29,6 +35,9 @@ void ref_attention(double *o, double *lse, const fa4_problem *problem,
 void ref_attention_row(double *o_row, double *lse, const fa4_problem *problem,
                        const uint16_t *q, const uint16_t *k, const uint16_t *v,
                        int b, int i, int h);
+void ref_attention_row_sinks(double *o_row, double *lse, const fa4_problem *problem,
+                             const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                             const float *sinks, int b, int i, int h);
 
 /*
 ** Compare OUT (16-bit, contiguous) with REF: returns ||out - ref|| / ||ref||

@@ -49,7 +49,8 @@ typedef struct gpu_case {
     int nrows;
     double *ref_o;           /* [nrows][heads_q][dv] */
     double *ref_lse;         /* [nrows][heads_q] */
-    CUdeviceptr dq, dk, dv_, dout, dl;
+    float *sinks;            /* attention_sinks: [heads_q] logits in [-2, 2) */
+    CUdeviceptr dq, dk, dv_, dout, dl, dsinks;
     CUdeviceptr workspace;   /* passed as fa4_tensors.workspace; 0: none (the caller owns it) */
 } gpu_case;
 
@@ -63,9 +64,10 @@ static inline void gpu_case_free(gpu_case *c)
         if (c->dv_) cu->cuMemFree(c->dv_);
         if (c->dout) cu->cuMemFree(c->dout);
         if (c->dl) cu->cuMemFree(c->dl);
+        if (c->dsinks) cu->cuMemFree(c->dsinks);
         context_pop(c->ctx);
     }
-    free(c->o); free(c->lse); free(c->rows); free(c->ref_o); free(c->ref_lse);
+    free(c->o); free(c->lse); free(c->rows); free(c->ref_o); free(c->ref_lse); free(c->sinks);
     memset(c, 0, sizeof *c);
 }
 
@@ -119,10 +121,24 @@ static inline int gpu_case_prepare(gpu_case *c, fa4_context *ctx, const fa4_prob
     ref_fill_random(q, c->nq, p.dtype, seed);
     ref_fill_random(k, c->nk, p.dtype, seed);
     ref_fill_random(v, c->nv, p.dtype, seed);
+    if (p.attention_sinks) {
+        uint16_t *raw = malloc(sizeof *raw * (size_t)p.heads_q);
+        c->sinks = malloc(sizeof *c->sinks * (size_t)p.heads_q);
+        if (!raw || !c->sinks) {
+            free(raw);
+            snprintf(msg, msg_size, "host allocation failed");
+            goto done;
+        }
+        ref_fill_random(raw, (size_t)p.heads_q, FA4_DTYPE_BF16, seed);
+        for (h = 0; h < p.heads_q; h++)
+            c->sinks[h] = 2.0f * ref_half_to_float(raw[h], FA4_DTYPE_BF16);
+        free(raw);
+    }
     for (r = 0; r < c->nrows; r++)
         for (h = 0; h < p.heads_q; h++)
-            ref_attention_row(c->ref_o + ((size_t)r * p.heads_q + h) * c->dv, &c->ref_lse[(size_t)r * p.heads_q + h],
-                              &p, q, k, v, c->rows[r] / p.seqlen_q, c->rows[r] % p.seqlen_q, h);
+            ref_attention_row_sinks(c->ref_o + ((size_t)r * p.heads_q + h) * c->dv,
+                                    &c->ref_lse[(size_t)r * p.heads_q + h], &p, q, k, v, c->sinks,
+                                    c->rows[r] / p.seqlen_q, c->rows[r] % p.seqlen_q, h);
     if (context_push(ctx) != FA4_OK) {
         snprintf(msg, msg_size, "context_push: %s", fa4_context_errmsg(ctx));
         goto done;
@@ -137,6 +153,12 @@ static inline int gpu_case_prepare(gpu_case *c, fa4_context *ctx, const fa4_prob
     cu->cuMemcpyHtoD(c->dq, q, c->nq * 2);
     cu->cuMemcpyHtoD(c->dk, k, c->nk * 2);
     cu->cuMemcpyHtoD(c->dv_, v, c->nv * 2);
+    if (c->sinks && (cu->cuMemAlloc(&c->dsinks, sizeof(float) * (size_t)p.heads_q) ||
+                     cu->cuMemcpyHtoD(c->dsinks, c->sinks, sizeof(float) * (size_t)p.heads_q))) {
+        snprintf(msg, msg_size, "cuMemAlloc failed");
+        context_pop(ctx);
+        goto done;
+    }
     context_pop(ctx);
     rc = 0;
 done:
@@ -166,6 +188,7 @@ static inline int gpu_case_run(gpu_check_result *r, gpu_case *c, const fa4_plan 
     t.q = (void *)c->dq; t.k = (void *)c->dk; t.v = (void *)c->dv_; t.o = (void *)c->dout;
     t.lse = p->return_lse ? (float *)c->dl : NULL;
     t.workspace = (void *)c->workspace;
+    t.sinks = (const float *)c->dsinks;
     st = fa4_forward(plan, &t, NULL);
     if (st != FA4_OK) {
         snprintf(r->msg, sizeof r->msg, "fa4_forward: %s: %s", fa4_status_string(st), fa4_context_errmsg(c->ctx));

@@ -83,6 +83,66 @@ static void check_dynamic_scheduler(fa4_context *ctx, uint64_t *seed)
     fa4_plan_destroy(plan);
 }
 
+/* Softcapping (a cap of 2 bends most scores) and attention sinks, alone and
+   together, causal and not, ragged lengths, on both families' defaults. */
+static void check_softcap_sinks(fa4_context *ctx, uint64_t *seed)
+{
+    static const fa4_family fams[] = { FA4_FAMILY_SM90, FA4_FAMILY_SM80 };
+    static const int modes[][2] = { { 1, 0 }, { 0, 1 }, { 1, 1 } }; /* softcap, sinks */
+    static const int lens[][2] = { { 17, 17 }, { 1000, 1000 }, { 300, 700 } };
+    size_t f, m, n;
+    int causal;
+
+    for (m = 0; m < 3; m++)
+        for (n = 0; n < 3; n++)
+            for (causal = 0; causal <= 1; causal++) {
+                fa4_problem p = FA4_PROBLEM_INIT;
+                gpu_case gc;
+                char msg[512];
+                p.batch = 2; p.heads_q = 4; p.heads_kv = 2; p.head_dim_qk = 128;
+                p.seqlen_q = lens[n][0]; p.seqlen_k = lens[n][1];
+                p.causal = causal; p.return_lse = 1;
+                p.softcap = modes[m][0] ? 2.0f : 0.0f;
+                p.attention_sinks = modes[m][1];
+                p.softmax_scale = 0.25f;   /* scores of several units: the cap matters */
+                if (gpu_case_prepare(&gc, ctx, &p, seed, msg, sizeof msg) != 0) {
+                    ok(0, "softcap/sinks inputs: %s", msg);
+                    gpu_case_free(&gc);
+                    continue;
+                }
+                for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
+                    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+                    fa4_plan *plan = NULL;
+                    fa4_config cfg;
+                    fa4_layout lay;
+                    gpu_check_result r;
+                    char why[512], cs[256];
+                    if (config_default(&cfg, &ctx->limits, &gc.p, fams[f], why, sizeof why) != FA4_OK ||
+                        budget_fit(&lay, &ctx->limits, &gc.p, &cfg, why, sizeof why) != FA4_OK) {
+                        skip("%s softcap/sinks: %s", config_family_name(fams[f]), why);
+                        continue;
+                    }
+                    po.config = &cfg;
+                    fa4_config_format(&cfg, cs, sizeof cs);
+                    if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK) {
+                        ok(0, "[%s] softcap=%g sinks=%d: plan: %s", cs, (double)p.softcap,
+                           p.attention_sinks, fa4_context_errmsg(ctx));
+                        continue;
+                    }
+                    if (gpu_case_run(&r, &gc, plan) != 0)
+                        ok(0, "[%s] softcap=%g sinks=%d: %s", cs, (double)p.softcap,
+                           p.attention_sinks, r.msg);
+                    else if (!ok(r.pass, "[%s] softcap=%g sinks=%d causal=%d sq=%d sk=%d matches "
+                                 "(rel err %.2e, lse err %.1e)", cs, (double)p.softcap,
+                                 p.attention_sinks, causal, p.seqlen_q, p.seqlen_k, r.rel_err,
+                                 r.lse_err))
+                        diag("  %s", r.msg);
+                    fa4_plan_destroy(plan);
+                }
+                gpu_case_free(&gc);
+            }
+}
+
 int main(void)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 }, { 256, 256 } };
@@ -182,6 +242,7 @@ int main(void)
             ok(0, "sliding window case ran: %s", st ? fa4_context_errmsg(ctx) : r.msg);
         fa4_plan_destroy(plan);
     }
+    check_softcap_sinks(ctx, &seed);
     check_dynamic_scheduler(ctx, &seed);
     fa4_context_destroy(ctx);
     return done_testing();

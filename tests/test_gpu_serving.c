@@ -34,6 +34,7 @@ typedef struct serve_shape {
     int lq[8], lk[8];       /* per-sequence lengths (dense: all equal) */
     int kv_room;            /* varlen K/V: rows after each sequence's keys,
                                filled with NaN (seqused_k gives the lengths) */
+    int capped;             /* 1: softcap 2 (scale 0.25) and attention sinks */
 } serve_shape;
 
 /* Device buffers and the reference of one shape. */
@@ -43,8 +44,9 @@ typedef struct serve_data {
     uint16_t *q, *k, *v;         /* host, in the device layout */
     double *ref_o, *ref_lse;     /* [total_q][heads_q][d], [heads_q][total_q] */
     int32_t cu_q[9], cu_k[9], used[8], *table;
+    float sinks[64];
     int total_q, table_stride, num_pages;
-    CUdeviceptr dq, dk, dv, dout, dlse, dcu_q, dcu_k, dused, dtable;
+    CUdeviceptr dq, dk, dv, dout, dlse, dcu_q, dcu_k, dused, dtable, dsinks;
 } serve_data;
 
 static uint64_t seed = 0x5e55f00dULL;
@@ -98,6 +100,13 @@ static int serve_prepare(serve_data *s, const serve_shape *sh, const cuda_api *c
     s->p.seqlen_q = maxq;
     s->p.seqlen_k = maxk;
     s->p.softmax_scale = (float)(1.0 / sqrt((double)d));
+    if (sh->capped) {
+        s->p.softmax_scale = 0.25f;
+        s->p.softcap = 2.0f;
+        s->p.attention_sinks = 1;
+        for (h = 0; h < hq && h < 64; h++)
+            s->sinks[h] = (float)((h * 37) % 17) / 4.0f - 2.0f;   /* -2 .. 2 */
+    }
     s->total_q = sh->varlen ? s->cu_q[sh->batch] : sh->batch * maxq;
     s->nq = (size_t)s->total_q;
     if (sh->kv_mode == 1) {
@@ -166,7 +175,7 @@ static int serve_prepare(serve_data *s, const serve_shape *sh, const cuda_api *c
             memcpy(gk + (size_t)j * hk * d, s->k + krow_of(s, sh, b, j) * hk * d, (size_t)hk * d * 2);
             memcpy(gv + (size_t)j * hk * d, s->v + krow_of(s, sh, b, j) * hk * d, (size_t)hk * d * 2);
         }
-        ref_attention(o, lse, &rp, gq, gk, gv);
+        ref_attention_sinks(o, lse, &rp, gq, gk, gv, s->sinks);
         for (i = 0; i < lq; i++)
             for (h = 0; h < hq; h++) {
                 memcpy(s->ref_o + (qrow_of(s, sh, b, i) * hq + h) * d, o + ((size_t)i * hq + h) * d,
@@ -179,7 +188,8 @@ static int serve_prepare(serve_data *s, const serve_shape *sh, const cuda_api *c
         cu->cuMemAlloc(&s->dv, s->nkv_rows * hk * d * 2 + 16) | cu->cuMemAlloc(&s->dout, s->nq * hq * d * 2 + 16) |
         cu->cuMemAlloc(&s->dlse, s->nq * hq * 4 + 16) | cu->cuMemAlloc(&s->dcu_q, sizeof s->cu_q) |
         cu->cuMemAlloc(&s->dcu_k, sizeof s->cu_k) | cu->cuMemAlloc(&s->dused, sizeof s->used) |
-        cu->cuMemAlloc(&s->dtable, s->table ? (size_t)sh->batch * s->table_stride * 4 : 16);
+        cu->cuMemAlloc(&s->dtable, s->table ? (size_t)sh->batch * s->table_stride * 4 : 16) |
+        cu->cuMemAlloc(&s->dsinks, sizeof s->sinks);
     if (e)
         return -1;
     cu->cuMemcpyHtoD(s->dq, s->q, s->nq * hq * d * 2);
@@ -190,13 +200,14 @@ static int serve_prepare(serve_data *s, const serve_shape *sh, const cuda_api *c
     cu->cuMemcpyHtoD(s->dused, s->used, sizeof s->used);
     if (s->table)
         cu->cuMemcpyHtoD(s->dtable, s->table, (size_t)sh->batch * s->table_stride * 4);
+    cu->cuMemcpyHtoD(s->dsinks, s->sinks, sizeof s->sinks);
     return 0;
 }
 
 static void serve_free(serve_data *s, const cuda_api *cu)
 {
     CUdeviceptr *p[] = { &s->dq, &s->dk, &s->dv, &s->dout, &s->dlse, &s->dcu_q, &s->dcu_k,
-                         &s->dused, &s->dtable };
+                         &s->dused, &s->dtable, &s->dsinks };
     size_t i;
     for (i = 0; i < sizeof p / sizeof p[0]; i++)
         if (*p[i])
@@ -218,6 +229,8 @@ static void serve_tensors(fa4_tensors *t, const serve_data *s, const serve_shape
     }
     if (sh->kv_mode == 2)
         t->block_table = (const int32_t *)(uintptr_t)s->dtable;
+    if (sh->capped)
+        t->sinks = (const float *)(uintptr_t)s->dsinks;
     if (sh->use_seqused)
         t->seqused_k = (const int32_t *)(uintptr_t)s->dused;
 }
@@ -320,6 +333,13 @@ static const serve_shape shapes[] = {
       {17, 1000, 5, 130, 1, 257}, {40, 1000, 3, 300, 1, 257}, 100 },
     { "varlen prefill d64 causal 100x", 4, 4, 4, 64, 1, 1, 1, 0, 0,
       {3000, 30, 191, 193}, {3000, 30, 191, 193}, 0 },
+    /* Softcap and sinks: a split decode (the merge adds the sink) and
+       varlen prefill. */
+    { "decode group 8 softcap sinks", 3, 16, 2, 128, 0, 0, 0, 0, 1,
+      {1, 1, 1}, {3000, 1, 700}, 0, 1 },
+    { "paged 16 decode softcap sinks", 2, 8, 2, 128, 0, 0, 2, 16, 1, {1, 1}, {1000, 40}, 0, 1 },
+    { "varlen prefill causal softcap sinks", 3, 8, 2, 128, 1, 1, 1, 0, 0,
+      {17, 1000, 130}, {40, 1000, 130}, 0, 1 },
 };
 
 /* Config overrides tried on every shape (beside the heuristic). */
@@ -564,6 +584,10 @@ int main(void)
                 s.p.seqlen_k = sh->lk[c] > s.p.seqlen_k ? sh->lk[c] : s.p.seqlen_k;
             }
             s.p.varlen = sh->varlen || sh->kv_mode == 1;
+            if (sh->capped) {
+                s.p.softcap = 2.0f;
+                s.p.attention_sinks = 1;
+            }
             s.p.page_size = sh->kv_mode == 2 ? sh->page_size : 0;
             {
                 fa4_status st = plan_for(&plan, pc, &s.p, NULL);

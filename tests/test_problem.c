@@ -60,7 +60,9 @@ int main(void)
     CHECK(p.num_pages = 8, FA4_EINVAL, "num_pages=8", "names paging fields without page_size");
     CHECK(p.q_strides[0] = p.q_strides[1] = p.q_strides[2] = (int64_t)1 << 62, FA4_EINVAL,
           "q_strides[0]", "refuses a stride whose byte size overflows 64 bits");
-    CHECK(p.attention_sinks = 1, FA4_ENOTSUP, "attention_sinks", "reports sinks as not supported yet");
+    CHECK(p.attention_sinks = 2, FA4_EINVAL, "attention_sinks=2", "names a sinks flag that is not 0 or 1");
+    CHECK(p.softcap = -1.0f, FA4_EINVAL, "softcap=-1", "rejects a negative softcap");
+    CHECK(p.softcap = 0.0f / 0.0f, FA4_EINVAL, "finite positive cap", "rejects a NaN softcap");
     CHECK((p.batch = 1 << 20, p.seqlen_q = 1 << 20), FA4_EINVAL, "2^40-byte", "rejects a q tensor over 2^40 bytes");
     CHECK((p.batch = 1 << 20, p.seqlen_q = 1, p.seqlen_k = 1 << 20), FA4_EINVAL, "k is", "rejects a k tensor over 2^40 bytes");
     CHECK((p.q_strides[0] = 1000 * 8 * 128, p.q_strides[1] = 100, p.q_strides[2] = 128), FA4_EINVAL,

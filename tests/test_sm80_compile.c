@@ -73,6 +73,21 @@ int main(void)
                     }
                     check_compile(archs[a], &dev, &p, &cfg);
                 }
+            /* Softcap and sinks with the default prefill and decode tiles. */
+            for (c = 0; c < 2; c++) {
+                fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, dims[i][0], dims[i][1], c);
+                fa4_config cfg;
+                p.softcap = 30.0f;
+                p.attention_sinks = 1;
+                if (c) {                  /* a decode step: packed heads, splits */
+                    p.seqlen_q = 1;
+                    p.heads_kv = 2;
+                }
+                if (config_default(&cfg, &dev, &p, FA4_FAMILY_SM80, why, sizeof why) == FA4_OK)
+                    check_compile(archs[a], &dev, &p, &cfg);
+                else
+                    ok(0, "%s sm80 default with softcap and sinks: %s", archs[a], why);
+            }
             /* A spread of the enumerated space (every config with
                FA4_TEST_ALL), dtype and causality alternating. */
             {

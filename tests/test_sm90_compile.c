@@ -279,6 +279,28 @@ static void check_varlen(const device_limits *dev)
         }
 }
 
+/* Softcap and sinks with the defaults of each head dim, dense and varlen. */
+static void check_softcap_sinks(const device_limits *dev)
+{
+    static const int dims[][2] = { { 64, 64 }, { 128, 128 }, { 192, 128 }, { 256, 256 } };
+    char why[512];
+    int i, varlen;
+
+    for (i = 0; i < (int)(sizeof dims / sizeof dims[0]); i++)
+        for (varlen = 0; varlen < 2; varlen++) {
+            fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, dims[i][0], dims[i][1], i & 1);
+            fa4_config c;
+            p.softcap = 30.0f;
+            p.attention_sinks = 1;
+            p.varlen = varlen;
+            if (config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK)
+                check_compile(dev, &p, &c);
+            else if (!(varlen && dims[i][1] > 192))
+                ok(0, "sm90 default with softcap and sinks, d%d varlen=%d: %s", dims[i][0],
+                   varlen, why);
+        }
+}
+
 int main(void)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
@@ -304,6 +326,7 @@ int main(void)
     }
     check_layouts(&dev);
     check_varlen(&dev);
+    check_softcap_sinks(&dev);
     for (i = 0; i < ndims; i++) {
         /* The default, in both dtypes, causal and not. */
         for (t = 0; t < 2; t++)

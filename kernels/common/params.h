@@ -28,6 +28,12 @@ typedef struct fa4_params {
     /* Dynamic scheduler: two u32 counters, zero before the launch and left
        zero after it (kernels/sm90/scheduler.cuh); 0 for other schedulers. */
     unsigned long long tile_counter;
+    /* FA4_SINKS: float32 [heads_q] sink logits (natural-log units). */
+    unsigned long long sinks;
+    /* FA4_SOFTCAP: a score s becomes tanh(s * softcap_pre) and scale_log2 is
+       softcap * log2(e), so P = 2^(softcap * log2(e) * tanh(scale * s / softcap)). */
+    float softcap_pre;
+    int reserved2;
 } fa4_params;
 
 #endif

@@ -291,6 +291,14 @@ FA4_DEV float ex2_approx_ftz(float x)
     return r;
 }
 
+/* tanh(x) on the MUFU unit (softcapping; max relative error ~2^-11). */
+FA4_DEV float tanh_approx(float x)
+{
+    float r;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+
 /* log2(x) on the MUFU unit. */
 FA4_DEV float lg2_approx_ftz(float x)
 {

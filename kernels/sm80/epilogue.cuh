@@ -22,6 +22,28 @@ __device__ __forceinline__ float row_lse(float m, float l)
     return l > 0.f ? (m + lg2_approx_ftz_f32(l)) * 0.69314718055994531f : FA4_NEG_INF;
 }
 
+/* 1/l and LSE of a finished row of query head HEAD (its max M, log2 units,
+ * and sum L).  With FA4_SINKS the head's sink logit joins the sum: O and l
+ * move to the larger of the two maxima.  Split launches leave the sink to
+ * the merge (common/combine.cuh). */
+__device__ __forceinline__ void row_finish(const fa4_params &p, int head, float m, float l,
+                                           float *inv, float *lse)
+{
+#if FA4_SINKS
+    const float sk = ((const float *)p.sinks)[head] * 1.4426950408889634f;
+    const float m2 = fmaxf(m, sk);
+    const float a = ex2_approx_ftz_f32(m - m2);   /* 0 for a row that saw no key */
+    const float lt = fmaf(l, a, ex2_approx_ftz_f32(sk - m2));
+    *inv = a / lt;
+    *lse = (m2 + lg2_approx_ftz_f32(lt)) * 0.69314718055994531f;
+#else
+    (void)p;
+    (void)head;
+    *inv = l > 0.f ? 1.f / l : 0.f;
+    *lse = row_lse(m, l);
+#endif
+}
+
 /*
 ** FA4_KV_SPLIT_WARPS: every warp holds (m, l, O) of the same 16 rows over
 ** its own keys.  Rescale each to the common max, sum them into warp 0.
@@ -135,10 +157,12 @@ __device__ __forceinline__ void epilogue_store(const fa4_params &p, const fa4_se
     const int row0 = KV_SPLIT_WARPS ? 0 : warp * 16;
     const bool owner = !KV_SPLIT_WARPS || warp == 0;
 
-    float inv[2];
+    float inv[2], lse[2];
 #pragma unroll
-    for (int h = 0; h < 2; h++)
-        inv[h] = sm.l[h] > 0.f ? 1.f / sm.l[h] : 0.f;
+    for (int h = 0; h < 2; h++) {
+        const int P = t.m_start + row0 + g + 8 * h;
+        row_finish(p, row_head(t, P), sm.m[h], sm.l[h], &inv[h], &lse[h]);
+    }
 
     /* Every warp is done with Q (and all cp.async groups, empty ones too,
      * have landed) before Q's region is overwritten. */
@@ -171,7 +195,7 @@ __device__ __forceinline__ void epilogue_store(const fa4_params &p, const fa4_se
 #else
                     const i64 idx = ((i64)t.batch * p.heads_q + h_q) * t.seqlen_q + qi;
 #endif
-                    ((float *)p.lse)[idx] = row_lse(sm.m[h], sm.l[h]);
+                    ((float *)p.lse)[idx] = lse[h];
                 }
             }
         }

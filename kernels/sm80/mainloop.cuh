@@ -238,6 +238,9 @@ __device__ __forceinline__ void mainloop_run(const fa4_params &p, const fa4_serv
                 load_q_frag(qf[kk], sq, row0, lane, kk);
         }
         gemm_qk(s, qf, sq, sk + slot * K_TILE_BYTES, row0, kofs, lane);
+#if FA4_SOFTCAP
+        softcap_scores(s, p.softcap_pre);
+#endif
         if (key_mask::block_needs_mask(p, t, n_block))
             mask.apply(s, n_block * BN + kofs, lane);
         sm.step(s, o, p.scale_log2);

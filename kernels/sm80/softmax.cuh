@@ -15,6 +15,16 @@ namespace sm80 {
 
 #define FA4_NEG_INF (-__int_as_float(0x7f800000))
 
+/* Softcapping: S := tanh(S * pre) (scale_log2 then carries the cap). */
+__device__ __forceinline__ void softcap_scores(float (&s)[KN / 8][4], float pre)
+{
+#pragma unroll
+    for (int j = 0; j < KN / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            s[j][e] = tanh_approx_f32(s[j][e] * pre);
+}
+
 struct online_softmax {
     float m[2];   /* running row max, log2 units; -inf before any key */
     float l[2];   /* partial row sum of 2^(x - m) over this thread's columns */

@@ -159,7 +159,11 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         float inv[2], lse[2];
         /* Read again rather than kept in registers through the main loop. */
         const fa4_seq sq = seq_of(p FA4_SERVING_ARG, tile.batch);
-        softmax_finish(sm, inv, lse);
+#if FA4_SINKS
+        softmax_finish(sm, inv, lse, ((const float *)p.sinks)[tile.head] * 1.4426950408889634f);
+#else
+        softmax_finish(sm, inv, lse, 0.0f);
+#endif
         epilogue_store(p FA4_SERVING_ARG, sq, tm_o, smem + FA4_SMEM_O_OFF, o, inv, lse, tile,
                        wg, tid);
         /* Q not yet released (the main loop does when O has its own bytes):

@@ -305,6 +305,9 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
     wgmma_wait_group<0>();
     fence_array(s);
     release_stage(bars.k_empty(st.stage), lane);
+#if FA4_SOFTCAP
+    softcap_scores(s, p.softcap_pre);
+#endif
     if (!FA4_O_ALIASES_Q && n == n_lo)
         release_stage(bars.q_empty(), lane);
     if (kv_block_needs_mask(p, sq, m0, n))
@@ -338,6 +341,9 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
         wgmma_wait_group<1>();
         fence_array(s);
         release_stage(bars.k_empty(st.stage), lane);
+#if FA4_SOFTCAP
+        softcap_scores(s, p.softcap_pre);
+#endif
         if (!FA4_O_ALIASES_Q && n == n_lo)
             release_stage(bars.q_empty(), lane);
         if (kv_block_needs_mask(p, sq, m0, n))

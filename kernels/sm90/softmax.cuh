@@ -113,16 +113,36 @@ FA4_DEV void softmax_exp(fa4_softmax &sm, float (&s)[NS], float scale_log2,
     }
 }
 
+/* Softcapping: S := tanh(S * pre) (scale_log2 then carries the cap). */
+template <int NS>
+FA4_DEV void softcap_scores(float (&s)[NS], float pre)
+{
+#pragma unroll
+    for (int i = 0; i < NS; ++i)
+        s[i] = tanh_approx(s[i] * pre);
+}
+
 /* Finish: full row sums; INV = 1/l (0 for an empty row), LSE natural log
- * (-inf for an empty row). */
-FA4_DEV void softmax_finish(const fa4_softmax &sm, float (&inv)[2], float (&lse)[2])
+ * (-inf for an empty row).  With FA4_SINKS the row's sink logit SINK_LOG2
+ * (log2 units) joins the sum: O and l move to the larger of the two maxima. */
+FA4_DEV void softmax_finish(const fa4_softmax &sm, float (&inv)[2], float (&lse)[2],
+                            float sink_log2)
 {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const float l = quad_sum(sm.l[h]);
+#if FA4_SINKS
+        const float m2 = fmaxf(sm.m[h], sink_log2);
+        const float a = ex2_approx_ftz(sm.m[h] - m2);   /* 0 for an empty row */
+        const float lt = fmaf(l, a, ex2_approx_ftz(sink_log2 - m2));
+        inv[h] = a / lt;
+        lse[h] = (m2 + lg2_approx_ftz(lt)) * 0.69314718055994531f;
+#else
+        (void)sink_log2;
         const bool empty = !(l > 0.0f);
         inv[h] = empty ? 0.0f : 1.0f / l;
         lse[h] = empty ? FA4_NEG_INF : (sm.m[h] + lg2_approx_ftz(l)) * 0.69314718055994531f;
+#endif
     }
 }
 
