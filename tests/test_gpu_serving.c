@@ -313,26 +313,26 @@ static int serve_check(fa4_context *ctx, const fa4_plan *plan, serve_data *s, co
 
 static const serve_shape shapes[] = {
     /* name, batch, hq, hkv, d, causal, varlen, kv_mode, page, seqused, lq, lk */
-    { "decode group 8 d128", 3, 16, 2, 128, 0, 0, 0, 0, 0, {1, 1, 1}, {1000, 1000, 1000}, 0 },
-    { "decode group 4 seqused_k", 4, 8, 2, 128, 1, 0, 0, 0, 1, {1, 1, 1, 1}, {1000, 17, 1, 0}, 0 },
-    { "decode group 1 d64", 2, 4, 4, 64, 0, 0, 0, 0, 0, {1, 1}, {777, 777}, 0 },
-    { "decode group 16 d128", 2, 32, 2, 128, 0, 0, 0, 0, 0, {1, 1}, {4096, 4096}, 0 },
-    { "speculative 8 tokens causal", 2, 16, 2, 128, 1, 0, 0, 0, 0, {8, 8}, {1000, 1000}, 0 },
-    { "varlen causal ragged", 5, 8, 2, 128, 1, 1, 1, 0, 0, {0, 1, 17, 1000, 10}, {0, 5, 17, 1000, 12}, 0 },
-    { "varlen 100x longer", 3, 4, 4, 64, 1, 1, 1, 0, 0, {10, 1000, 9}, {10, 1000, 9}, 0 },
-    { "paged 16 decode", 4, 16, 2, 128, 0, 0, 2, 16, 1, {1, 1, 1, 1}, {1000, 33, 16, 1}, 0 },
-    { "paged 64 varlen causal", 3, 8, 2, 128, 1, 1, 2, 64, 1, {17, 1, 100}, {300, 64, 1000}, 0 },
-    { "paged 256 decode", 2, 8, 1, 128, 0, 0, 2, 256, 1, {1, 1}, {1000, 600}, 0 },
-    { "paged 32 d64 chunked prefill", 2, 4, 2, 64, 1, 1, 2, 32, 1, {64, 129}, {512, 700}, 0 },
+    { "decode group 8 d128", 3, 16, 2, 128, 0, 0, 0, 0, 0, {1, 1, 1}, {1000, 1000, 1000}, 0, 0 },
+    { "decode group 4 seqused_k", 4, 8, 2, 128, 1, 0, 0, 0, 1, {1, 1, 1, 1}, {1000, 17, 1, 0}, 0, 0 },
+    { "decode group 1 d64", 2, 4, 4, 64, 0, 0, 0, 0, 0, {1, 1}, {777, 777}, 0, 0 },
+    { "decode group 16 d128", 2, 32, 2, 128, 0, 0, 0, 0, 0, {1, 1}, {4096, 4096}, 0, 0 },
+    { "speculative 8 tokens causal", 2, 16, 2, 128, 1, 0, 0, 0, 0, {8, 8}, {1000, 1000}, 0, 0 },
+    { "varlen causal ragged", 5, 8, 2, 128, 1, 1, 1, 0, 0, {0, 1, 17, 1000, 10}, {0, 5, 17, 1000, 12}, 0, 0 },
+    { "varlen 100x longer", 3, 4, 4, 64, 1, 1, 1, 0, 0, {10, 1000, 9}, {10, 1000, 9}, 0, 0 },
+    { "paged 16 decode", 4, 16, 2, 128, 0, 0, 2, 16, 1, {1, 1, 1, 1}, {1000, 33, 16, 1}, 0, 0 },
+    { "paged 64 varlen causal", 3, 8, 2, 128, 1, 1, 2, 64, 1, {17, 1, 100}, {300, 64, 1000}, 0, 0 },
+    { "paged 256 decode", 2, 8, 1, 128, 0, 0, 2, 256, 1, {1, 1}, {1000, 600}, 0, 0 },
+    { "paged 32 d64 chunked prefill", 2, 4, 2, 64, 1, 1, 2, 32, 1, {64, 129}, {512, 700}, 0, 0 },
     /* Varlen prefill (the sm90 family on sm_90a): tile-ragged lengths, a
        sequence shorter than any tile after a cache's NaN-filled spare
        rows, seqused_k, GQA 4 and none. */
     { "varlen prefill ragged", 8, 8, 2, 128, 0, 1, 1, 0, 0,
-      {1, 17, 1000, 300, 129, 0, 64, 2000}, {1, 17, 1000, 300, 129, 0, 64, 2000}, 0 },
+      {1, 17, 1000, 300, 129, 0, 64, 2000}, {1, 17, 1000, 300, 129, 0, 64, 2000}, 0, 0 },
     { "varlen prefill causal seqused_k spare rows", 6, 8, 2, 128, 1, 1, 1, 0, 1,
-      {17, 1000, 5, 130, 1, 257}, {40, 1000, 3, 300, 1, 257}, 100 },
+      {17, 1000, 5, 130, 1, 257}, {40, 1000, 3, 300, 1, 257}, 100, 0 },
     { "varlen prefill d64 causal 100x", 4, 4, 4, 64, 1, 1, 1, 0, 0,
-      {3000, 30, 191, 193}, {3000, 30, 191, 193}, 0 },
+      {3000, 30, 191, 193}, {3000, 30, 191, 193}, 0, 0 },
     /* Softcap and sinks: a split decode (the merge adds the sink) and
        varlen prefill. */
     { "decode group 8 softcap sinks", 3, 16, 2, 128, 0, 0, 0, 0, 1,
@@ -455,7 +455,7 @@ static void check_launch_errors(fa4_context *ctx, const cuda_api *cu)
    seqlen_k, strides follow), and the same launch captured in a graph. */
 static void check_plan_class(fa4_context *ctx, const cuda_api *cu)
 {
-    serve_shape sh = { "decode class", 2, 16, 2, 128, 0, 0, 0, 0, 0, {1, 1}, {300, 300}, 0 };
+    serve_shape sh = { "decode class", 2, 16, 2, 128, 0, 0, 0, 0, 0, {1, 1}, {300, 300}, 0, 0 };
     serve_data s;
     fa4_problem big;
     fa4_plan *plan = NULL;
@@ -498,7 +498,7 @@ static void check_plan_class(fa4_context *ctx, const cuda_api *cu)
    and replayed: fa4_forward must neither allocate nor synchronise. */
 static void check_graph_capture(fa4_context *ctx, const cuda_api *cu)
 {
-    serve_shape sh = { "graph", 1, 16, 2, 128, 0, 0, 0, 0, 0, {1}, {4000}, 0 };
+    serve_shape sh = { "graph", 1, 16, 2, 128, 0, 0, 0, 0, 0, {1}, {4000}, 0, 0 };
     CUresult (*stream_create)(CUstream *, unsigned);
     CUresult (*begin)(CUstream, CUstreamCaptureMode);
     CUresult (*end)(CUstream, CUgraph *);
