@@ -12,7 +12,7 @@
 **   plan_bench [--device N] [--l2 warm|rotate] [--rounds R] [--reps N]
 **              --batch B --seqlen-q S [--seqlen-k S] --heads-q H
 **              [--heads-kv H] --head-dim D [--head-dim-v D] [--dtype fp16]
-**              [--causal] [--return-lse]
+**              [--causal] [--return-lse] [--softcap X] [--sinks]
 **              SOURCE...   (--db PATH | --heuristic | --config "TEXT")
 **
 ** Prints one line per source:
@@ -55,7 +55,7 @@ static void usage(void)
             "[--rounds R] [--reps N] SHAPE SOURCE...\n"
             "  SHAPE: --batch B --seqlen-q S [--seqlen-k S] --heads-q H "
             "[--heads-kv H] --head-dim D [--head-dim-v D] [--dtype fp16] "
-            "[--causal] [--return-lse]\n"
+            "[--causal] [--return-lse] [--softcap X] [--sinks]\n"
             "  SOURCE: --db PATH | --heuristic | --config \"TEXT\"\n");
     exit(2);
 }
@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     source src[MAX_SOURCES];
     int nsrc = 0, device = 0, rounds = 7, reps = 20, warm = 0, i, k, r;
     size_t q, kk, vv, o, l, set, nsets, total;
-    CUdeviceptr base = 0;
+    CUdeviceptr base = 0, sinks = 0;
     const cuda_api *cu;
     CUevent e0, e1;
     uint16_t *host;
@@ -80,6 +80,8 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--causal")) { p.causal = 1; p.window_right = 0; continue; }
         if (!strcmp(a, "--return-lse")) { p.return_lse = 1; continue; }
+        if (!strcmp(a, "--sinks")) { p.attention_sinks = 1; continue; }
+        if (!strcmp(a, "--softcap") && i + 1 < argc) { p.softcap = (float)atof(argv[++i]); continue; }
         if (!strcmp(a, "--heuristic")) {
             if (nsrc == MAX_SOURCES) usage();
             src[nsrc].label = "heuristic";
@@ -161,6 +163,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "plan_bench: cannot allocate %.2f GiB\n", total / 1073741824.0);
         return 1;
     }
+    if (p.attention_sinks) {   /* one sink logit of 0 per head */
+        if (cu->cuMemAlloc(&sinks, (size_t)p.heads_q * 4) != CUDA_SUCCESS)
+            return 1;
+        cu->cuMemsetD8(sinks, 0, (size_t)p.heads_q * 4);
+    }
     if (!(host = malloc(set)))
         return 1;
     ref_fill_random(host, set / 2, p.dtype, &seed);
@@ -185,6 +192,7 @@ int main(int argc, char **argv)
                 tn.v = (void *)(uintptr_t)(b + q + kk);
                 tn.o = (void *)(uintptr_t)(b + q + kk + vv);
                 tn.lse = p.return_lse ? (float *)(uintptr_t)(b + q + kk + vv + o) : NULL;
+                tn.sinks = (const float *)(uintptr_t)sinks;
                 if (fa4_forward(s->plan, &tn, NULL) != FA4_OK) {
                     fprintf(stderr, "plan_bench: %s: %s\n", s->label, fa4_context_errmsg(s->ctx));
                     return 1;
