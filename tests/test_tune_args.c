@@ -151,6 +151,37 @@ int main(void)
        A.family == FA4_FAMILY_SM90 && A.shape.head_dim_v == 128 &&
        A.shape.window_left == 256 && A.shape.window_right == -1 &&
        A.shape.seqlen_k == 4096, "dry run with --arch, --family, --window");
+    rc = parse("tune", "--batch", "8", "--seqlen-q", "2048", "--heads-q", "32",
+               "--heads-kv", "8", "--head-dim", "128", "--causal", "--varlen",
+               "--page-size", "16", "--dry-run", NULL);
+    ok(rc == 0 && A.shape.varlen == 1 && A.shape.page_size == 16 &&
+       (A.shape_set & TUNE_SHAPE_VARLEN) && (A.shape_set & TUNE_SHAPE_PAGE_SIZE),
+       "--varlen and --page-size set the problem (varlen Q with paged K/V)");
+    ok(problems_build(&pl, &A, err, sizeof err) == 0 && pl.count == 1 &&
+       pl.items[0].problem.varlen && pl.items[0].problem.page_size == 16,
+       "and the problem they make is valid");
+    problem_list_free(&pl);
+    rc = parse("space", "--head-dim", "128", "--page-size=64", "--varlen",
+               "--arch", "sm_90a", NULL);
+    ok(rc == 0 && A.cmd == TUNE_CMD_SPACE && A.shape.page_size == 64 &&
+       A.shape.varlen, "space takes --varlen and --page-size=N");
+    rc = parse("tune", "--preset", "decode-llama3-8b", "--page-size", "32",
+               NULL);
+    {
+        int j, good = rc == 0 && problems_build(&pl, &A, err, sizeof err) == 0 &&
+                      pl.count == 42;
+        for (j = 0; good && j < pl.count; j++)
+            good = pl.items[j].problem.page_size == 32 &&
+                   !pl.items[j].problem.varlen;
+        ok(good, "--page-size applies to every row of a preset");
+        problem_list_free(&pl);
+    }
+    rc = parse("tune", "--preset", "llama3-8b", "--varlen", NULL);
+    ok(rc == 0 && problems_build(&pl, &A, err, sizeof err) == 0 &&
+       pl.count == 6 && pl.items[5].problem.varlen &&
+       !pl.items[5].problem.page_size,
+       "--varlen applies to every row of a preset");
+    problem_list_free(&pl);
     rc = parse("space", "--arch", "sm_90a", "--head-dim", "128", NULL);
     ok(rc == 0 && A.cmd == TUNE_CMD_SPACE && A.shape.batch == 1 &&
        A.shape.seqlen_q == 4096 && A.shape.heads_q == 16,
@@ -233,6 +264,28 @@ int main(void)
           "tune", "--drop");
     FAILS("--return-lse cannot be combined with --problems", "LSE with a file",
           "tune", "--problems", "p.json", "--return-lse");
+    FAILS("--page-size: 24 is not a power of two", "page size not a power "
+          "of two", "tune", "--page-size", "24");
+    FAILS("--page-size: 0 is not a page size", "page size 0", "space",
+          "--head-dim", "64", "--page-size", "0");
+    FAILS("--page-size: '16k' is not a page size", "page size with junk",
+          "tune", "--page-size", "16k");
+    FAILS("--page-size: '-16' is not a page size", "negative page size",
+          "tune", "--page-size=-16");
+    FAILS("--page-size: 2097152 is not a power of two from 1 to 1048576",
+          "page size over 2^20", "tune", "--page-size", "2097152");
+    FAILS("--page-size needs a value", "page size without a value", "tune",
+          "--page-size");
+    FAILS("--varlen takes no value", "--varlen given a value", "tune",
+          "--varlen=1");
+    FAILS("--varlen cannot be combined with --problems", "varlen with a file",
+          "tune", "--problems", "p.json", "--varlen");
+    FAILS("set \"page_size\" per problem in the file", "page size with a "
+          "file", "tune", "--problems", "p.json", "--page-size", "16");
+    FAILS("--page-size is not an option of 'verify'", "verify takes no page "
+          "size", "verify", "--page-size", "16");
+    FAILS("no problem given", "serving options alone are no problem", "tune",
+          "--varlen", "--page-size", "16");
     FAILS("--arch: 'sm_75'", "unknown arch", "space", "--arch", "sm_75",
           "--head-dim", "64");
     FAILS("--family: 'sm70'", "unknown family", "space", "--family", "sm70",
@@ -322,6 +375,59 @@ int main(void)
             problem_list_free(&pl);
         }
     }
+    {
+        static const struct { const char *name; int hq, hkv; } dec[] = {
+            { "decode-llama3-8b-paged", 32, 8 },
+            { "decode-llama3-70b-tp8-paged", 8, 1 },
+        };
+        size_t i;
+        for (i = 0; i < sizeof dec / sizeof dec[0]; i++) {
+            int good, j, b64k32 = 0;
+            parse("tune", "--preset", dec[i].name, NULL);
+            good = problems_build(&pl, &A, err, sizeof err) == 0 &&
+                   pl.count == 6 * 7;
+            for (j = 0; good && j < pl.count; j++) {
+                const fa4_problem *q = &pl.items[j].problem;
+                good = q->seqlen_q == 1 && q->page_size == 16 && !q->varlen &&
+                       q->causal && q->heads_q == dec[i].hq &&
+                       q->heads_kv == dec[i].hkv && q->head_dim_qk == 128 &&
+                       fa4_problem_check(q, NULL, 0) == FA4_OK;
+                b64k32 |= q->batch == 64 && q->seqlen_k == 32768;
+            }
+            ok(good && b64k32, "preset %s: the 42 decode problems with K/V in "
+               "pages of 16", dec[i].name);
+            problem_list_free(&pl);
+        }
+    }
+    {
+        int good, j, s = 1024;
+        char desc[160];
+        parse("tune", "--preset", "prefill-varlen-llama3-8b", NULL);
+        good = problems_build(&pl, &A, err, sizeof err) == 0 && pl.count == 4;
+        for (j = 0; good && j < pl.count; j++, s *= 2) {
+            const fa4_problem *q = &pl.items[j].problem;
+            long tokens = (long)q->batch * q->seqlen_q;
+            good = q->varlen && !q->page_size && q->causal &&
+                   q->seqlen_q == s && q->seqlen_k == s && q->heads_q == 32 &&
+                   q->heads_kv == 8 && q->head_dim_qk == 128 &&
+                   tokens >= 16384 && tokens <= 65536 &&
+                   fa4_problem_check(q, NULL, 0) == FA4_OK;
+        }
+        ok(good, "preset prefill-varlen-llama3-8b: 4 varlen causal problems, "
+           "32/8 heads d128, maxima 1k..8k, 16k..64k tokens each");
+        ok(pl.count == 4 && strstr(problems_describe(&pl.items[0].problem, desc,
+                                                     sizeof desc), " varlen") &&
+           !strcmp(pl.items[0].name, "prefill-varlen-llama3-8b b32 s1024"),
+           "its rows are named and described as varlen (%s)",
+           pl.count ? desc : "");
+        problem_list_free(&pl);
+        ok(strstr(tune_args_usage(), "decode-llama3-8b-paged") &&
+           strstr(tune_args_usage(), "decode-llama3-70b-tp8-paged") &&
+           strstr(tune_args_usage(), "prefill-varlen-llama3-8b") &&
+           strstr(tune_args_usage(), "--page-size") &&
+           strstr(problems_preset_list(), "prefill-varlen-llama3-8b"),
+           "--help and the unknown-preset message list the serving presets");
+    }
     parse("tune", "--batch", "1", "--seqlen-q", "128", "--heads-q", "6",
           "--heads-kv", "4", "--head-dim", "64", NULL);
     ok(problems_build(&pl, &A, err, sizeof err) == -1 &&
@@ -348,19 +454,25 @@ int main(void)
             "  \"heads_kv\": 2, \"head_dim\": 128, \"causal\": true},\n"
             " {\"dtype\": \"fp16\", \"batch\": 1, \"seqlen_q\": 1, \"seqlen_k\": 4096,"
             "  \"heads_q\": 32, \"heads_kv\": 8, \"head_dim\": 192, \"head_dim_v\": 128,"
-            "  \"window\": [1024, -1]}]}\n");
+            "  \"window\": [1024, -1]},\n"
+            " {\"name\": \"serve\", \"batch\": 4, \"seqlen_q\": 1, \"seqlen_k\": 4096,"
+            "  \"heads_q\": 32, \"heads_kv\": 8, \"head_dim\": 128, \"varlen\": true,"
+            "  \"page_size\": 16}]}\n");
         tune_args a2;
         parse("tune", "--problems", good, NULL);
         a2 = A;
-        ok(problems_build(&pl, &a2, err, sizeof err) == 0 && pl.count == 2 &&
+        ok(problems_build(&pl, &a2, err, sizeof err) == 0 && pl.count == 3 &&
            !strcmp(pl.items[0].name, "a") && pl.items[0].problem.causal &&
            pl.items[0].problem.seqlen_k == 512 &&
            pl.items[1].problem.dtype == FA4_DTYPE_FP16 &&
            pl.items[1].problem.head_dim_v == 128 &&
            pl.items[1].problem.window_left == 1024 &&
-           !strcmp(pl.items[1].name, "problems[1]"),
-           "a JSON problem file is read, defaults filled");
-        if (pl.count != 2)
+           !strcmp(pl.items[1].name, "problems[1]") &&
+           !pl.items[0].problem.varlen && !pl.items[1].problem.page_size &&
+           pl.items[2].problem.varlen == 1 && pl.items[2].problem.page_size == 16,
+           "a JSON problem file is read, defaults filled, varlen and page_size "
+           "per problem");
+        if (pl.count != 3)
             diag("  %s", err);
         problem_list_free(&pl);
         unlink(good);
@@ -387,6 +499,16 @@ int main(void)
             { "[{\"batch\": 1, \"seqlen_q\": 64, \"heads_q\": 3, \"heads_kv\": 2,"
               " \"head_dim\": 64}]", "heads_q=3 is not a multiple of heads_kv=2",
               "inconsistent shape in a file" },
+            { "[{\"batch\": 1, \"seqlen_q\": 64, \"heads_q\": 2, \"head_dim\": 64,"
+              " \"page_size\": 24}]", "problems[0] (bf16 b=1 sq=64 sk=64 hq=2 hkv=2 "
+              "d=64 page=24): page_size=24; must be 0 (not paged) or a power of two",
+              "a page size that is not a power of two, named with its problem" },
+            { "[{\"batch\": 1, \"seqlen_q\": 64, \"heads_q\": 2, \"head_dim\": 64,"
+              " \"page_size\": -16}]", "problems[0].page_size: -16 is out of range",
+              "a negative page size" },
+            { "[{\"batch\": 1, \"seqlen_q\": 64, \"heads_q\": 2, \"head_dim\": 64,"
+              " \"varlen\": \"yes\"}]", "problems[0].varlen: expected true or false",
+              "varlen of the wrong type" },
         };
         size_t i;
         for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -32,6 +32,93 @@ static int run_diag(int rc, const char *text)
     return rc;
 }
 
+/* 1 when every trial of R is of FAMILY. */
+static int all_family(const search_result *r, fa4_family family)
+{
+    int i;
+
+    for (i = 0; i < r->ntrials; i++)
+        if (r->trials[i].config.family != family)
+            return 0;
+    return r->ntrials > 0;
+}
+
+/*
+** The serving presets on sm_90a: varlen prefill is the sm90 family's
+** (head_dim_v <= 192), paged K/V the sm80 family's, varlen Q with paged
+** K/V too; the verification problem of a paged cache gets its own table
+** width.
+*/
+static void check_serving(const device_limits *dev)
+{
+    problem_list pl = { NULL, 0, 0 };
+    tune_args a;
+    char why[512], *argv[] = { "fa4-tune", "tune", "--preset", NULL, NULL };
+    int i, good;
+    search_result r;
+    fa4_problem p = FA4_PROBLEM_INIT, v;
+
+    argv[3] = "prefill-varlen-llama3-8b";
+    good = tune_args_parse(&a, 4, argv, why, sizeof why) == 0 &&
+           problems_build(&pl, &a, why, sizeof why) == 0 && pl.count == 4;
+    for (i = 0; good && i < pl.count; i++) {
+        good = search_space(&r, dev, &pl.items[i].problem, 0) == FA4_OK &&
+               r.default_index == 0 &&
+               r.trials[0].config.family == FA4_FAMILY_SM90 &&
+               r.problem.varlen;
+        if (!good)
+            diag("  %s: %s", pl.items[i].name, r.error);
+        search_result_free(&r);
+    }
+    ok(good, "prefill-varlen-llama3-8b on sm_90a: every problem's default is "
+       "the sm90 family");
+    problem_list_free(&pl);
+
+    argv[3] = "decode-llama3-70b-tp8-paged";
+    good = tune_args_parse(&a, 4, argv, why, sizeof why) == 0 &&
+           problems_build(&pl, &a, why, sizeof why) == 0 && pl.count == 42;
+    for (i = 0; good && i < pl.count; i += 7) {
+        good = search_space(&r, dev, &pl.items[i].problem, 0) == FA4_OK &&
+               all_family(&r, FA4_FAMILY_SM80) && r.problem.page_size == 16 &&
+               strstr(r.family_notes, "paged K/V runs on the sm80 family");
+        if (!good)
+            diag("  %s: %s (%s)", pl.items[i].name, r.error, r.family_notes);
+        search_result_free(&r);
+    }
+    ok(good, "decode-llama3-70b-tp8-paged on sm_90a: sm80 candidates only, "
+       "sm90 named as not running paged K/V");
+    problem_list_free(&pl);
+
+    p.batch = 16; p.seqlen_q = 1; p.seqlen_k = 8192;
+    p.heads_q = 32; p.heads_kv = 8; p.head_dim_qk = 128; p.causal = 1;
+    p.page_size = 16;
+    good = search_space(&r, dev, &p, 0) == FA4_OK &&
+           all_family(&r, FA4_FAMILY_SM80);
+    ok(good, "paged decode: %d sm80 candidates", r.ntrials);
+    {
+        int splits = 0, packed = 0;
+        for (i = 0; i < r.ntrials; i++) {
+            splits |= r.trials[i].config.splits > 1;
+            packed |= r.trials[i].config.pack_gqa;
+        }
+        ok(splits && packed, "they cover explicit KV splits and GQA packing");
+    }
+    v = search_verify_problem(&r.problem, 132);
+    ok(v.page_size == 16 && v.seqlen_k == 1100 &&
+       v.block_table_stride == (1100 + 15) / 16 && v.num_pages == 0 &&
+       fa4_problem_check(&v, NULL, 0) == FA4_OK,
+       "its verification problem keeps page_size 16 with a table for 1100 "
+       "keys (%d entries)", v.block_table_stride);
+    search_result_free(&r);
+    p.varlen = 1; p.seqlen_q = 700; p.seqlen_k = 2000;
+    good = search_space(&r, dev, &p, 0) == FA4_OK &&
+           all_family(&r, FA4_FAMILY_SM80) && r.problem.varlen &&
+           r.problem.page_size == 16;
+    ok(good, "varlen Q with paged K/V is a space of its own (sm80, %d "
+       "candidates)", r.ntrials);
+    search_result_free(&r);
+}
+
 int main(void)
 {
     device_limits dev;
@@ -137,6 +224,8 @@ int main(void)
         p.heads_q = 32; p.heads_kv = 8; p.return_lse = 0; p.window_left = -1;
     }
 
+    check_serving(&dev);
+
     /* two candidates through NVRTC */
     if (jit_nvrtc_version() == 0) {
         skip("NVRTC not available: no compile");
@@ -186,6 +275,36 @@ int main(void)
                NULL) == 0 && strstr(out, "\"regs\"") &&
            strstr(out, "\"spill_bytes\""),
            "tune --dry-run compiles for sm_90a and reports regs and spills");
+    }
+    if (jit_nvrtc_version() == 0) {
+        skip("NVRTC not available: no dry-run compile");
+        skip("NVRTC not available: no dry-run compile");
+        skip("NVRTC not available: no dry-run compile");
+    } else {
+        /* One problem of each serving preset (--shard picks it), one
+           candidate each: the default. */
+        ok(run(out, sizeof out, "tune", "--dry-run", "--arch", "sm_90a",
+               "--preset", "prefill-varlen-llama3-8b", "--shard", "0/4",
+               "--max-trials", "1", "--quiet", "--json", NULL) == 0 &&
+           strstr(out, "\"varlen\": true") && strstr(out, "\"config\": \"sm90 ") &&
+           strstr(out, "\"spill_bytes\": 0"),
+           "tune --dry-run compiles the varlen prefill preset's sm90 default");
+        ok(run(out, sizeof out, "tune", "--dry-run", "--arch", "sm_90a",
+               "--preset", "decode-llama3-8b-paged", "--shard", "41/42",
+               "--max-trials", "1", "--quiet", "--json", NULL) == 0 &&
+           strstr(out, "\"page_size\": 16") && strstr(out, "\"config\": \"sm80 ") &&
+           strstr(out, "\"spill_bytes\": 0") &&
+           strstr(out, "decode-llama3-8b-paged b64 k32768"),
+           "tune --dry-run compiles the paged decode preset's sm80 default");
+        ok(run(out, sizeof out, "tune", "--dry-run", "--arch", "sm_90a",
+               "--batch", "3", "--seqlen-q", "1000", "--heads-q", "8",
+               "--heads-kv", "2", "--head-dim", "128", "--causal", "--varlen",
+               "--page-size", "64", "--max-trials", "1", "--quiet", "--json",
+               NULL) == 0 && strstr(out, "\"varlen\": true") &&
+           strstr(out, "\"page_size\": 64") &&
+           strstr(out, "\"spill_bytes\": 0"),
+           "tune --dry-run --varlen --page-size 64 compiles (varlen Q, paged "
+           "K/V)");
     }
     return done_testing();
 }

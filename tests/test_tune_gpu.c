@@ -2,8 +2,11 @@
 ** test_tune_gpu.c -- a tiny end-to-end tune on the GPU: a few candidates
 ** of a small problem are built, verified against the CPU reference, timed
 ** and stored; a later fa4_plan_create() then takes the stored winner from
-** the user database (FA4_SOURCE_USER_EXACT).  Also the CLI path with
-** --json.  Skips when there is no GPU.
+** the user database (FA4_SOURCE_USER_EXACT).  The same for the serving
+** layouts: a varlen prefill and a paged decode (verified on ragged
+** sequences and shuffled pages, timed on full ones).  Also the CLI path
+** with --json, for a shape and for a paged preset's row.  Skips when
+** there is no GPU.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -33,6 +36,70 @@ static void cleanup(void)
         unlink(path);
     }
     rmdir(dir);
+}
+
+/*
+** Tune the serving problem P (NAME in messages) with three candidates on
+** CTX; a winner must be stored and a later plan for P must take it from
+** the user database.
+*/
+static void tune_serving(fa4_context *ctx, const fa4_problem *p,
+                         const char *name, unsigned seed)
+{
+    search_result r;
+    search_opts o;
+    fa4_plan *plan = NULL;
+    fa4_config got = FA4_CONFIG_INIT;
+    fa4_config_source src = 0;
+    fa4_status st;
+    char cfg[256];
+    int i;
+
+    st = search_space(&r, &ctx->limits, p, 0);
+    if (!ok(st == FA4_OK && r.ntrials > 0,
+            "%s: the device's space is not empty (%d)", name, r.ntrials)) {
+        diag("  %s", r.error);
+        search_result_free(&r);
+        return;
+    }
+    snprintf(r.name, sizeof r.name, "%s", name);
+    memset(&o, 0, sizeof o);
+    o.jobs = 4;
+    o.max_trials = 3;
+    o.strategy = TUNE_STRATEGY_EXHAUSTIVE;
+    o.warmup = 2;
+    o.reps = 10;
+    o.groups = 3;
+    o.retime = 2;
+    o.confirm_rounds = 3;
+    o.seed = seed;
+    o.store = 1;
+    st = search_tune(&r, ctx, &o, NULL);
+    for (i = 0; i < r.ntrials; i++)
+        if (r.trials[i].state == TRIAL_FAILED)
+            diag("  candidate %d (%s): %s", i,
+                 fa4_config_format(&r.trials[i].config, cfg, sizeof cfg),
+                 r.trials[i].failure);
+    if (!ok(st == FA4_OK && r.winner >= 0 && r.winner_stored &&
+            r.wrong == 0 && r.timed >= 1,
+            "%s: %d candidates matched the per-sequence reference and were "
+            "timed; a winner is stored", name, r.timed))
+        diag("  status %s: %s", fa4_status_string(st), r.error);
+    if (r.winner >= 0)
+        diag("%s winner: %s, %.4f ms", name,
+             fa4_config_format(&r.trials[r.winner].config, cfg, sizeof cfg),
+             r.winner_ms);
+    st = fa4_plan_create(&plan, ctx, p, NULL);
+    if (st == FA4_OK)
+        fa4_plan_config(plan, &got, &src);
+    else
+        diag("  %s", fa4_context_errmsg(ctx));
+    ok(st == FA4_OK && src == FA4_SOURCE_USER_EXACT && r.stored_index >= 0 &&
+       config_equal(&got, &r.trials[r.stored_index].config),
+       "%s: a later plan takes the stored config from the user database "
+       "(source %d)", name, (int)src);
+    fa4_plan_destroy(plan);
+    search_result_free(&r);
 }
 
 int main(void)
@@ -147,6 +214,18 @@ int main(void)
     }
     fa4_plan_destroy(plan);
     search_result_free(&r);
+
+    /* serving layouts */
+    {
+        fa4_problem vp = FA4_PROBLEM_INIT, pp = FA4_PROBLEM_INIT;
+
+        vp.batch = 6; vp.seqlen_q = vp.seqlen_k = 512; vp.varlen = 1;
+        vp.heads_q = 8; vp.heads_kv = 2; vp.head_dim_qk = 128; vp.causal = 1;
+        tune_serving(ctx, &vp, "varlen prefill", seed);
+        pp.batch = 8; pp.seqlen_q = 1; pp.seqlen_k = 2048; pp.page_size = 16;
+        pp.heads_q = 16; pp.heads_kv = 2; pp.head_dim_qk = 128; pp.causal = 1;
+        tune_serving(ctx, &pp, "paged decode", seed);
+    }
     fa4_context_destroy(ctx);
 
     /* the command line, with JSON output */
@@ -177,6 +256,38 @@ int main(void)
             diag("  exit %d, json %s", rc, doc ? "parsed" : je.text);
         ok(prob && json_real_value(json_object_get(json_object_get(prob,
            "winner"), "tflops")) > 0, "with its TFLOP/s");
+        json_decref(doc);
+        fclose(out);
+        fclose(errf);
+    }
+    /* a paged preset's row through the command line */
+    {
+        char seedtxt[32];
+        char *argv[] = { "fa4-tune", "tune", "--preset", "decode-llama3-8b-paged",
+                         "--shard", "0/42", "--max-trials", "2", "-j", "4",
+                         "--db", dbpath, "--json", "--quiet", "--seed", seedtxt,
+                         NULL };
+        tune_args a;
+        char err[1024];
+        FILE *out = tmpfile(), *errf = tmpfile();
+        json_error_t je;
+        json_t *doc, *prob;
+        int rc;
+
+        snprintf(seedtxt, sizeof seedtxt, "%u", seed);
+        ok(tune_args_parse(&a, 16, argv, err, sizeof err) == 0,
+           "paged preset arguments parse");
+        rc = cmd_tune(&a, out, errf);
+        rewind(out);
+        doc = json_loadf(out, 0, &je);
+        prob = json_array_get(json_object_get(doc, "problems"), 0);
+        if (!ok(rc == 0 && prob &&
+                json_integer_value(json_object_get(json_object_get(prob, "problem"),
+                                                   "page_size")) == 16 &&
+                json_is_true(json_object_get(prob, "stored")),
+                "fa4-tune tune --preset decode-llama3-8b-paged --shard 0/42 "
+                "stores a winner for a paged row"))
+            diag("  exit %d, json %s", rc, doc ? "parsed" : je.text);
         json_decref(doc);
         fclose(out);
         fclose(errf);

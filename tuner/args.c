@@ -29,7 +29,7 @@
 enum opt_id {
     O_PRESET, O_PROBLEMS, O_DTYPE, O_BATCH, O_SEQLEN_Q, O_SEQLEN_K,
     O_HEADS_Q, O_HEADS_KV, O_HEAD_DIM, O_HEAD_DIM_V, O_CAUSAL, O_WINDOW,
-    O_RETURN_LSE, O_DEVICE, O_DEVICES, O_SHARD, O_TIME_BUDGET, O_MAX_TRIALS,
+    O_RETURN_LSE, O_VARLEN, O_PAGE_SIZE, O_DEVICE, O_DEVICES, O_SHARD, O_TIME_BUDGET, O_MAX_TRIALS,
     O_STRATEGY, O_JOBS, O_REPS, O_GROUPS, O_L2, O_RETIME, O_CONFIRM, O_SEED,
     O_DB, O_JSON, O_QUIET, O_DRY_RUN, O_ARCH, O_FAMILY, O_TABLE, O_SYSTEM,
     O_TRIALS, O_DROP, O_HELP
@@ -56,6 +56,8 @@ static const opt_spec options[] = {
     { "--causal", 0, C_TUNE | C_SPACE, O_CAUSAL },
     { "--window", 1, C_TUNE | C_SPACE, O_WINDOW },
     { "--return-lse", 0, C_TUNE | C_SPACE, O_RETURN_LSE },
+    { "--varlen", 0, C_TUNE | C_SPACE, O_VARLEN },
+    { "--page-size", 1, C_TUNE | C_SPACE, O_PAGE_SIZE },
     { "--device", 1, C_TUNE | C_SPACE | C_VERIFY, O_DEVICE },
     { "--devices", 1, C_TUNE, O_DEVICES },
     { "--shard", 1, C_TUNE, O_SHARD },
@@ -252,6 +254,26 @@ static int parse_window(tune_args *a, const char *text, char *err,
     return 0;
 }
 
+/* Parse a page size: a power of two, as fa4_problem.page_size takes
+** (1 .. 2^20); 0 or -1 with ERR. */
+static int parse_page_size(int *out, const char *text, char *err, size_t size)
+{
+    int v;
+
+    if (parse_int(&v, text, 0, INT_MAX) != 0)
+        return tune_fail(err, size, "--page-size: '%s' is not a page size; give "
+                         "the rows per page, a power of two such as 16", text);
+    if (v == 0)
+        return tune_fail(err, size, "--page-size: 0 is not a page size; give a "
+                         "power of two such as 16 (without --page-size, K and "
+                         "V are contiguous)");
+    if ((v & (v - 1)) != 0 || v > (1 << 20))
+        return tune_fail(err, size, "--page-size: %d is not a power of two from 1 "
+                         "to 1048576 (vLLM's default is 16)", v);
+    *out = v;
+    return 0;
+}
+
 /* Parse "sm80"/"sm90"/"sm100" (also 80, 90, 100); 0 or -1. */
 static int parse_family(fa4_family *out, const char *text)
 {
@@ -333,6 +355,13 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
         s->return_lse = 1;
         a->shape_set |= TUNE_SHAPE_LSE;
         return 0;
+    case O_VARLEN:
+        s->varlen = 1;
+        a->shape_set |= TUNE_SHAPE_VARLEN;
+        return 0;
+    case O_PAGE_SIZE:
+        a->shape_set |= TUNE_SHAPE_PAGE_SIZE;
+        return parse_page_size(&s->page_size, value, err, size);
     case O_DEVICE:
         if (parse_int(&a->device, value, 0, 1023) != 0)
             return tune_fail(err, size, "--device: '%s' is not a device ordinal "
@@ -467,7 +496,7 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
 /* The checks across options once all are read; 0 or -1 with ERR. */
 static int check_combination(tune_args *a, char *err, size_t size)
 {
-    unsigned shape_only = a->shape_set & ~(TUNE_SHAPE_DTYPE | TUNE_SHAPE_LSE);
+    unsigned shape_only = a->shape_set & ~TUNE_SHAPE_MODIFIERS;
     fa4_problem *s = &a->shape;
 
     if (a->cmd == TUNE_CMD_TUNE) {
@@ -487,6 +516,14 @@ static int check_combination(tune_args *a, char *err, size_t size)
         if (a->problems_file && (a->shape_set & TUNE_SHAPE_LSE))
             return tune_fail(err, size, "--return-lse cannot be combined with "
                              "--problems; set \"return_lse\" per problem in "
+                             "the file");
+        if (a->problems_file && (a->shape_set & TUNE_SHAPE_VARLEN))
+            return tune_fail(err, size, "--varlen cannot be combined with "
+                             "--problems; set \"varlen\": true per problem in "
+                             "the file");
+        if (a->problems_file && (a->shape_set & TUNE_SHAPE_PAGE_SIZE))
+            return tune_fail(err, size, "--page-size cannot be combined with "
+                             "--problems; set \"page_size\" per problem in "
                              "the file");
         if (sources == 0)
             return tune_fail(err, size, "no problem given; use --preset NAME, "
@@ -663,6 +700,8 @@ const char *tune_args_usage(void)
 "              --batch N --seqlen-q N [--seqlen-k N] --heads-q N [--heads-kv N]\n"
 "              --head-dim N [--head-dim-v N] [--dtype bf16|fp16] [--causal]\n"
 "              [--window L,R]\n"
+"    serving:  --varlen (packed sequences, cu_seqlens)  --page-size N (paged\n"
+"              K/V, N a power of two); with --preset: applied to every row\n"
 "    devices:  --device N | --devices 0,1|all      work:  --shard i/N\n"
 "    bounds:   --time-budget SECONDS (600; 0: none)  --max-trials N\n"
 "              --strategy exhaustive|coarse  -j N (compile threads)\n"
@@ -671,8 +710,8 @@ const char *tune_args_usage(void)
 "              0: store the winner unconfirmed)  --seed N  [--return-lse]\n"
 "    output:   --db PATH  --json  --quiet\n"
 "    no GPU:   --dry-run [--arch sm_80|sm_90a|sm_100a] [--family sm90]\n"
-"  space   print the config space: --head-dim N [shape options] [--arch A]\n"
-"          [--family F] [--json]\n"
+"  space   print the config space: --head-dim N [shape and serving options]\n"
+"          [--arch A] [--family F] [--json]\n"
 "  verify  [--db PATH] [--device N] [--drop] [--confirm N] [--reps N]\n"
 "          [--json]    re-time this device's stored winners against the\n"
 "                      heuristic; --drop removes those that no longer win\n"
@@ -686,6 +725,8 @@ const char *tune_args_usage(void)
 "\n"
 "presets: fa-grid fa-grid-d128 llama3-8b llama3-70b mistral-7b gemma-d256\n"
 "         deepseek-192-128 decode-llama3-8b decode-llama3-70b-tp8\n"
+"         decode-llama3-8b-paged decode-llama3-70b-tp8-paged (page size 16)\n"
+"         prefill-varlen-llama3-8b\n"
 "environment: FA4_DB FA4_SYSTEM_DB FA4_KERNEL_DIR XDG_CACHE_HOME\n"
 "See fa4-tune(1).\n";
 }

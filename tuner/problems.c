@@ -50,10 +50,11 @@ static const preset presets[] = {
 #define NPRESETS ((int)(sizeof presets / sizeof presets[0]))
 
 /*
-** Dense decode: one new query row per sequence against a KV cache of
-** seqlen_k keys (powers of two, smin..smax), at batch 1, 2, 4, ... bmax.
-** Causal, as inference engines call FlashAttention for decode (with one
-** query row the bottom-right mask hides nothing).
+** Decode: one new query row per sequence against a KV cache of seqlen_k
+** keys (powers of two, smin..smax), at batch 1, 2, 4, ... bmax; the cache
+** contiguous, or paged as a serving engine keeps it.  Causal, as
+** inference engines call FlashAttention for decode (with one query row
+** the bottom-right mask hides nothing).
 */
 typedef struct decode_preset {
     const char *name;
@@ -61,17 +62,62 @@ typedef struct decode_preset {
     int heads_q, heads_kv, head_dim;
     int smin, smax;        /* seqlen_k */
     int bmax;              /* batch 1 .. bmax, powers of two */
+    int page_size;         /* 0: contiguous K/V */
 } decode_preset;
+
+/* vLLM's default block size: what a tuned paged decode most often meets. */
+#define SERVING_PAGE_SIZE 16
 
 static const decode_preset decode_presets[] = {
     { "decode-llama3-8b", "Llama 3 8B decode: 32 query / 8 KV heads, d128, "
-      "one query row, KV 1k..32k, batch 1..64", 32, 8, 128, 1024, 32768, 64 },
+      "one query row, KV 1k..32k, batch 1..64", 32, 8, 128, 1024, 32768, 64,
+      0 },
     { "decode-llama3-70b-tp8", "Llama 3 70B decode per GPU at tensor "
       "parallelism 8: 8 query / 1 KV head, d128, one query row, KV 1k..32k, "
-      "batch 1..64", 8, 1, 128, 1024, 32768, 64 },
+      "batch 1..64", 8, 1, 128, 1024, 32768, 64, 0 },
+    { "decode-llama3-8b-paged", "decode-llama3-8b with the KV cache in pages "
+      "of 16 rows (vLLM's default)", 32, 8, 128, 1024, 32768, 64,
+      SERVING_PAGE_SIZE },
+    { "decode-llama3-70b-tp8-paged", "decode-llama3-70b-tp8 with the KV "
+      "cache in pages of 16 rows", 8, 1, 128, 1024, 32768, 64,
+      SERVING_PAGE_SIZE },
 };
 
 #define NDECODE ((int)(sizeof decode_presets / sizeof decode_presets[0]))
+
+/*
+** Variable-length prefill: a packed batch of causal sequences, each at
+** the maximum length s (smin..smax, powers of two: the seqlen buckets),
+** TOKENS tokens in all (batch = tokens / s), the middle of what serving
+** engines schedule per prefill step (16k..64k tokens).  On sm_90a the
+** sm90 family runs it (head_dim_v <= 192).
+*/
+typedef struct varlen_preset {
+    const char *name;
+    const char *what;
+    int heads_q, heads_kv, head_dim;
+    int smin, smax;
+    int tokens;
+} varlen_preset;
+
+static const varlen_preset varlen_presets[] = {
+    { "prefill-varlen-llama3-8b", "Llama 3 8B varlen prefill: 32 query / 8 "
+      "KV heads, d128, causal, sequences of 1k..8k, 32k tokens per batch",
+      32, 8, 128, 1024, 8192, 32768 },
+};
+
+#define NVARLEN ((int)(sizeof varlen_presets / sizeof varlen_presets[0]))
+
+/* The varlen preset called NAME, or NULL. */
+static const varlen_preset *find_varlen(const char *name)
+{
+    int i;
+
+    for (i = 0; i < NVARLEN; i++)
+        if (strcmp(varlen_presets[i].name, name) == 0)
+            return &varlen_presets[i];
+    return NULL;
+}
 
 /* The decode preset called NAME, or NULL. */
 static const decode_preset *find_decode(const char *name)
@@ -97,13 +143,16 @@ static const preset *find_preset(const char *name)
 
 int problems_preset_exists(const char *name)
 {
-    return name && (find_preset(name) != NULL || find_decode(name) != NULL);
+    return name && (find_preset(name) != NULL || find_decode(name) != NULL ||
+                    find_varlen(name) != NULL);
 }
 
 const char *problems_preset_list(void)
 {
     return "fa-grid fa-grid-d128 llama3-8b llama3-70b mistral-7b gemma-d256 "
-           "deepseek-192-128 decode-llama3-8b decode-llama3-70b-tp8";
+           "deepseek-192-128 decode-llama3-8b decode-llama3-70b-tp8 "
+           "decode-llama3-8b-paged decode-llama3-70b-tp8-paged "
+           "prefill-varlen-llama3-8b";
 }
 
 /* Append decode preset DP's problems (dtype DTYPE) to *LIST; 0 or -1. */
@@ -126,10 +175,37 @@ static int add_decode(problem_list *list, const decode_preset *dp,
             p.head_dim_qk = dp->head_dim;
             p.causal = 1;
             p.window_right = 0;
+            p.page_size = dp->page_size;
             snprintf(label, sizeof label, "%s b%d k%d", dp->name, b, s);
             if (problems_append(list, &p, label) != 0)
                 return tune_fail(err, err_size, "out of memory");
         }
+    return 0;
+}
+
+/* Append varlen preset VP's problems (dtype DTYPE) to *LIST; 0 or -1. */
+static int add_varlen(problem_list *list, const varlen_preset *vp,
+                      fa4_dtype dtype, char *err, size_t err_size)
+{
+    int s;
+
+    for (s = vp->smin; s <= vp->smax; s *= 2) {
+        fa4_problem p = FA4_PROBLEM_INIT;
+        char label[64];
+
+        p.dtype = dtype;
+        p.varlen = 1;
+        p.batch = vp->tokens / s > 0 ? vp->tokens / s : 1;
+        p.seqlen_q = p.seqlen_k = s;
+        p.heads_q = vp->heads_q;
+        p.heads_kv = vp->heads_kv;
+        p.head_dim_qk = vp->head_dim;
+        p.causal = 1;
+        p.window_right = 0;
+        snprintf(label, sizeof label, "%s b%d s%d", vp->name, p.batch, s);
+        if (problems_append(list, &p, label) != 0)
+            return tune_fail(err, err_size, "out of memory");
+    }
     return 0;
 }
 
@@ -160,6 +236,8 @@ int problems_add_preset(problem_list *list, const char *name, fa4_dtype dtype,
 
     if (!ps && find_decode(name))
         return add_decode(list, find_decode(name), dtype, err, err_size);
+    if (!ps && find_varlen(name))
+        return add_varlen(list, find_varlen(name), dtype, err, err_size);
     if (!ps)
         return tune_fail(err, err_size, "unknown preset '%s'; known: %s", name,
                          problems_preset_list());
@@ -248,13 +326,19 @@ static int json_problem(fa4_problem *p, char *name, size_t name_size,
             r = json_int(&p->head_dim_qk, v, where, key, 1, err, size), have_d = 1;
         } else if (!strcmp(key, "head_dim_v")) {
             r = json_int(&p->head_dim_v, v, where, key, 0, err, size);
-        } else if (!strcmp(key, "causal") || !strcmp(key, "return_lse")) {
+        } else if (!strcmp(key, "causal") || !strcmp(key, "return_lse") ||
+                   !strcmp(key, "varlen")) {
             if (!json_is_boolean(v) && !json_is_integer(v))
                 return tune_fail(err, size, "%s.%s: expected true or false", where,
                                  key);
-            *(!strcmp(key, "causal") ? &p->causal : &p->return_lse) =
+            *(!strcmp(key, "causal") ? &p->causal
+              : !strcmp(key, "varlen") ? &p->varlen : &p->return_lse) =
                 json_is_boolean(v) ? json_is_true(v)
                                    : (int)json_integer_value(v);
+        } else if (!strcmp(key, "page_size")) {
+            /* 0: contiguous K/V; fa4_problem_check names a size that is
+               not a power of two. */
+            r = json_int(&p->page_size, v, where, key, 0, err, size);
         } else if (!strcmp(key, "window")) {
             if (!json_is_array(v) || json_array_size(v) != 2)
                 return tune_fail(err, size, "%s.window: expected [left, right] "
@@ -279,7 +363,8 @@ static int json_problem(fa4_problem *p, char *name, size_t name_size,
             return tune_fail(err, size, "%s: unknown key \"%s\" (known: name dtype "
                              "batch seqlen_q seqlen_k heads_q heads_kv head_dim "
                              "head_dim_v causal window window_left window_right "
-                             "softmax_scale return_lse)", where, key);
+                             "softmax_scale return_lse varlen page_size)", where,
+                             key);
         }
         if (r)
             return -1;
@@ -352,8 +437,14 @@ int problems_build(problem_list *list, const tune_args *args, char *err,
                                                             : FA4_DTYPE_BF16;
         if (problems_add_preset(list, args->preset, dt, err, err_size) != 0)
             return -1;
-        for (i = 0; i < list->count; i++)
-            list->items[i].problem.return_lse = args->shape.return_lse;
+        for (i = 0; i < list->count; i++) {
+            fa4_problem *p = &list->items[i].problem;
+            p->return_lse = args->shape.return_lse;
+            if (args->shape_set & TUNE_SHAPE_VARLEN)
+                p->varlen = 1;
+            if (args->shape_set & TUNE_SHAPE_PAGE_SIZE)
+                p->page_size = args->shape.page_size;
+        }
     } else if (args->problems_file) {
         if (problems_add_json(list, args->problems_file, err, err_size) != 0)
             return -1;
@@ -438,16 +529,19 @@ double problems_flops(const fa4_problem *p)
 
 char *problems_describe(const fa4_problem *p, char *buf, size_t size)
 {
-    char dv[32] = "", win[48] = "";
+    char dv[32] = "", win[48] = "", page[24] = "";
 
     if (p->head_dim_v && p->head_dim_v != p->head_dim_qk)
         snprintf(dv, sizeof dv, " dv=%d", p->head_dim_v);
     if (p->window_left >= 0 || (!p->causal && p->window_right >= 0))
         snprintf(win, sizeof win, " window=%d,%d", p->window_left,
                  p->window_right);
-    snprintf(buf, size, "%s b=%d sq=%d sk=%d hq=%d hkv=%d d=%d%s%s%s",
+    if (p->page_size > 0)
+        snprintf(page, sizeof page, " page=%d", p->page_size);
+    snprintf(buf, size, "%s b=%d sq=%d sk=%d hq=%d hkv=%d d=%d%s%s%s%s%s",
              tune_dtype_name(p->dtype), p->batch, p->seqlen_q, p->seqlen_k,
              p->heads_q, p->heads_kv, p->head_dim_qk, dv,
-             p->causal ? " causal" : "", win);
+             p->causal ? " causal" : "", win, p->varlen ? " varlen" : "",
+             page);
     return buf;
 }

@@ -40,14 +40,16 @@ int problems_add_preset(problem_list *list, const char *name, fa4_dtype dtype,
 ** array of objects, or {"problems": [...]}; keys: name, dtype, batch,
 ** seqlen_q, seqlen_k, heads_q, heads_kv, head_dim (or head_dim_qk),
 ** head_dim_v, causal, window ([L, R]), window_left, window_right,
-** softmax_scale, return_lse.  0, or -1 with ERR naming the file, the line
-** or the entry and key.
+** softmax_scale, return_lse, varlen, page_size.  0, or -1 with ERR naming
+** the file, the line or the entry and key.
 */
 int problems_add_json(problem_list *list, const char *path, char *err,
                       size_t err_size);
 
 /*
-** Build the list ARGS asks for (preset, file or shape), check every
+** Build the list ARGS asks for (preset, file or shape; --dtype,
+** --return-lse, --varlen and --page-size apply to every row of a preset),
+** check every
 ** problem with fa4_problem_check(), then keep shard ARGS->shard_index of
 ** ARGS->shard_count.  0, or -1 with ERR naming the problem and field.
 ** Release *LIST with problem_list_free() in either case.
@@ -76,7 +78,8 @@ void problem_list_free(problem_list *list);
 double problems_flops(const fa4_problem *p);
 
 /* One-line description: "bf16 b=4 sq=4096 sk=4096 hq=32 hkv=8 d=128
-** causal".  Returns BUF. */
+** causal", then " varlen" and " page=16" for serving layouts.  Returns
+** BUF. */
 char *problems_describe(const fa4_problem *p, char *buf, size_t size);
 
 #endif

@@ -368,7 +368,7 @@ void report_dryrun(FILE *out, const search_result *r, const device_limits *dev)
 static json_t *problem_json(const fa4_problem *p)
 {
     return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:i, s:i,"
-                     " s:f}",
+                     " s:f, s:b, s:i}",
                      "dtype", tune_dtype_name(p->dtype), "batch", p->batch,
                      "seqlen_q", p->seqlen_q, "seqlen_k", p->seqlen_k,
                      "heads_q", p->heads_q, "heads_kv", p->heads_kv,
@@ -376,7 +376,8 @@ static json_t *problem_json(const fa4_problem *p)
                      "head_dim_v", p->head_dim_v ? p->head_dim_v : p->head_dim_qk,
                      "causal", p->causal, "window_left", p->window_left,
                      "window_right", p->window_right,
-                     "softmax_scale", (double)p->softmax_scale);
+                     "softmax_scale", (double)p->softmax_scale,
+                     "varlen", p->varlen, "page_size", p->page_size);
 }
 
 /* One trial of R as JSON: config text, layout, and what WHAT asks for. */

@@ -19,6 +19,7 @@
 #include "report.h"
 #include "search.h"
 #include "verify.h"
+#include "layout.h"
 
 volatile sig_atomic_t search_stop;
 
@@ -605,29 +606,38 @@ fa4_problem search_verify_problem(const fa4_problem *p, int sm_count)
     memset(v.k_strides, 0, sizeof v.k_strides);
     memset(v.v_strides, 0, sizeof v.v_strides);
     memset(v.o_strides, 0, sizeof v.o_strides);
+    /* A paged cache's table and pool follow the shorter keys. */
+    v.block_table_stride = 0;
+    v.num_pages = 0;
     problem_resolve(&v, &v, NULL, 0);
     return v;
 }
 
 /*
 ** Inputs, sampled reference rows and device buffers of the verification.
-** The whole output is scanned for NaN (unwritten tiles); the reference is
-** computed for a few rows of every (batch, head): a tile's first row and
-** the previous tile's last at 64-row boundaries (every bm is a multiple
-** of 64), spread over the heads so every boundary is covered, and two
-** pseudo-random rows.
+** The tensors are laid out as the problem says (layout.h, with ragged
+** lengths: varlen sequences and paged caches of different lengths, the
+** pages shuffled).  The whole output is scanned for NaN (unwritten
+** tiles); the reference is computed for a few rows of every (sequence,
+** head): a tile's first row and the previous tile's last at 64-row
+** boundaries (every bm is a multiple of 64), spread over the heads so
+** every boundary is covered, and two pseudo-random rows.  Each sequence
+** is gathered into a dense problem of its own for the reference
+** (through the block table when paged), so the reference needs no
+** notion of packing or pages.
 */
 typedef struct verifier {
     fa4_problem p;
+    tune_layout lay;
     int dv;
-    size_t nq, nk, nv, no, nlse;    /* elements */
+    size_t no, nlse;                /* elements of O and LSE */
     uint16_t *host_out;
     float *host_lse;
     int *rows;                      /* checked (b * heads_q + h) * sq + i */
     int nrows;
     double *ref_o;                  /* [nrows][dv] */
     double *ref_lse;                /* [nrows] */
-    CUdeviceptr q, k, v, o, lse;
+    CUdeviceptr q, k, v, o, lse, index;
 } verifier;
 
 /* Release V's host and device memory. */
@@ -638,12 +648,14 @@ static void verifier_free(verifier *v, const cuda_api *cu)
     free(v->rows);
     free(v->ref_o);
     free(v->ref_lse);
+    layout_free(&v->lay);
     if (cu) {
         if (v->q) cu->cuMemFree(v->q);
         if (v->k) cu->cuMemFree(v->k);
         if (v->v) cu->cuMemFree(v->v);
         if (v->o) cu->cuMemFree(v->o);
         if (v->lse) cu->cuMemFree(v->lse);
+        if (v->index) cu->cuMemFree(v->index);
     }
     memset(v, 0, sizeof *v);
 }
@@ -667,30 +679,73 @@ static int rows_of(int *out, int j, int sq)
     return n;
 }
 
-/* Fresh random inputs from SEED, the reference of the sampled rows,
-** device copies. */
+/*
+** The reference of V's sampled rows from the inputs Q, K, VV as laid
+** out: sequence by sequence, gathered into dense buffers.  0, or -1 when
+** out of host memory.
+*/
+static int verifier_reference(verifier *v, const uint16_t *q,
+                              const uint16_t *k, const uint16_t *vv)
+{
+    const fa4_problem *p = &v->p;
+    const tune_layout *l = &v->lay;
+    uint16_t *gq = malloc((size_t)p->seqlen_q * p->heads_q * p->head_dim_qk * 2);
+    uint16_t *gk = malloc((size_t)p->seqlen_k * p->heads_kv * p->head_dim_qk * 2);
+    uint16_t *gv = malloc((size_t)p->seqlen_k * p->heads_kv * v->dv * 2);
+    int b, h, x;
+
+    if (!gq || !gk || !gv) {
+        free(gq);
+        free(gk);
+        free(gv);
+        return -1;
+    }
+    for (b = 0; b < p->batch; b++) {
+        fa4_problem sp = layout_sequence(l, p, b);
+
+        layout_gather(l, b, q, k, vv, gq, gk, gv);
+        for (h = 0; h < p->heads_q; h++) {
+            int j = b * p->heads_q + h, rows[4], n = rows_of(rows, j, sp.seqlen_q);
+            for (x = 0; x < n; x++) {
+                int r = v->nrows++;
+                v->rows[r] = j * p->seqlen_q + rows[x];
+                ref_attention_row(v->ref_o + (size_t)r * v->dv, &v->ref_lse[r],
+                                  &sp, gq, gk, gv, 0, rows[x], h);
+            }
+        }
+    }
+    free(gq);
+    free(gk);
+    free(gv);
+    return 0;
+}
+
+/* Fresh random inputs from SEED, laid out; the reference of the sampled
+** rows; device copies, the index arrays with them. */
 static fa4_status verifier_init(verifier *v, fa4_context *ctx,
                                 const fa4_problem *p, uint64_t seed,
                                 char *why, size_t why_size)
 {
     const cuda_api *cu = ctx->cu;
+    const tune_layout *l = &v->lay;
     uint16_t *q = NULL, *k = NULL, *vv = NULL;
     fa4_status st = FA4_ENOMEM;
     CUresult res = CUDA_SUCCESS;
     char text[256];
-    int nbh = p->batch * p->heads_q, j, x;
+    int nbh = p->batch * p->heads_q;
 
     memset(v, 0, sizeof *v);
     v->p = *p;
     v->dv = p->head_dim_v ? p->head_dim_v : p->head_dim_qk;
-    v->nq = (size_t)p->batch * p->seqlen_q * p->heads_q * p->head_dim_qk;
-    v->nk = (size_t)p->batch * p->seqlen_k * p->heads_kv * p->head_dim_qk;
-    v->nv = (size_t)p->batch * p->seqlen_k * p->heads_kv * v->dv;
-    v->no = (size_t)p->batch * p->seqlen_q * p->heads_q * v->dv;
-    v->nlse = p->return_lse ? (size_t)p->batch * p->heads_q * p->seqlen_q : 0;
-    q = malloc(v->nq * 2);
-    k = malloc(v->nk * 2);
-    vv = malloc(v->nv * 2);
+    if (layout_build(&v->lay, p, LAYOUT_RAGGED) != 0) {
+        snprintf(why, why_size, "out of host memory (verification layout)");
+        goto done;
+    }
+    v->no = l->no;
+    v->nlse = p->return_lse ? l->nlse : 0;
+    q = malloc(l->nq * 2);
+    k = malloc(l->nk * 2);
+    vv = malloc(l->nv * 2);
     v->host_out = malloc(v->no * 2);
     v->rows = malloc((size_t)nbh * 4 * sizeof *v->rows);
     v->ref_o = malloc((size_t)nbh * 4 * v->dv * sizeof(double));
@@ -702,30 +757,26 @@ static fa4_status verifier_init(verifier *v, fa4_context *ctx,
         snprintf(why, why_size, "out of host memory (verification inputs)");
         goto done;
     }
-    ref_fill_random(q, v->nq, p->dtype, &seed);
-    ref_fill_random(k, v->nk, p->dtype, &seed);
-    ref_fill_random(vv, v->nv, p->dtype, &seed);
-    for (j = 0; j < nbh; j++) {
-        int rows[4], n = rows_of(rows, j, p->seqlen_q);
-        for (x = 0; x < n; x++) {
-            int r = v->nrows++;
-            v->rows[r] = j * p->seqlen_q + rows[x];
-            ref_attention_row(v->ref_o + (size_t)r * v->dv, &v->ref_lse[r], p,
-                              q, k, vv, j / p->heads_q, rows[x],
-                              j % p->heads_q);
-        }
+    ref_fill_random(q, l->nq, p->dtype, &seed);
+    ref_fill_random(k, l->nk, p->dtype, &seed);
+    ref_fill_random(vv, l->nv, p->dtype, &seed);
+    if (verifier_reference(v, q, k, vv) != 0) {
+        snprintf(why, why_size, "out of host memory (verification reference)");
+        goto done;
     }
+    if ((st = layout_upload(&v->index, l, cu, why, why_size)) != FA4_OK)
+        goto done;
     st = FA4_ECUDA;
-    if ((res = cu->cuMemAlloc(&v->q, v->nq * 2)) ||
-        (res = cu->cuMemAlloc(&v->k, v->nk * 2)) ||
-        (res = cu->cuMemAlloc(&v->v, v->nv * 2)) ||
+    if ((res = cu->cuMemAlloc(&v->q, l->nq * 2)) ||
+        (res = cu->cuMemAlloc(&v->k, l->nk * 2)) ||
+        (res = cu->cuMemAlloc(&v->v, l->nv * 2)) ||
         (res = cu->cuMemAlloc(&v->o, v->no * 2)) ||
         (v->nlse && (res = cu->cuMemAlloc(&v->lse, v->nlse * 4))) ||
-        (res = cu->cuMemcpyHtoD(v->q, q, v->nq * 2)) ||
-        (res = cu->cuMemcpyHtoD(v->k, k, v->nk * 2)) ||
-        (res = cu->cuMemcpyHtoD(v->v, vv, v->nv * 2))) {
+        (res = cu->cuMemcpyHtoD(v->q, q, l->nq * 2)) ||
+        (res = cu->cuMemcpyHtoD(v->k, k, l->nk * 2)) ||
+        (res = cu->cuMemcpyHtoD(v->v, vv, l->nv * 2))) {
         snprintf(why, why_size, "verification buffers (%.0f MiB): %s",
-                 (v->nq + v->nk + v->nv + v->no) * 2 / 1048576.0,
+                 (l->nq + l->nk + l->nv + v->no) * 2 / 1048576.0,
                  cuda_error_text(res, text, sizeof text));
         if (res == CUDA_ERROR_OUT_OF_MEMORY)
             st = FA4_ENOMEM;
@@ -768,6 +819,7 @@ static fa4_status verify_one(verifier *v, fa4_context *ctx, search_trial *t,
     tn.v = (const void *)(uintptr_t)v->v;
     tn.o = (void *)(uintptr_t)v->o;
     tn.lse = v->nlse ? (float *)(uintptr_t)v->lse : NULL;
+    layout_tensors(&tn, &v->lay, v->index);
     if (fa4_forward(t->vplan, &tn, NULL) != FA4_OK) {
         t->state = TRIAL_FAILED;
         snprintf(t->failure, sizeof t->failure, "launch: %s",
@@ -799,18 +851,20 @@ static fa4_status verify_one(verifier *v, fa4_context *ctx, search_trial *t,
         int bh = v->rows[r] / p->seqlen_q, i = v->rows[r] % p->seqlen_q;
         int b = bh / p->heads_q, h = bh % p->heads_q;
         const uint16_t *row = v->host_out +
-            (((size_t)b * p->seqlen_q + i) * p->heads_q + h) * v->dv;
+            (layout_q_row(&v->lay, b, i) * p->heads_q + h) * v->dv;
         verify_row(&vr, row, v->ref_o + (size_t)r * v->dv, v->dv,
-                   v->nlse ? &v->host_lse[v->rows[r]] : NULL, v->ref_lse[r],
-                   b, i, h);
+                   v->nlse ? &v->host_lse[layout_lse_index(&v->lay, b, h, i)]
+                           : NULL, v->ref_lse[r], b, i, h);
     }
     verify_finish(&vr);
     t->rel_err = vr.o_rel_err;
     if (!vr.pass) {
+        char how[96];
         t->state = TRIAL_FAILED;
         snprintf(t->failure, sizeof t->failure, "wrong result: %s (batch %d, "
-                 "%d heads, %d x %d)", vr.msg, p->batch, p->heads_q,
-                 p->seqlen_q, p->seqlen_k);
+                 "%d heads, %d x %d, %s)", vr.msg, p->batch, p->heads_q,
+                 p->seqlen_q, p->seqlen_k,
+                 layout_describe(&v->lay, how, sizeof how));
         return FA4_OK;
     }
     t->state = TRIAL_VERIFIED;

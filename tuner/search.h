@@ -3,7 +3,8 @@
 ** config space, drop what does not fit the budgets (counting why), compile
 ** the rest in parallel threads, drop variants that spill, check each
 ** candidate against the CPU reference (lib/verify.c) on fresh random
-** inputs of the same shape class, large enough that every CTA of a
+** inputs of the same shape class and layout (varlen and paged ones with
+** ragged sequences, tuner/layout.h), large enough that every CTA of a
 ** persistent grid walks several tiles, time the survivors through
 ** fa4_plan_create/fa4_forward (timing.h), re-time the top few, confirm the
 ** winner against the heuristic default in an interleaved re-timing on
@@ -168,7 +169,9 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
 ** tile size, several K/V blocks so the stage ring wraps); and a batch that
 ** gives at least 4 x SM_COUNT query tiles of 256 rows, so every CTA of a
 ** persistent or dynamic grid walks several tiles.  Windows wider than a
-** third of the keys are shrunk to it, so the masking code runs.
+** third of the keys are shrunk to it, so the masking code runs.  Varlen
+** and page_size are kept (the lengths are then the maxima); a paged
+** cache's block table is sized for the shorter keys.
 */
 fa4_problem search_verify_problem(const fa4_problem *problem, int sm_count);
 

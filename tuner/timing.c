@@ -35,8 +35,8 @@ fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
                                  uint64_t *seed, char *why, size_t why_size)
 {
     const cuda_api *cu = ctx->cu;
+    const tune_layout *lay = &out->layout;
     int eb = family_dtype_bytes(p->dtype);
-    int dv = p->head_dim_v ? p->head_dim_v : p->head_dim_qk;
     size_t q, k, v, o, lse, set, total, chunk, off;
     double want;
     uint16_t *host = NULL;
@@ -46,11 +46,16 @@ fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
 
     memset(out, 0, sizeof *out);
     out->ctx = ctx;
-    q = align256((size_t)p->batch * p->seqlen_q * p->heads_q * p->head_dim_qk * eb);
-    k = align256((size_t)p->batch * p->seqlen_k * p->heads_kv * p->head_dim_qk * eb);
-    v = align256((size_t)p->batch * p->seqlen_k * p->heads_kv * dv * eb);
-    o = align256((size_t)p->batch * p->seqlen_q * p->heads_q * dv * eb);
-    lse = p->return_lse ? align256((size_t)p->batch * p->heads_q * p->seqlen_q * 4) : 0;
+    if (layout_build(&out->layout, p, LAYOUT_FULL) != 0) {
+        snprintf(why, why_size, "out of host memory (the layout of %d "
+                 "sequences), or more than 2^31 packed rows", p->batch);
+        return FA4_ENOMEM;
+    }
+    q = align256(lay->nq * eb);
+    k = align256(lay->nk * eb);
+    v = align256(lay->nv * eb);
+    o = align256(lay->no * eb);
+    lse = p->return_lse ? align256(lay->nlse * 4) : 0;
     set = q + k + v + o + lse;
     /* At least two sets and more than twice L2 in all: a launch never
        finds its inputs left in L2 by the previous one. */
@@ -68,6 +73,7 @@ fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
                  total / 1073741824.0, n, n == 1 ? "" : "s", set / 1048576.0,
                  n > 1 ? ", rotated beyond L2" : "", cuda_error_text(res, text, sizeof text));
         out->base = 0;
+        layout_free(&out->layout);
         return res == CUDA_ERROR_OUT_OF_MEMORY ? FA4_ENOMEM : FA4_ECUDA;
     }
     out->set_bytes = set;
@@ -78,6 +84,8 @@ fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
     out->lse_off = q + k + v + o;
     out->nsets = n;
     out->has_lse = p->return_lse;
+    if ((st = layout_upload(&out->index, lay, cu, why, why_size)) != FA4_OK)
+        goto done;
 
     /* Fill everything with random values in [-1, 1): one host chunk,
        copied over the whole range (the values repeat; the timing does not
@@ -105,9 +113,15 @@ done:
 
 void timing_buffers_free(timing_buffers *b)
 {
-    if (b->base && b->ctx && b->ctx->cu)
-        b->ctx->cu->cuMemFree(b->base);
+    if (b->ctx && b->ctx->cu) {
+        if (b->base)
+            b->ctx->cu->cuMemFree(b->base);
+        if (b->index)
+            b->ctx->cu->cuMemFree(b->index);
+    }
     b->base = 0;
+    b->index = 0;
+    layout_free(&b->layout);
 }
 
 fa4_tensors timing_tensors(const timing_buffers *b, int i)
@@ -120,6 +134,7 @@ fa4_tensors timing_tensors(const timing_buffers *b, int i)
     t.v = (const void *)(uintptr_t)(s + b->v_off);
     t.o = (void *)(uintptr_t)(s + b->o_off);
     t.lse = b->has_lse ? (float *)(uintptr_t)(s + b->lse_off) : NULL;
+    layout_tensors(&t, &b->layout, b->index);
     return t;
 }
 

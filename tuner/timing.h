@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <cuda.h>
 #include "fa4.h"
+#include "layout.h"
 
 /* Per-launch times in ms over the groups of one measurement. */
 typedef struct timing_result {
@@ -44,10 +45,16 @@ typedef struct timing_buffers {
     int nsets;
     int has_lse;
     int next;                  /* the set the next launch uses */
+    tune_layout layout;        /* every sequence at the problem's lengths */
+    CUdeviceptr index;         /* its index arrays, one copy for all sets
+                                  (read-only, and small: a serving engine's
+                                  stay in L2 too); 0 when dense */
 } timing_buffers;
 
 /*
-** Allocate and fill (random values from *SEED) PROBLEM's tensors: with
+** Allocate and fill (random values from *SEED) PROBLEM's tensors, laid
+** out as layout.h's LAYOUT_FULL (varlen: packed, cu_seqlens multiples of
+** the lengths; paged: a shuffled pool, seqused_k = seqlen_k): with
 ** TIMING_L2_ROTATE enough sets that together they exceed twice CTX's L2
 ** size (at least 2), with TIMING_L2_WARM one.  The caller has made CTX
 ** current (context_push).  FA4_OK, FA4_ENOMEM ("needs 3.2 GiB of device
@@ -58,7 +65,7 @@ fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
                                  uint64_t *seed, char *why, size_t why_size);
 void timing_buffers_free(timing_buffers *b);
 
-/* The tensors of set I. */
+/* The tensors of set I, with the layout's index arrays. */
 fa4_tensors timing_tensors(const timing_buffers *b, int i);
 
 /*

@@ -30,7 +30,7 @@ typedef enum verdict {
     V_FAILED,       /* its plan cannot be made or run any more */
     V_IS_DEFAULT,   /* the stored config is the heuristic's: nothing to gain */
     V_STALE,        /* tuned with other kernel sources: used last */
-    V_SKIPPED,      /* varlen or paged key: not timed by this version */
+    V_SKIPPED,      /* the default does not build: nothing to time against */
     V_NOISY         /* the measurement spread too wide to judge: time again */
 } verdict;
 
@@ -54,7 +54,8 @@ typedef struct vrow {
 
 /* The problem to time W at: its tuned shape when a trial recorded one,
 ** else the bucket lengths, 16 query heads (or the GQA group) and the
-** batch of the work bucket (without one: 16,384 tokens). */
+** batch of the work bucket (without one: 16,384 tokens); varlen and
+** paged as its key (the timing lays them out, tuner/layout.h). */
 static fa4_problem winner_problem(const db_verify_winner *w)
 {
     fa4_problem p = FA4_PROBLEM_INIT;
@@ -64,6 +65,8 @@ static fa4_problem winner_problem(const db_verify_winner *w)
     p.head_dim_qk = w->head_dim_qk;
     p.head_dim_v = w->head_dim_v;
     p.causal = w->causal;
+    p.varlen = w->varlen;
+    p.page_size = w->paged ? w->page_size : 0;
     p.window_left = w->window_left;
     p.window_right = w->causal ? 0 : w->window_right;
     if (w->batch > 0) {
@@ -109,12 +112,6 @@ static fa4_status verify_winner(vrow *row, fa4_context *ctx,
         snprintf(row->note, sizeof row->note, "tuned with other %s kernel "
                  "sources (fa4-tune check lists stale rows)",
                  config_family_name((fa4_family)w->family));
-        return FA4_OK;
-    }
-    if (w->varlen || w->paged) {
-        row->v = V_SKIPPED;
-        snprintf(row->note, sizeof row->note, "%s key: not timed by this "
-                 "version", w->varlen ? "varlen" : "paged");
         return FA4_OK;
     }
     row->v = V_FAILED;

@@ -1,0 +1,253 @@
+/*
+** test_tune_layout.c -- the tuner's tensor layouts (tuner/layout.c)
+** without a GPU: cu_seqlens as multiples of the lengths, the shuffled and
+** deterministic block table of a paged pool, ragged verification
+** lengths, the row maps (every (sequence, row) its own row, gathered
+** back exactly as scattered), the index arrays' device image, and the
+** per-sequence reference agreeing with the dense one.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "problem.h"
+#include "reference.h"
+#include "../tuner/layout.h"
+
+/* A resolved problem of the given sizes (bf16, d64, 4/2 heads). */
+static fa4_problem make(int batch, int sq, int sk, int varlen, int page)
+{
+    fa4_problem p = FA4_PROBLEM_INIT;
+
+    p.batch = batch;
+    p.seqlen_q = sq;
+    p.seqlen_k = sk;
+    p.heads_q = 4;
+    p.heads_kv = 2;
+    p.head_dim_qk = 64;
+    p.causal = 1;
+    p.varlen = varlen;
+    p.page_size = page;
+    if (problem_resolve(&p, &p, NULL, 0) != FA4_OK)
+        diag("test problem does not resolve");
+    return p;
+}
+
+/* 1 when every key row of L belongs to at most one (sequence, key). */
+static int rows_distinct(const tune_layout *l)
+{
+    char *seen = calloc(l->kv_rows ? l->kv_rows : 1, 1);
+    int b, j, good = seen != NULL;
+
+    for (b = 0; good && b < l->batch; b++)
+        for (j = 0; good && j < l->len_k[b]; j++) {
+            size_t r = layout_k_row(l, b, j);
+            good = r < l->kv_rows && !seen[r];
+            if (good)
+                seen[r] = 1;
+        }
+    free(seen);
+    return good;
+}
+
+static void check_full_varlen(void)
+{
+    fa4_problem p = make(5, 300, 300, 1, 0);
+    tune_layout l;
+    int b, good = 1;
+
+    ok(layout_build(&l, &p, LAYOUT_FULL) == 0, "varlen layout builds");
+    for (b = 0; b <= 5; b++)
+        good &= l.cu_q[b] == b * 300 && (b == 5 || l.len_q[b] == 300);
+    ok(good && l.q_rows == 1500 && l.kv_rows == 1500,
+       "full varlen: cu_seqlens are multiples of 300, 1500 packed rows");
+    is_int((int)layout_q_row(&l, 2, 7), 607, "query row 7 of sequence 2 is "
+           "packed row 607");
+    is_int((int)layout_lse_index(&l, 2, 3, 7), 3 * 1500 + 607,
+           "its LSE of head 3 is at [heads_q, total_q]");
+    ok(l.index_bytes == 2 * 32 && l.off_cu_k == 32,
+       "index block: cu_seqlens_q and cu_seqlens_k, 16-byte aligned");
+    {
+        fa4_tensors t = FA4_TENSORS_INIT;
+        layout_tensors(&t, &l, 0x10000);
+        ok((uintptr_t)t.cu_seqlens_q == 0x10000 &&
+           (uintptr_t)t.cu_seqlens_k == 0x10020 && !t.block_table &&
+           !t.seqused_k, "varlen tensors get both cu_seqlens, no table");
+    }
+    layout_free(&l);
+}
+
+static void check_full_paged(void)
+{
+    fa4_problem p = make(6, 1, 1000, 0, 16);
+    tune_layout l, again;
+    int b, i, shuffled = 0, good = 1, fresh = 1;
+    char *used;
+
+    ok(layout_build(&l, &p, LAYOUT_FULL) == 0 &&
+       layout_build(&again, &p, LAYOUT_FULL) == 0, "paged layout builds");
+    is_int(l.num_pages, 6 * 63 + 2, "pool: batch x ceil(1000 / 16) pages + 2 "
+           "spare");
+    ok(l.table_stride == 63 && l.kv_rows == (size_t)l.num_pages * 16,
+       "the table is ceil(seqlen_k / page_size) wide; K/V are the pool");
+    used = calloc((size_t)l.num_pages, 1);
+    for (b = 0; b < 6; b++) {
+        good &= l.used[b] == 1000;
+        for (i = 0; i < 63; i++) {
+            int32_t pg = l.table[b * 63 + i];
+            good &= pg >= 0 && pg < l.num_pages;
+            fresh &= pg >= 0 && pg < l.num_pages && !used[pg];
+            if (pg >= 0 && pg < l.num_pages)
+                used[pg] = 1;
+            shuffled |= pg != b * 63 + i;
+        }
+    }
+    free(used);
+    ok(good && fresh, "seqused_k = seqlen_k; every page in the pool, none "
+       "shared");
+    ok(shuffled, "pages are not assigned in order");
+    ok(memcmp(l.table, again.table, (size_t)6 * 63 * 4) == 0,
+       "the same problem gets the same table (deterministic)");
+    ok(rows_distinct(&l), "every key row of every sequence is its own row");
+    {
+        fa4_tensors t = FA4_TENSORS_INIT;
+        layout_tensors(&t, &l, 0x20000);
+        ok(!t.cu_seqlens_q && !t.cu_seqlens_k &&
+           (uintptr_t)t.block_table == 0x20000 + l.off_table &&
+           (uintptr_t)t.seqused_k == 0x20000 + l.off_used &&
+           l.off_used % 16 == 0,
+           "paged dense-Q tensors get the table and seqused_k only");
+    }
+    {
+        char *img = malloc(l.index_bytes);
+        layout_index_image(&l, img);
+        ok(memcmp(img + l.off_table, l.table, (size_t)6 * 63 * 4) == 0 &&
+           memcmp(img + l.off_used, l.used, 6 * 4) == 0,
+           "the device image holds the table and seqused_k");
+        free(img);
+    }
+    layout_free(&l);
+    layout_free(&again);
+}
+
+/* Ragged lengths, and the gather being the inverse of the scatter. */
+static void check_ragged(void)
+{
+    fa4_problem p = make(7, 1000, 1000, 1, 64);
+    tune_layout l;
+    int b, varied = 0, good = 1;
+
+    ok(layout_build(&l, &p, LAYOUT_RAGGED) == 0, "ragged varlen paged layout");
+    ok(l.len_q[0] == 1000 && l.len_k[0] == 1000,
+       "sequence 0 is at the maxima");
+    for (b = 0; b < 7; b++) {
+        good &= l.len_q[b] >= 1000 - 333 && l.len_q[b] <= 1000 &&
+                l.len_k[b] == l.len_q[b] && l.used[b] == l.len_k[b] &&
+                l.cu_q[b + 1] - l.cu_q[b] == l.len_q[b];
+        varied |= l.len_q[b] != 1000;
+    }
+    ok(good && varied, "the others are up to a third shorter, square, with "
+       "seqused_k and cu_seqlens_q following");
+    ok(rows_distinct(&l), "ragged pages: every key its own row");
+    {
+        fa4_tensors t = FA4_TENSORS_INIT;
+        layout_tensors(&t, &l, 0x30000);
+        ok(t.cu_seqlens_q && !t.cu_seqlens_k && t.block_table && t.seqused_k,
+           "varlen Q with paged K/V: cu_seqlens_q, the table, seqused_k");
+    }
+    {
+        size_t kw = (size_t)l.heads_kv * l.head_dim_qk, qw = (size_t)l.heads_q * l.head_dim_qk;
+        uint16_t *q = calloc(l.nq, 2), *k = calloc(l.nk, 2), *v = calloc(l.nv, 2);
+        uint16_t *gq = malloc(1000 * qw * 2), *gk = malloc(1000 * kw * 2);
+        uint16_t *gv = malloc(1000 * kw * 2);
+        int j, x, back = 1;
+
+        /* Write (sequence, key) into each row as laid out; read back. */
+        for (b = 0; b < 7; b++)
+            for (j = 0; j < l.len_k[b]; j++)
+                for (x = 0; x < (int)kw; x++) {
+                    k[layout_k_row(&l, b, j) * kw + x] = (uint16_t)(b * 1000 + j);
+                    v[layout_k_row(&l, b, j) * kw + x] = (uint16_t)(b * 1000 + j + 1);
+                }
+        for (b = 0; b < 7; b++)
+            for (j = 0; j < l.len_q[b]; j++)
+                q[layout_q_row(&l, b, j) * qw] = (uint16_t)(b * 1000 + j);
+        for (b = 0; b < 7 && back; b++) {
+            layout_gather(&l, b, q, k, v, gq, gk, gv);
+            for (j = 0; j < l.len_k[b]; j++)
+                back &= gk[j * kw + kw - 1] == b * 1000 + j &&
+                        gv[j * kw] == b * 1000 + j + 1;
+            for (j = 0; j < l.len_q[b]; j++)
+                back &= gq[j * qw] == b * 1000 + j;
+        }
+        ok(back, "a sequence gathered through cu_seqlens and the block table "
+           "is the one scattered");
+        free(q); free(k); free(v); free(gq); free(gk); free(gv);
+    }
+    layout_free(&l);
+
+    p = make(9, 1, 1100, 0, 16);
+    ok(layout_build(&l, &p, LAYOUT_RAGGED) == 0, "ragged paged decode");
+    for (b = 0, good = 1, varied = 0; b < 9; b++) {
+        good &= l.len_q[b] == 1 && l.len_k[b] >= 1100 - 366 &&
+                l.used[b] == l.len_k[b];
+        varied |= l.len_k[b] % 16 != 0;
+    }
+    ok(good && varied && rows_distinct(&l),
+       "decode: one query row each, seqused_k ragged, last pages part-used");
+    layout_free(&l);
+
+    p = make(4, 500, 500, 0, 0);
+    ok(layout_build(&l, &p, LAYOUT_RAGGED) == 0 && l.len_q[3] == 500 &&
+       l.len_k[3] == 500 && l.index_bytes == 0 &&
+       layout_k_row(&l, 3, 9) == 3 * 500 + 9,
+       "dense stays dense: no index arrays, BSHD rows");
+    layout_free(&l);
+}
+
+/* The per-sequence reference on gathered rows is the dense reference. */
+static void check_reference(void)
+{
+    fa4_problem p = make(3, 70, 90, 0, 0);
+    tune_layout l;
+    uint64_t seed = 42;
+    uint16_t *q, *k, *v, *gq, *gk, *gv;
+    double a[64], b[64], la, lb;
+    int s, i, h, x, same = 1;
+
+    layout_build(&l, &p, LAYOUT_RAGGED);
+    q = malloc(l.nq * 2); k = malloc(l.nk * 2); v = malloc(l.nv * 2);
+    gq = malloc(70 * 4 * 64 * 2); gk = malloc(90 * 2 * 64 * 2); gv = malloc(90 * 2 * 64 * 2);
+    ref_fill_random(q, l.nq, p.dtype, &seed);
+    ref_fill_random(k, l.nk, p.dtype, &seed);
+    ref_fill_random(v, l.nv, p.dtype, &seed);
+    for (s = 0; s < 3; s++) {
+        fa4_problem sp = layout_sequence(&l, &p, s);
+        layout_gather(&l, s, q, k, v, gq, gk, gv);
+        for (i = 0; i < 70; i += 23)
+            for (h = 0; h < 4; h++) {
+                ref_attention_row(a, &la, &p, q, k, v, s, i, h);
+                ref_attention_row(b, &lb, &sp, gq, gk, gv, 0, i, h);
+                for (x = 0; x < 64; x++)
+                    same &= a[x] == b[x];
+                same &= la == lb && sp.batch == 1 && !sp.varlen &&
+                        !sp.page_size;
+            }
+    }
+    ok(same, "a sequence's reference on its gathered rows equals the dense "
+       "reference (bit for bit)");
+    free(q); free(k); free(v); free(gq); free(gk); free(gv);
+    layout_free(&l);
+}
+
+int main(void)
+{
+    plan_lazy();
+    check_full_varlen();
+    check_full_paged();
+    check_ragged();
+    check_reference();
+    return done_testing();
+}
