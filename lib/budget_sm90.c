@@ -107,6 +107,21 @@ static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, 
            (pb->varlen ? SM90_VARLEN_REGS : 0);
 }
 
+/* Rows of one paged K/V TMA box: a page, or a block when pages are larger. */
+static int sm90_page_box(const fa4_problem *pb, const fa4_config *cfg)
+{
+    return pb->page_size < cfg->bn ? pb->page_size : cfg->bn;
+}
+
+/* Varlen queries over paged K/V: the producer walks the sequences and the
+** block table; with two consumer warpgroups it takes 32 registers (24
+** spilled 36-68 B; 32 x 128 + 240 x 256 is the whole register file). */
+static void sm90_producer_regs(fa4_config *c, const fa4_problem *pb)
+{
+    if (pb->varlen && pb->page_size && c->consumer_wgs == 2 && c->producer_regs < 32)
+        c->producer_regs = 32;
+}
+
 /* The setmaxnreg split used for WGS consumer warpgroups. */
 static void sm90_reg_split(int wgs, int *producer, int *consumer)
 {
@@ -150,9 +165,9 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                  "head_dim_qk, both multiples of 8 (head_dim_qk=%d head_dim_v=%d)", d, dv);
         return FA4_ENOTSUP;
     }
-    if (pb->page_size) {
-        snprintf(why, wn, "sm90 kernels: page_size=%d not implemented (paged K/V runs on "
-                 "the sm80 family)", pb->page_size);
+    if (pb->page_size && pb->page_size < 16) {
+        snprintf(why, wn, "sm90 kernels: page_size=%d; paged K/V takes pages of at least 16 "
+                 "rows (TMA boxes; the sm80 family reads any size)", pb->page_size);
         return FA4_ENOTSUP;
     }
 
@@ -202,6 +217,11 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         cfg->scheduler != FA4_SCHED_LPT && cfg->scheduler != FA4_SCHED_DYNAMIC) {
         snprintf(why, wn, "sm90: scheduler=%d; supported: 0 plain, 1 persistent, "
                  "2 longest-first, 3 dynamic", (int)cfg->scheduler);
+        return FA4_EINVAL;
+    }
+    if (pb->page_size && cfg->bn % sm90_page_box(pb, cfg) != 0) {
+        snprintf(why, wn, "sm90: bn=%d is not a whole number of %d-row pages", cfg->bn,
+                 pb->page_size);
         return FA4_EINVAL;
     }
     if (pb->varlen && cfg->scheduler != FA4_SCHED_DYNAMIC && cfg->scheduler != FA4_SCHED_PLAIN) {
@@ -316,11 +336,13 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                      "#define FA4_CONSUMER_REGS %d\n#define FA4_FUSED_KV %d\n"
                      "#define FA4_PINGPONG %d\n#define FA4_EXP2_EMU_PCT %d\n"
                      "#define FA4_RESCALE_THRESHOLD %d\n#define FA4_SCHEDULER %d\n"
-                     "#define FA4_CLUSTER %d\n#define FA4_VARLEN %d\n",
+                     "#define FA4_CLUSTER %d\n#define FA4_VARLEN %d\n#define FA4_PAGED %d\n"
+                     "#define FA4_PAGE_BOX %d\n",
                      cfg->consumer_wgs, cfg->producer_regs, cfg->consumer_regs,
                      cfg->fused_kv, cfg->pingpong, cfg->exp2_emu_pct,
                      cfg->rescale_threshold, (int)cfg->scheduler,
-                     cfg->cluster > 0 ? cfg->cluster : 1, pb->varlen != 0);
+                     cfg->cluster > 0 ? cfg->cluster : 1, pb->varlen != 0, pb->page_size > 0,
+                     pb->page_size > 0 ? sm90_page_box(pb, cfg) : 0);
     return n < 0 || (size_t)n >= size - (size_t)m ? -1 : m + n;
 }
 
@@ -392,6 +414,7 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
                                     out[n].pingpong = pp;
                                     out[n].exp2_emu_pct = emus[e];
                                     out[n].scheduler = scheds[sc];
+                                    sm90_producer_regs(&out[n], pb);
                                 }
                                 n++;
                             }
@@ -483,7 +506,8 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
         out->scheduler = FA4_SCHED_PERSISTENT;
 }
 
-/* family_ops.heuristic: the dense default; varlen takes the dynamic
+/* family_ops.heuristic: the dense default (paged: bn a whole number of
+** pages when pages are smaller than a block); varlen takes the dynamic
 ** scheduler (it hands out only real tiles, where the plain grid is sized for
 ** the longest sequence), bn at most 144 with a mask and 128 without (d128
 ** 128x144 spills 24 B without one, not with one: the estimate is not that
@@ -499,6 +523,8 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
     int bn, pass;
 
     sm90_dense_heuristic(out, dev, pb);
+    if (pb->page_size && out->bn % sm90_page_box(pb, out) != 0)
+        out->bn = out->bn / pb->page_size * pb->page_size;   /* whole pages per block */
     if (!pb->varlen)
         return;
     for (pass = 0; pass < 2; pass++) {
@@ -510,14 +536,17 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
             c.pingpong = 1;
         }
         for (bn = c.bn < cap ? c.bn : cap; bn >= 64; bn -= 16)
-            if (sm90_varlen_need(pb, bn, FA4_SCHED_DYNAMIC, c.swizzle) <= c.consumer_regs) {
+            if ((!pb->page_size || pb->page_size >= bn || bn % pb->page_size == 0) &&
+                sm90_varlen_need(pb, bn, FA4_SCHED_DYNAMIC, c.swizzle) <= c.consumer_regs) {
                 *out = c;
                 out->bn = bn;
                 out->scheduler = FA4_SCHED_DYNAMIC;
+                sm90_producer_regs(out, pb);
                 return;
             }
     }
     out->scheduler = FA4_SCHED_PLAIN;
+    sm90_producer_regs(out, pb);
 }
 
 const family_ops family_sm90 = {

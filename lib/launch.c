@@ -144,9 +144,9 @@ static fa4_status check_serving_pointers(const fa4_plan *plan, const fa4_tensors
                          "or not 4-byte aligned");
     if (used && ((uintptr_t)used & 3) != 0)
         return error_set(plan->ctx, FA4_EINVAL, "tensors.seqused_k is not 4-byte aligned");
-    if (used && plan->config.family != FA4_FAMILY_SM80 && !p->varlen)
+    if (used && plan->config.family != FA4_FAMILY_SM80 && !p->varlen && !p->page_size)
         return error_set(plan->ctx, FA4_ENOTSUP, "tensors.seqused_k: the %s family reads it for "
-                         "varlen problems only; plan with the sm80 family", plan->config.family == FA4_FAMILY_SM90 ? "sm90" : "sm100");
+                         "varlen and paged problems only; plan with the sm80 family", plan->config.family == FA4_FAMILY_SM90 ? "sm90" : "sm100");
     return FA4_OK;
 }
 

@@ -95,6 +95,11 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
     /* Every map in the config's swizzle: the kernel stores O in Q's layout. */
     const int sw = cfg->swizzle == 32 || cfg->swizzle == 64 ? cfg->swizzle : 128;
     const int rows_q = pb->varlen ? varlen_rows(p->q_row_stride) : p->seqlen_q;
+    /* Paged K/V: {dim, heads, page_size, pages}, the page stride as the batch's. */
+    const int paged = pb->page_size > 0;
+    const int pages_k = !paged ? 0 : pb->num_pages > 0 ? pb->num_pages : varlen_rows(p->k_batch_stride);
+    const int pages_v = !paged ? 0 : pb->num_pages > 0 ? pb->num_pages : varlen_rows(p->v_batch_stride);
+    const int box_kv = paged && pb->page_size < cfg->bn ? pb->page_size : cfg->bn;
     const int rows_k = pb->varlen ? varlen_rows(p->k_row_stride) : p->seqlen_k;
     const int rows_o = pb->varlen ? varlen_rows(p->o_row_stride) : p->seqlen_q;
     const int rows_v = pb->varlen ? varlen_rows(p->v_row_stride) : p->seqlen_k;
@@ -117,13 +122,20 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                          p->q_head_stride, p->q_row_stride, BATCH_STRIDE(q, rows_q), cfg->bm,
                          sw, why, wn)) != FA4_OK)
         return st;
-    if ((st = encode_map(&maps[1], cu, "k", dtype, p->k, d, p->heads_kv, rows_k, batch,
-                         p->k_head_stride, p->k_row_stride, BATCH_STRIDE(k, rows_k), cfg->bn,
-                         sw, why, wn)) != FA4_OK)
-        return st;
-    if ((st = encode_map(&maps[2], cu, "v", dtype, p->v, dv, p->heads_kv, rows_v, batch,
-                         p->v_head_stride, p->v_row_stride, BATCH_STRIDE(v, rows_v), cfg->bn,
-                         sw, why, wn)) != FA4_OK)
+    if (paged) {
+        if ((st = encode_map(&maps[1], cu, "k", dtype, p->k, d, p->heads_kv, pb->page_size,
+                             pages_k, p->k_head_stride, p->k_row_stride, p->k_batch_stride,
+                             box_kv, sw, why, wn)) != FA4_OK ||
+            (st = encode_map(&maps[2], cu, "v", dtype, p->v, dv, p->heads_kv, pb->page_size,
+                             pages_v, p->v_head_stride, p->v_row_stride, p->v_batch_stride,
+                             box_kv, sw, why, wn)) != FA4_OK)
+            return st;
+    } else if ((st = encode_map(&maps[1], cu, "k", dtype, p->k, d, p->heads_kv, rows_k, batch,
+                                p->k_head_stride, p->k_row_stride, BATCH_STRIDE(k, rows_k),
+                                cfg->bn, sw, why, wn)) != FA4_OK ||
+               (st = encode_map(&maps[2], cu, "v", dtype, p->v, dv, p->heads_kv, rows_v, batch,
+                                p->v_head_stride, p->v_row_stride, BATCH_STRIDE(v, rows_v),
+                                cfg->bn, sw, why, wn)) != FA4_OK)
         return st;
     st = encode_map(&maps[3], cu, "o", dtype, p->o, dv, p->heads_q, rows_o, batch,
                     p->o_head_stride, p->o_row_stride, BATCH_STRIDE(o, rows_o), 64, sw, why, wn);
@@ -175,10 +187,18 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
     args[2] = &maps[1];
     args[3] = &maps[2];
     args[4] = &maps[3];
-    if (call->problem.varlen) {
+    if (call->problem.varlen || call->problem.page_size) {
         memset(&sv, 0, sizeof sv);
-        sv.cu_seqlens_q = (unsigned long long)(uintptr_t)t->cu_seqlens_q;
-        sv.cu_seqlens_k = (unsigned long long)(uintptr_t)t->cu_seqlens_k;
+        if (call->problem.varlen) {
+            sv.cu_seqlens_q = (unsigned long long)(uintptr_t)t->cu_seqlens_q;
+            sv.cu_seqlens_k = (unsigned long long)(uintptr_t)t->cu_seqlens_k;
+        }
+        if (call->problem.page_size) {
+            sv.block_table = (unsigned long long)(uintptr_t)t->block_table;
+            sv.block_table_stride = call->problem.block_table_stride;
+            while ((1 << sv.page_shift) < call->problem.page_size)
+                sv.page_shift++;
+        }
         sv.seqused_k = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, seqused_k);
         sv.num_splits = 1;
         args[5] = &sv;

@@ -333,6 +333,9 @@ static const serve_shape shapes[] = {
       {17, 1000, 5, 130, 1, 257}, {40, 1000, 3, 300, 1, 257}, 100, 0 },
     { "varlen prefill d64 causal 100x", 4, 4, 4, 64, 1, 1, 1, 0, 0,
       {3000, 30, 191, 193}, {3000, 30, 191, 193}, 0, 0 },
+    /* Paged prefill on the sm90 family: pages smaller than a key block,
+       dense queries, the last page partly used. */
+    { "paged 16 chunked prefill d128", 2, 8, 2, 128, 1, 0, 2, 16, 1, {256, 256}, {2000, 700}, 0, 0 },
     /* Softcap and sinks: a split decode (the merge adds the sink) and
        varlen prefill. */
     { "decode group 8 softcap sinks", 3, 16, 2, 128, 0, 0, 0, 0, 1,
@@ -353,7 +356,7 @@ static const char *configs[] = {
 };
 #define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
-/* sm90 overrides tried on the varlen shapes with contiguous K/V: the plain
+/* sm90 overrides tried on the prefill shapes (varlen or paged): the plain
    grid, three consumer warpgroups, the fused ring with 64 B swizzle. */
 static const char *sm90_configs[] = {
     "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 pingpong=1 sched=plain",
@@ -630,10 +633,10 @@ int main(void)
             char desc[256];
             const char *cfg = c < 0 ? NULL : c < NCONFIGS ? configs[c] : sm90_configs[c - NCONFIGS];
             fa4_status st;
-            if (c >= NCONFIGS && (!sh->varlen || sh->kv_mode != 1))
+            if (c >= NCONFIGS && (s.p.seqlen_q == 1 || (!sh->varlen && sh->kv_mode != 2)))
                 continue;
             st = plan_for(&plan, ctx, &s.p, cfg);
-            if (st == FA4_ENOFIT || (st == FA4_ENOTSUP && c >= NCONFIGS)) {
+            if (st == FA4_ENOFIT || ((st == FA4_ENOTSUP || st == FA4_EINVAL) && c >= NCONFIGS)) {
                 skip("%s [%s]: does not fit: %s", sh->name, cfg, fa4_context_errmsg(ctx));
                 continue;
             }

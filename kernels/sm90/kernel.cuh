@@ -18,8 +18,9 @@
 ** swizzle and not at all with 64 or 32 B.  The map's dim extent is D, so TMA
 ** zero-fills the pad columns, which add 0 to Q K^T and are clipped from the
 ** O store.  Parameters: (fa4_params, tm_q, tm_k, tm_v, tm_o), and with
-** FA4_VARLEN the serving block (common/serving.h; seqlen.cuh): the maps
-** are then {dim, heads, rows, 1} over the packed tensors.
+** FA4_VARLEN or FA4_PAGED the serving block (common/serving.h;
+** seqlen.cuh): varlen maps are {dim, heads, rows, 1} over the packed
+** tensors, paged K/V maps {dim, heads, page_size, pages} over the pool.
 */
 #ifndef FA4_SM90_KERNEL_CUH
 #define FA4_SM90_KERNEL_CUH
@@ -81,6 +82,8 @@ static_assert(FA4_BN % 16 == 0 && FA4_BN >= 64 && FA4_BN <= 256, "sm90: BN in 64
 static_assert(FA4_DVP <= 256 && FA4_DP <= 256, "sm90: head dims up to 256");
 static_assert(FA4_DV <= FA4_D, "sm90: head_dim_v <= head_dim_qk");
 static_assert(FA4_STAGES >= 2, "sm90: at least 2 K/V stages");
+static_assert(!FA4_PAGED || (FA4_PAGE_BOX >= 16 && FA4_BN % FA4_PAGE_BOX == 0),
+              "sm90: paged key blocks are whole boxes of at least 16 rows");
 static_assert(!FA4_VARLEN || FA4_SCHEDULER == 0 || FA4_SCHEDULER == 3,
               "sm90: varlen tiles come from the plain or the dynamic scheduler");
 #if FA4_FUSED_KV
@@ -186,7 +189,7 @@ extern "C" __global__ void __launch_bounds__(FA4_THREADS, 1)
 fa4_fwd(const __grid_constant__ fa4_params p, const __grid_constant__ fa4_tma_map tm_q,
         const __grid_constant__ fa4_tma_map tm_k, const __grid_constant__ fa4_tma_map tm_v,
         const __grid_constant__ fa4_tma_map tm_o
-#if FA4_VARLEN
+#if FA4_VARLEN || FA4_PAGED
         , const __grid_constant__ fa4_serving sv
 #endif
         )

@@ -139,6 +139,9 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         int n_lo, n_hi;
         kv_block_range(p, sq, m0, &n_lo, &n_hi);
         const int kv_head = tile.head / p.group;
+#if FA4_PAGED
+        const int *pages = (const int *)sv.block_table + (long long)tile.batch * sv.block_table_stride;
+#endif
 
         mbarrier_arrive_expect_tx(bars.q_full(), FA4_Q_BYTES);
 #pragma unroll
@@ -156,6 +159,31 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
 #endif
             const u32 k_dst = smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES;
             const u32 v_dst = smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES;
+#if FA4_PAGED
+            /* Box by box (not unrolled: the producer has 24-32 registers). */
+            mbarrier_wait(bars.k_empty(st.stage), st.phase ^ 1u);
+            mbarrier_arrive_expect_tx(bars.k_full(st.stage), FA4_K_STAGE_BYTES);
+#pragma unroll 1
+            for (int i = 0; i < FA4_BN / FA4_PAGE_BOX; ++i) {
+                int page, row;
+                page_box(sq, pages, sv.page_shift, n * FA4_BN + i * FA4_PAGE_BOX, &page, &row);
+#pragma unroll
+                for (int c = 0; c < FA4_DP / FA4_CW; ++c)
+                    tma_load_4d(k_dst + (c * FA4_BN + i * FA4_PAGE_BOX) * FA4_SWIZZLE, tm_k,
+                                bars.k_full(st.stage), c * FA4_CW, kv_head, row, page);
+            }
+            mbarrier_wait(bars.v_empty(vst.stage), vst.phase ^ 1u);
+            mbarrier_arrive_expect_tx(bars.v_full(vst.stage), FA4_V_STAGE_BYTES);
+#pragma unroll 1
+            for (int i = 0; i < FA4_BN / FA4_PAGE_BOX; ++i) {
+                int page, row;
+                page_box(sq, pages, sv.page_shift, n * FA4_BN + i * FA4_PAGE_BOX, &page, &row);
+#pragma unroll
+                for (int c = 0; c < FA4_DVP / FA4_CW; ++c)
+                    tma_load_4d(v_dst + (c * FA4_BN + i * FA4_PAGE_BOX) * FA4_SWIZZLE, tm_v,
+                                bars.v_full(vst.stage), c * FA4_CW, kv_head, row, page);
+            }
+#else
             const int kv_row = sq.k_row0 + kv_load_row(sq, n);
             mbarrier_wait(bars.k_empty(st.stage), st.phase ^ 1u);
             mbarrier_arrive_expect_tx(bars.k_full(st.stage), FA4_K_STAGE_BYTES);
@@ -169,6 +197,7 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
             for (int c = 0; c < FA4_DVP / FA4_CW; ++c)
                 tma_load_4d(v_dst + c * FA4_BN * FA4_SWIZZLE, tm_v, bars.v_full(vst.stage),
                             c * FA4_CW, kv_head, kv_row, sq.batch);
+#endif
 #if FA4_FUSED_KV
             st = vst;
 #endif
@@ -261,15 +290,16 @@ template <int N> FA4_DEV void fence_array(u32 (&r)[N])
         reg_fence(r[i]);
 }
 
-/* Zero rows [0, ROWS) of the V tile at V_SMEM (a block loaded from before
- * its sequence, seqlen.cuh) for this warpgroup's P V: whole FA4_SWIZZLE-byte
+/* Zero rows [LO, HI) of the V tile at V_SMEM (rows that hold no key of
+ * the sequence, seqlen.cuh) for this warpgroup's P V: whole FA4_SWIZZLE-byte
  * rows of each chunk, so the swizzle does not matter.  Every warpgroup
  * writes the same zeros; each waits for its own before its GEMM. */
-FA4_DEV void zero_v_rows(u32 v_smem, int rows, int wg, int tid)
+FA4_DEV void zero_v_rows(u32 v_smem, int lo, int hi, int wg, int tid)
 {
     constexpr int units = FA4_SWIZZLE / 16; /* 16 B units per row */
+    const int rows = hi - lo;
     for (int i = tid; i < rows * units * (FA4_DVP / FA4_CW); i += 128) {
-        const int c = i / (rows * units), r = (i / units) % rows, u = i % units;
+        const int c = i / (rows * units), r = lo + (i / units) % rows, u = i % units;
         st_shared_v4(v_smem + (u32)(c * FA4_BN * FA4_SWIZZLE + r * FA4_SWIZZLE + 16 * u),
                      0u, 0u, 0u, 0u);
     }
@@ -317,11 +347,15 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
     convert_p(pr, s);
     fa4_pipe vst;
     kv_next(st, vst);
-#if FA4_VARLEN
-    /* Only this block, the sequence's last, can start before its first key. */
-    if (const int rows = v_rows_before(kv_load_row(sq, n_hi - 1))) {
-        mbarrier_wait(bars.v_full(vst.stage), vst.phase);
-        zero_v_rows(smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES, rows, wg, tid);
+#if FA4_VARLEN || FA4_PAGED
+    {
+        /* Only this block, the sequence's last, can hold rows of no key. */
+        int lo, hi;
+        v_zero_rows(sq, n_hi - 1, &lo, &hi);
+        if (lo < hi) {
+            mbarrier_wait(bars.v_full(vst.stage), vst.phase);
+            zero_v_rows(smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES, lo, hi, wg, tid);
+        }
     }
 #endif
 

@@ -15,12 +15,20 @@
 ** its box before its first row: TMA zero-fills rows before row 0 of the
 ** tensor, and the rows of the sequence before are read -- finite or not
 ** (a cache's unused rows): their scores are masked and their V rows zeroed
-** (v_rows_before) before P V, since 0 * NaN is NaN.
+** (v_zero_rows) before P V, since 0 * NaN is NaN.
+**
+** Paged K/V (FA4_PAGED, with dense or varlen Q): the maps cover the page
+** pool, {dim, heads, page_size, pages}; key block n is loaded box by box,
+** FA4_PAGE_BOX rows (min(BN, page_size)) from page block_table[b][j /
+** page_size] each, boxes past the sequence's last page from page -1 (TMA
+** zero-fills them; the table is not read there).  The rows of the last
+** block past the sequence's keys come from its last page's unused rows:
+** masked, and their V rows zeroed like those above.
 */
 #ifndef FA4_SM90_SEQLEN_CUH
 #define FA4_SM90_SEQLEN_CUH
 
-#if FA4_VARLEN
+#if FA4_VARLEN || FA4_PAGED
 #include "common/serving.h"
 /* Varlen kernels take the serving block (common/serving.h) as well. */
 #define FA4_SERVING_PARAM , const fa4_serving &sv
@@ -33,7 +41,7 @@
 struct fa4_seq {
     int len_q, len_k;       /* this sequence's query rows and keys */
     int q_row0, k_row0;     /* map row coordinate of its first query, key */
-    int batch;              /* map batch coordinate */
+    int batch;              /* map batch coordinate (of Q and O when paged) */
     long long lse_row0;     /* LSE of (head, row): lse_row0 + head * seq_lse_head_stride + row */
 };
 
@@ -42,20 +50,27 @@ FA4_DEV fa4_seq seq_of(const fa4_params &p FA4_SERVING_PARAM, int b)
 {
     fa4_seq s;
 #if FA4_VARLEN
-    const int *cu_q = (const int *)sv.cu_seqlens_q, *cu_k = (const int *)sv.cu_seqlens_k;
+    const int *cu_q = (const int *)sv.cu_seqlens_q;
     s.q_row0 = cu_q[b];
     s.len_q = cu_q[b + 1] - s.q_row0;
-    s.k_row0 = cu_k[b];
-    s.len_k = sv.seqused_k ? ((const int *)sv.seqused_k)[b] : cu_k[b + 1] - s.k_row0;
     s.batch = 0;
     s.lse_row0 = s.q_row0;
 #else
     s.len_q = p.seqlen_q;
-    s.len_k = p.seqlen_k;
     s.q_row0 = 0;
-    s.k_row0 = 0;
     s.batch = b;
     s.lse_row0 = (long long)b * p.heads_q * p.seqlen_q;
+#endif
+#if FA4_PAGED
+    s.k_row0 = 0;
+    s.len_k = sv.seqused_k ? ((const int *)sv.seqused_k)[b] : p.seqlen_k;
+#elif FA4_VARLEN
+    const int *cu_k = (const int *)sv.cu_seqlens_k;
+    s.k_row0 = cu_k[b];
+    s.len_k = sv.seqused_k ? ((const int *)sv.seqused_k)[b] : cu_k[b + 1] - s.k_row0;
+#else
+    s.k_row0 = 0;
+    s.len_k = p.seqlen_k;
 #endif
     return s;
 }
@@ -86,7 +101,7 @@ FA4_DEV int q_load_row(const fa4_seq &s, int m0)
 /* First key of the BN keys loaded for key block N. */
 FA4_DEV int kv_load_row(const fa4_seq &s, int n)
 {
-#if FA4_VARLEN
+#if FA4_VARLEN && !FA4_PAGED
     return min(n * FA4_BN, s.len_k - FA4_BN);
 #else
     (void)s;
@@ -94,10 +109,34 @@ FA4_DEV int kv_load_row(const fa4_seq &s, int n)
 #endif
 }
 
-/* Rows of a block loaded from KV_ROW that precede the sequence (varlen). */
-FA4_DEV int v_rows_before(int kv_row)
+#if FA4_PAGED
+/* The TMA box of keys from J (a multiple of FA4_PAGE_BOX): its page in the
+ * sequence's block-table row PAGES (-1 past the sequence: TMA zero-fills,
+ * the table is not read there) and its first row in that page. */
+FA4_DEV void page_box(const fa4_seq &s, const int *pages, int page_shift, int j, int *page,
+                      int *row)
 {
-    return kv_row < 0 ? -kv_row : 0;
+    *page = j < s.len_k ? pages[j >> page_shift] : -1;
+    *row = j & ((1 << page_shift) - 1);
+}
+#endif
+
+/* Rows [*lo, *hi) of key block N's V tile that hold no key of the sequence
+ * and may hold anything (empty when lo >= hi): before its first key
+ * (varlen, a sequence shorter than BN) or past its last (paged). */
+FA4_DEV void v_zero_rows(const fa4_seq &s, int n, int *lo, int *hi)
+{
+#if FA4_PAGED
+    *lo = s.len_k - n * FA4_BN;
+    *hi = FA4_BN;
+#elif FA4_VARLEN
+    *lo = 0;
+    *hi = -kv_load_row(s, n);
+#else
+    (void)s;
+    (void)n;
+    *lo = *hi = 0;
+#endif
 }
 
 #endif
