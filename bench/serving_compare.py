@@ -116,7 +116,7 @@ def decode_rows(fa4, fa4_aot, fi, shapes):
         fa4.lib.fa4_plan_destroy(plan)
 
 
-def varlen_rows(fa4, lens, hq=16, d=128, causal=True, label=""):
+def varlen_rows(fa4, lens, hq=16, d=128, causal=True, label="", page=0):
     """Varlen prefill of LENS against the dense libfa4 grid at the same average
     length (same batch, same total tokens) and cuDNN on the padded dense batch."""
     b, mx = len(lens), max(lens)
@@ -150,6 +150,34 @@ def varlen_rows(fa4, lens, hq=16, d=128, causal=True, label=""):
           "(%.3f ms); dense libfa4 at avg %.1f TFLOP/s: %.2fx; cuDNN padded dense %.3f ms: %.2fx  %s (%s)" % (
               "causal" if causal else "non-causal", label, b, min(lens), mx, total, avg, hq, d, tf, t,
               tfd, tf / tfd, tc, tc / t, desc, src))
+    tp = None
+    if page:
+        # The same keys in PAGE-row pages, handed out in reverse order.
+        npg = [(L + page - 1) // page for L in lens]
+        pool_k = torch.zeros(sum(npg), page, hq, d, device="cuda", dtype=torch.bfloat16)
+        pool_v = torch.zeros_like(pool_k)
+        table = torch.zeros(b, max(npg), device="cuda", dtype=torch.int32)
+        nxt, off = sum(npg) - 1, 0
+        for i, L in enumerate(lens):
+            for j in range(npg[i]):
+                rows = min(page, L - j * page)
+                pool_k[nxt, :rows] = k[off + j * page: off + j * page + rows]
+                pool_v[nxt, :rows] = v[off + j * page: off + j * page + rows]
+                table[i, j] = nxt
+                nxt -= 1
+            off += L
+        used = torch.tensor(lens, device="cuda", dtype=torch.int32)
+        pplan, pdesc, _ = fa4.plan(b, mx, mx, hq, hq, d, causal, varlen=1, page_size=page,
+                                   num_pages=pool_k.shape[0])
+        op = torch.full_like(q, float("nan"))
+        prun = lambda: fa4.forward(pplan, q, pool_k, pool_v, op, cu_q=cu, table=table, used=used)
+        prun()
+        torch.cuda.synchronize()
+        err = ((op.float() - o.float()).norm() / o.float().norm()).item()
+        tp = bench(prun, groups=5, calls=3)
+        print("  %d-token pages: %.1f TFLOP/s (%.3f ms), %.2fx of contiguous, rel. diff %.1e  %s" % (
+            page, flops / tp / 1e9, tp, t / tp, err, pdesc))
+        fa4.lib.fa4_plan_destroy(pplan)
     fa4.lib.fa4_plan_destroy(plan)
     fa4.lib.fa4_plan_destroy(dplan)
 
@@ -174,7 +202,7 @@ def main():
     if "varlen" in args.only:
         g = torch.Generator().manual_seed(1)
         lens = [int(128 * (64 ** (i / 31))) for i in range(32)]   # 128 .. 8192, geometric
-        varlen_rows(fa4, lens, label=" (geometric)")
+        varlen_rows(fa4, lens, label=" (geometric)", page=16)
         varlen_rows(fa4, lens, causal=False, label=" (geometric)")
         rnd = torch.randint(128, 8193, (32,), generator=g).tolist()
         varlen_rows(fa4, rnd, label=" (uniform)")
