@@ -150,7 +150,6 @@ def varlen_rows(fa4, lens, hq=16, d=128, causal=True, label="", page=0):
           "(%.3f ms); dense libfa4 at avg %.1f TFLOP/s: %.2fx; cuDNN padded dense %.3f ms: %.2fx  %s (%s)" % (
               "causal" if causal else "non-causal", label, b, min(lens), mx, total, avg, hq, d, tf, t,
               tfd, tf / tfd, tc, tc / t, desc, src))
-    tp = None
     if page:
         # The same keys in PAGE-row pages, handed out in reverse order.
         npg = [(L + page - 1) // page for L in lens]
