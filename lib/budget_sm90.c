@@ -113,15 +113,6 @@ static int sm90_page_box(const fa4_problem *pb, const fa4_config *cfg)
     return pb->page_size < cfg->bn ? pb->page_size : cfg->bn;
 }
 
-/* Varlen queries over paged K/V: the producer walks the sequences and the
-** block table; with two consumer warpgroups it takes 32 registers (24
-** spilled 36-68 B; 32 x 128 + 240 x 256 is the whole register file). */
-static void sm90_producer_regs(fa4_config *c, const fa4_problem *pb)
-{
-    if (pb->varlen && pb->page_size && c->consumer_wgs == 2 && c->producer_regs < 32)
-        c->producer_regs = 32;
-}
-
 /* The setmaxnreg split used for WGS consumer warpgroups. */
 static void sm90_reg_split(int wgs, int *producer, int *consumer)
 {
@@ -163,6 +154,13 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     if (d < 64 || d > 256 || d % 8 != 0 || dv < 8 || dv > d || dv % 8 != 0) {
         snprintf(why, wn, "sm90 kernels need 64 <= head_dim_qk <= 256, head_dim_v <= "
                  "head_dim_qk, both multiples of 8 (head_dim_qk=%d head_dim_v=%d)", d, dv);
+        return FA4_ENOTSUP;
+    }
+    if (pb->page_size && pb->varlen) {
+        /* The producer's walk over the sequences and the block table do not
+           fit its 24 registers (spills; 32 leaves the consumers too few). */
+        snprintf(why, wn, "sm90 kernels: varlen queries over paged K/V not implemented "
+                 "(the sm80 family runs them)");
         return FA4_ENOTSUP;
     }
     if (pb->page_size && pb->page_size < 16) {
@@ -303,9 +301,16 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "threads %d > limit %d", threads, dev->max_threads_per_block);
         return FA4_ENOFIT;
     }
-    if (cfg->consumer_regs * 128 * wgs + cfg->producer_regs * 128 > SM90_REG_FILE) {
-        snprintf(why, wn, "regs %d x %d consumer threads + %d x 128 producer threads > %d",
-                 cfg->consumer_regs, 128 * wgs, cfg->producer_regs, SM90_REG_FILE);
+    /* setmaxnreg moves registers within the CTA's launch allocation (ptxas
+       gives each of THREADS threads the file's share, in steps of 8): the
+       consumers can gain only what the producer gives back.  24/240 with
+       two consumer warpgroups and 32/160 with three use all of it; 32/240
+       asks for 1024 more and the consumers' setmaxnreg.inc waits forever. */
+    if (cfg->consumer_regs * 128 * wgs + cfg->producer_regs * 128 >
+        (SM90_REG_FILE / threads) / 8 * 8 * threads) {
+        snprintf(why, wn, "regs %d x %d consumer threads + %d x 128 producer threads > %d "
+                 "(the launch allocation of %d threads)", cfg->consumer_regs, 128 * wgs,
+                 cfg->producer_regs, (SM90_REG_FILE / threads) / 8 * 8 * threads, threads);
         return FA4_ENOFIT;
     }
     if (need > cfg->consumer_regs) {
@@ -414,7 +419,6 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
                                     out[n].pingpong = pp;
                                     out[n].exp2_emu_pct = emus[e];
                                     out[n].scheduler = scheds[sc];
-                                    sm90_producer_regs(&out[n], pb);
                                 }
                                 n++;
                             }
@@ -541,12 +545,10 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                 *out = c;
                 out->bn = bn;
                 out->scheduler = FA4_SCHED_DYNAMIC;
-                sm90_producer_regs(out, pb);
                 return;
             }
     }
     out->scheduler = FA4_SCHED_PLAIN;
-    sm90_producer_regs(out, pb);
 }
 
 const family_ops family_sm90 = {

@@ -48,11 +48,12 @@ static struct plan_cache_entry *cache_find(fa4_context *ctx, const char *key)
 /*
 ** 1 when P is a serving shape the sm80 family runs best: few query rows per
 ** KV head (decode, speculative decoding: its decode tiles pack the heads
-** and split the keys) or a layout only it reads (pages under 16 rows).
+** and split the keys) or a layout only it reads (pages under 16 rows,
+** varlen queries over pages).
 */
 static int serving_shape(const fa4_problem *p)
 {
-    return (p->page_size > 0 && p->page_size < 16) ||
+    return (p->page_size > 0 && (p->page_size < 16 || p->varlen)) ||
            (long long)p->seqlen_q * (p->heads_q / p->heads_kv) <= 64;
 }
 

@@ -106,7 +106,12 @@ static void check_budget(const device_limits *dev)
     c.producer_regs = 56;
     st = budget_fit(&l, dev, &p128, &c, why, sizeof why);
     is_int(st, FA4_ENOFIT, "a 56/256 register split over 384 threads does not fit");
-    has_str(why, "> 65536", "and the reason names the register file");
+    has_str(why, "launch allocation", "and the reason names the launch's register allocation");
+
+    c = sm90_config(2, 128, 2);
+    c.producer_regs = 32;   /* 32 x 128 + 240 x 256 > 168 x 384: setmaxnreg.inc would wait */
+    st = budget_fit(&l, dev, &p128, &c, why, sizeof why);
+    is_int(st, FA4_ENOFIT, "a 32/240 split over 384 threads does not fit the launch allocation");
 
     c = sm90_config(2, 128, 2);
     c.bm = 192;
@@ -234,8 +239,12 @@ static void check_varlen(const device_limits *dev)
     st = budget_fit(&l, dev, &p, &c, why, sizeof why);
     is_int(st, FA4_EINVAL, "varlen with the static persistent scheduler is malformed");
     has_str(why, "dynamic scheduler", "and the reason names the schedulers it takes");
-    p.page_size = 8;
+    p.page_size = 32;
     c.scheduler = FA4_SCHED_DYNAMIC;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,
+           "varlen queries over paged K/V are not the sm90 family's");
+    p.varlen = 0;
+    p.page_size = 8;
     is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,
            "8-row pages are not the sm90 family's (TMA boxes of 16 rows or more)");
     p.page_size = 32;
@@ -244,8 +253,9 @@ static void check_varlen(const device_limits *dev)
            "a key block of 80 rows is not a whole number of 32-row pages");
     c.bn = 128;
     is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_OK,
-           "varlen over 32-row pages with 128-row key blocks fits");
+           "dense queries over 32-row pages with 128-row key blocks fit");
     p.page_size = 0;
+    p.varlen = 1;
     p = ct_problem_2k(FA4_DTYPE_BF16, 256, 256, 0);
     p.varlen = 1;
     c = sm90_config(2, 64, 2);
@@ -287,8 +297,8 @@ static void check_varlen(const device_limits *dev)
         }
 }
 
-/* Softcap and sinks with the defaults of each head dim, dense and varlen
-   (over 16- and 32-row pages for d64 and d128). */
+/* Softcap and sinks with the defaults of each head dim, varlen and not
+   (dense queries over 16- and 32-row pages for d64 and d128). */
 static void check_softcap_sinks(const device_limits *dev)
 {
     static const int dims[][2] = { { 64, 64 }, { 128, 128 }, { 192, 128 }, { 256, 256 } };
@@ -302,7 +312,7 @@ static void check_softcap_sinks(const device_limits *dev)
             p.softcap = 30.0f;
             p.attention_sinks = 1;
             p.varlen = varlen;
-            p.page_size = varlen && i < 2 ? 16 << i : 0;   /* paged K/V: 16 and 32 rows */
+            p.page_size = !varlen && i < 2 ? 16 << i : 0;  /* paged K/V: 16 and 32 rows */
             if (config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK)
                 check_compile(dev, &p, &c);
             else if (!(varlen && dims[i][1] > 192))
