@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Host time of fa4's Python calls over the raw C launch, for a cached plan.
+
+For each shape, the host time per call of
+  raw       fa4_forward() through ctypes with a prepared fa4_tensors (the floor),
+  out=      fa4.attention(..., out=o) / attention_with_kvcache(..., out=o),
+  alloc     the same without out= (PyTorch allocates the output),
+  op        torch.ops.fa4.* (the custom op's dispatch: compile, autograd paths),
+each the median over GROUPS groups of CALLS calls timed on the host
+(perf_counter) and synchronised between groups, so that the GPU queue never
+fills and the figure is the host's.  The overhead is out= minus raw; the
+target is OVERHEAD_TARGET_US.  Needs PyTorch and a GPU.
+
+    python3 python/bench_overhead.py [--calls 200] [--groups 30] [--json out.json]
+"""
+import argparse
+import ctypes as C
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # this tree's fa4
+
+OVERHEAD_TARGET_US = 10.0
+
+
+def per_call_us(fn, calls, groups, torch):
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(groups):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        times.append((t1 - t0) / calls * 1e6)
+    return statistics.median(times)
+
+
+def raw_launch(fa4, entry, torch, **ptrs):
+    """A function that launches ENTRY's plan through ctypes alone, with the
+    pointers and sizes given: what fa4's wrappers add to is this."""
+    from fa4 import _abi, _ops
+    lib = fa4.library()
+    dev = torch.cuda.current_device()
+    stream = torch.cuda.current_stream().cuda_stream
+    ws = _ops._workspace(entry, stream, torch.device("cuda", dev)) if entry.ws_bytes else None
+    t = _abi.Tensors.init(workspace=None if ws is None else ws.data_ptr(), **ptrs)
+    addr, handle, forward = C.addressof(t), entry.handle, lib.fa4_forward
+
+    def run():
+        if forward(handle, addr, stream):
+            raise RuntimeError("fa4_forward failed")
+    run.keep = (t, ws)
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--calls", type=int, default=200)
+    ap.add_argument("--groups", type=int, default=30)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    import torch
+    import fa4
+    from fa4 import _ops
+    if not torch.cuda.is_available():
+        sys.exit("bench_overhead.py: no CUDA device")
+    torch.manual_seed(0)
+    rows = []
+    bf = dict(device="cuda", dtype=torch.bfloat16)
+    print("device: %s, torch %s, libfa4 %s (%s)" % (torch.cuda.get_device_name(), torch.__version__,
+                                                   fa4.library().version(), fa4.library().path))
+    print("host time per call, median of %d groups of %d calls (us)" % (args.groups, args.calls))
+    print("%-44s %8s %8s %8s %8s %9s" % ("shape", "raw", "out=", "alloc", "op", "overhead"))
+
+    # Dense prefill (small: the host, not the GPU, is what is timed).
+    for (b, s, hq, hkv, d, causal) in [(1, 128, 8, 8, 128, True), (4, 1024, 16, 4, 128, False)]:
+        q = torch.randn(b, s, hq, d, **bf)
+        k = torch.randn(b, s, hkv, d, **bf)
+        v = torch.randn_like(k)
+        o = torch.empty_like(q)
+        e = _ops.dense(q, k, v, o, causal, -1, -1, 0.0, False, plan_only=True)
+        raw = raw_launch(fa4, e, torch, q=q.data_ptr(), k=k.data_ptr(), v=v.data_ptr(), o=o.data_ptr(),
+                         seqlen_q=s, seqlen_k=s, batch=b)
+        cases = dict(raw=raw,
+                     out=lambda: fa4.attention(q, k, v, causal=causal, out=o),
+                     alloc=lambda: fa4.attention(q, k, v, causal=causal),
+                     op=lambda: torch.ops.fa4.attention(q, k, v, causal, -1, -1, 0.0, False))
+        rows.append(dict(shape="attention b%d s%d %d/%d d%d%s" % (b, s, hq, hkv, d, " causal" if causal else ""),
+                         **{n: per_call_us(f, args.calls, args.groups, torch) for n, f in cases.items()}))
+        print_row(rows[-1])
+
+    # Decode against a dense and a paged cache (split-KV: a workspace per stream).
+    for (b, L, hq, hkv, d, page) in [(64, 4096, 32, 4, 128, 0), (64, 4096, 32, 4, 128, 16)]:
+        q = torch.randn(b, 1, hq, d, **bf)
+        kc = torch.randn(b, L, hkv, d, **bf)
+        vc = torch.randn_like(kc)
+        table = None
+        if page:
+            n = b * L // page
+            perm = torch.randperm(n, device="cuda")
+            kc, vc = kc.reshape(n, page, hkv, d)[perm], vc.reshape(n, page, hkv, d)[perm]
+            table = torch.argsort(perm).view(b, L // page).to(torch.int32)
+        lens = torch.full((b,), L - 5, device="cuda", dtype=torch.int32)
+        o = torch.empty_like(q)
+        fa4.attention_with_kvcache(q, kc, vc, lens, table, out=o)
+        e = _ops.kvcache(q, kc, vc, lens, table, o, False, -1, -1, 0.0, False, plan_only=True)
+        raw = raw_launch(fa4, e, torch, q=q.data_ptr(), k=kc.data_ptr(), v=vc.data_ptr(), o=o.data_ptr(),
+                         seqused_k=lens.data_ptr(), block_table=None if table is None else table.data_ptr(),
+                         seqlen_q=1, seqlen_k=L, batch=b)
+        cases = dict(raw=raw,
+                     out=lambda: fa4.attention_with_kvcache(q, kc, vc, lens, table, out=o),
+                     alloc=lambda: fa4.attention_with_kvcache(q, kc, vc, lens, table),
+                     op=lambda: torch.ops.fa4.attention_with_kvcache(q, kc, vc, lens, -1, table, False, -1, -1,
+                                                                     0.0, False))
+        rows.append(dict(shape="kvcache decode b%d L%d %d/%d d%d%s" % (b, L, hq, hkv, d,
+                                                                      " page%d" % page if page else ""),
+                         **{n: per_call_us(f, args.calls, args.groups, torch) for n, f in cases.items()}))
+        print_row(rows[-1])
+
+    worst = max(r["out"] - r["raw"] for r in rows)
+    verdict = "within" if worst <= OVERHEAD_TARGET_US else "OVER"
+    print("largest overhead (out= - raw): %.2f us, %s the %.0f us target" % (worst, verdict, OVERHEAD_TARGET_US))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rows=rows,
+                           calls=args.calls, groups=args.groups, worst_overhead_us=worst,
+                           target_us=OVERHEAD_TARGET_US), f, indent=1)
+    return 0 if worst <= OVERHEAD_TARGET_US else 1
+
+
+def print_row(r):
+    print("%-44s %8.2f %8.2f %8.2f %8.2f %9.2f" % (r["shape"], r["raw"], r["out"], r["alloc"], r["op"],
+                                                   r["out"] - r["raw"]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""fa4: libfa4's attention forward for PyTorch, through ctypes.
+
+    import torch, fa4
+    q = torch.randn(2, 1024, 16, 128, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(2, 1024, 4, 128, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn_like(k)
+    o = fa4.attention(q, k, v, causal=True)            # [2, 1024, 16, 128]
+
+Tensors are [batch, seqlen, heads, head_dim] (packed [total, heads, head_dim] for
+varlen), bf16 or fp16, on one CUDA device, the last dimension contiguous; other
+strides are free where libfa4 accepts them (multiples of 16 bytes).  Semantics
+are FlashAttention's: causal masks align to the bottom-right corner, the
+default scale is 1/sqrt(head_dim), LSE is the natural log-sum-exp, float32.
+
+The functions are also torch.library ops (torch.ops.fa4.attention, ...) with
+fake implementations, so they work under torch.compile(fullgraph=True) and in
+CUDA-graph capture (plan first: run a call of the same class before capturing).
+They compute the forward only; a backward through them raises.
+
+libfa4.so is found through $FA4_LIBRARY, pkg-config, the install prefix or the
+source tree's build (fa4._lib); no compiled extension, so any PyTorch works.
+Importing fa4 needs no PyTorch: library(), Fa4Error and fa4._lib's Context and
+Plan work without it.
+"""
+import collections
+
+from . import _abi
+from ._lib import Fa4Error, LibraryNotFoundError, library
+
+__version__ = _abi.HEADER_VERSION
+__all__ = ["attention", "attention_varlen", "attention_with_kvcache", "plan_info", "clear_cache",
+           "library", "Fa4Error", "LibraryNotFoundError", "PlanInfo", "__version__"]
+
+try:
+    import torch
+except ImportError as _e:   # the torch-free parts stay usable
+    torch = None
+    _torch_error = _e
+
+if torch is not None:
+    from . import _ops
+    from ._ops import clear_cache
+
+
+def _window(window):
+    wl, wr = window
+    return int(wl), int(wr)
+
+
+def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, return_lse=False, out=None):
+    """Attention forward: softmax(softmax_scale * q k^T + mask) v per batch and head.
+
+    q: [batch, seqlen_q, heads_q, head_dim]; k: [batch, seqlen_k, heads_kv, head_dim];
+    v: [batch, seqlen_k, heads_kv, head_dim_v]; heads_q a multiple of heads_kv
+    (GQA/MQA).  causal: bottom-right aligned causal mask.  window: (left, right)
+    sliding window, -1 unbounded.  softmax_scale: None for 1/sqrt(head_dim).
+    out: an optional [batch, seqlen_q, heads_q, head_dim_v] tensor to write.
+
+    Returns out, or (out, lse) with return_lse (lse: float32 [batch, heads_q,
+    seqlen_q]).  Raises Fa4Error with libfa4's message when the library refuses
+    the problem, ValueError/TypeError for tensors that do not fit together.
+    """
+    wl, wr = _window(window)
+    scale = 0.0 if softmax_scale is None else float(softmax_scale)
+    if torch.compiler.is_compiling() or _ops.use_op(q, k, v, out):
+        if out is None:
+            out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse)
+        else:
+            lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse)
+    else:
+        out, lse = _ops.dense(q, k, v, out, causal, wl, wr, scale, return_lse)
+    return (out, lse) if return_lse else out
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, *, causal=False,
+                     window=(-1, -1), softmax_scale=None, seqused_k=None, block_table=None,
+                     return_lse=False, out=None):
+    """Attention over variable-length sequences packed end to end
+    (flash_attn_varlen_func's conventions).
+
+    q: [total_q, heads_q, head_dim]; k, v: [total_k, heads_kv, head_dim(_v)], or
+    with block_table paged [num_pages, page_size, heads_kv, head_dim(_v)].
+    cu_seqlens_q, cu_seqlens_k: int32 [batch + 1] offsets starting at 0 (with a
+    block table, cu_seqlens_k gives the sequences' key counts unless seqused_k
+    does; it may then be None).  max_seqlen_q, max_seqlen_k: the longest
+    sequences (ints).  seqused_k: int32 [batch], the keys each sequence uses.
+    block_table: int32 [batch, pages per sequence].  Masks are per sequence.
+
+    Returns out [total_q, heads_q, head_dim_v], or (out, lse) with lse float32
+    [heads_q, total_q].
+    """
+    wl, wr = _window(window)
+    scale = 0.0 if softmax_scale is None else float(softmax_scale)
+    if torch.compiler.is_compiling() or _ops.use_op(q, k, v, out):
+        if out is None:
+            out, lse = torch.ops.fa4.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                                      max_seqlen_k, seqused_k, block_table, causal, wl, wr,
+                                                      scale, return_lse)
+        else:
+            lse = torch.ops.fa4.attention_varlen_out(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                                     max_seqlen_k, seqused_k, block_table, out, causal, wl,
+                                                     wr, scale, return_lse)
+    else:
+        out, lse = _ops.varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k,
+                               block_table, out, causal, wl, wr, scale, return_lse)
+    return (out, lse) if return_lse else out
+
+
+def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=None, *, causal=False,
+                           window=(-1, -1), softmax_scale=None, return_lse=False, out=None):
+    """Attention of new queries against a KV cache (flash_attn_with_kvcache's
+    conventions; the cache is read, not appended to).
+
+    q: [batch, seqlen_q, heads_q, head_dim].  k_cache, v_cache: dense [batch,
+    seqlen_cache, heads_kv, head_dim(_v)], or paged [num_pages, page_size,
+    heads_kv, head_dim(_v)] with block_table int32 [batch, pages per sequence].
+    cache_seqlens: the keys in use, an int (every sequence) or int32 [batch];
+    None: the whole cache.  The causal mask aligns each sequence's queries with
+    the end of its used keys (decode: the new token sees every key).
+
+    Returns out [batch, seqlen_q, heads_q, head_dim_v], or (out, lse).
+    """
+    wl, wr = _window(window)
+    scale = 0.0 if softmax_scale is None else float(softmax_scale)
+    if torch.compiler.is_compiling() or _ops.use_op(q, k_cache, v_cache, out):
+        tensor_lens = cache_seqlens if isinstance(cache_seqlens, torch.Tensor) else None
+        int_lens = -1 if cache_seqlens is None or tensor_lens is not None else int(cache_seqlens)
+        if out is None:
+            out, lse = torch.ops.fa4.attention_with_kvcache(q, k_cache, v_cache, tensor_lens, int_lens,
+                                                            block_table, causal, wl, wr, scale, return_lse)
+        else:
+            lse = torch.ops.fa4.attention_with_kvcache_out(q, k_cache, v_cache, tensor_lens, int_lens,
+                                                           block_table, out, causal, wl, wr, scale, return_lse)
+    else:
+        out, lse = _ops.kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale,
+                                return_lse)
+    return (out, lse) if return_lse else out
+
+
+PlanInfo = collections.namedtuple(
+    "PlanInfo", "config source family workspace_bytes batch seqlen_q seqlen_k")
+PlanInfo.__doc__ = """What plan_info() reports: config (fa4_config_format's text), source
+(fa4_config_source_string: "exact", "nearest", "heuristic", ...), family (80, 90,
+100), workspace_bytes, and the plan's maxima (batch, seqlen_q, seqlen_k): the
+call's sizes rounded up, so that one plan serves a class of calls."""
+
+
+def plan_info(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, return_lse=False,
+              cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, seqused_k=None,
+              block_table=None, cache_seqlens=None, kvcache=False):
+    """The plan the matching call would use (made and cached now if missing):
+    a PlanInfo with the chosen config's text and where it came from.
+
+    Same arguments as attention(); with cu_seqlens_q those of attention_varlen();
+    with kvcache=True, cache_seqlens or block_table those of
+    attention_with_kvcache().  The tensors must be CUDA tensors; their contents
+    are not read."""
+    wl, wr = _window(window)
+    scale = 0.0 if softmax_scale is None else float(softmax_scale)
+    if cu_seqlens_q is not None:
+        e = _ops.varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k,
+                        block_table, None, causal, wl, wr, scale, return_lse, plan_only=True)
+    elif kvcache or cache_seqlens is not None or block_table is not None:
+        e = _ops.kvcache(q, k, v, cache_seqlens, block_table, None, causal, wl, wr, scale, return_lse,
+                         plan_only=True)
+    else:
+        e = _ops.dense(q, k, v, None, causal, wl, wr, scale, return_lse, plan_only=True)
+    config, source = e.plan.describe()
+    p = e.plan.problem
+    return PlanInfo(config, source, e.plan.family, e.ws_bytes, p.batch, p.seqlen_q, p.seqlen_k)
+
+
+if torch is None:
+    def _needs_torch(name):
+        def missing(*args, **kwargs):
+            raise ImportError("fa4.%s needs PyTorch (import torch: %s)" % (name, _torch_error))
+        missing.__name__ = name
+        return missing
+
+    attention = _needs_torch("attention")
+    attention_varlen = _needs_torch("attention_varlen")
+    attention_with_kvcache = _needs_torch("attention_with_kvcache")
+    plan_info = _needs_torch("plan_info")
+    clear_cache = _needs_torch("clear_cache")

@@ -1,0 +1,604 @@
+"""The PyTorch front end: attention on CUDA tensors through libfa4.
+
+One fa4 context per device, opened on first use.  Plans are cached per device
+and problem class: the key holds what a plan fixes (dtype, heads, head dims,
+masking, scale, LSE, explicit strides, paging) and the sequence lengths and
+batch rounded up to powers of two, which fa4_plan_create takes as maxima; each
+call passes its own sizes in fa4_tensors, so a decode loop or changing varlen
+batches reuse one plan (and the rounded lengths select the same database
+bucket the exact ones would).
+
+Launches go on PyTorch's current stream.  A plan that needs a workspace
+(fa4_plan_workspace_size > 0: the dynamic scheduler's tile counter, split-KV
+partial results) gets one zero-filled torch buffer per stream it runs on:
+fa4_forward(3) says launches that may overlap (different streams) each need
+their own, and the plan's built-in one may serve only one at a time.  During
+CUDA-graph capture every launch gets a fresh buffer from the graph's pool, so
+the graph owns it and its zero fill is part of the graph.
+"""
+import ctypes as C
+import threading
+import warnings
+from typing import Optional, Tuple
+
+import torch
+
+from . import _abi, _lib
+
+_DTYPES = {torch.bfloat16: _abi.DTYPE_BF16, torch.float16: _abi.DTYPE_FP16}
+_TENSORS_SIZE = C.sizeof(_abi.Tensors)
+_Tensors = _abi.Tensors
+_addressof = C.addressof
+# A warning, once per device, past this many cached plans (each distinct set of
+# explicit strides is a plan of its own; contiguous inputs share one).
+PLAN_WARNING = 1024
+
+try:  # what Triton uses: the raw cudaStream_t of the current stream, without a Stream object
+    _raw_stream = torch._C._cuda_getCurrentRawStream
+except AttributeError:  # pragma: no cover
+    def _raw_stream(index):
+        return torch.cuda.current_stream(index).cuda_stream
+_capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing", torch.cuda.is_current_stream_capturing)
+
+
+def _pow2(n):
+    return 1 << (n - 1).bit_length() if n > 1 else 1
+
+
+def _batch_max(b, heads_kv):
+    """The plan's batch for a call of B sequences: the largest batch in the same
+    database work bucket (batch x heads_kv rounded up to a power of two)."""
+    return max(b, _pow2(b * heads_kv) // heads_kv)
+
+
+# ------------------------------------------------------------------ devices
+
+
+class _Entry:
+    """A cached plan: its handle, workspace size and per-stream workspaces."""
+    __slots__ = ("plan", "handle", "ws_bytes", "workspaces", "as_varlen")
+
+    def __init__(self, plan, as_varlen=False):
+        self.plan = plan
+        self.handle = plan.handle
+        self.ws_bytes = plan.workspace_size
+        self.workspaces = {}
+        self.as_varlen = as_varlen
+
+
+class _Device:
+    """One GPU: its fa4 context and plans."""
+
+    def __init__(self, index):
+        self.index = index
+        self.context = _lib.Context(index)
+        self.forward = self.context.lib.fa4_forward
+        self.plans = {}
+        self.lock = threading.Lock()
+        self.offsets = {}
+
+    def entry(self, key, problem, *, dense_seqused=None):
+        """The cached plan of KEY, made from the fa4_problem PROBLEM() when missing.
+        DENSE_SEQUSED: a varlen problem to plan instead when PROBLEM's plan cannot
+        read seqused_k (families other than sm80 read it for varlen problems only)."""
+        with self.lock:
+            e = self.plans.get(key)
+            if e is not None:
+                return e
+            plan = self.context.plan(problem())
+            as_varlen = False
+            if dense_seqused is not None and plan.family != _abi.FAMILY_SM80:
+                plan.destroy()
+                plan, as_varlen = self.context.plan(dense_seqused()), True
+            e = self.plans[key] = _Entry(plan, as_varlen)
+            if len(self.plans) == PLAN_WARNING:
+                warnings.warn("fa4: %d plans cached on cuda:%d; inputs with explicit strides that "
+                              "change from call to call get a plan each (contiguous ones share "
+                              "one): fa4.clear_cache() releases them" % (PLAN_WARNING, self.index))
+            return e
+
+    def seq_offsets(self, count, step):
+        """int32 [0, step, 2 step, ..., count step] on this device: the cu_seqlens of
+        COUNT sequences of STEP rows each.  Kept, except when made during CUDA-graph
+        capture (its contents would exist only in the graph)."""
+        t = self.offsets.get((count, step))
+        if t is None:
+            t = torch.arange(0, (count + 1) * step, step, dtype=torch.int32,
+                             device=torch.device("cuda", self.index))
+            if not _capturing():
+                self.offsets[(count, step)] = t
+        return t
+
+    def clear(self):
+        torch.cuda.synchronize(self.index)
+        with self.lock:
+            for e in self.plans.values():
+                e.plan.destroy()
+            self.plans.clear()
+            self.offsets.clear()
+
+
+_devices = {}
+_devices_lock = threading.Lock()
+
+
+def _open(index):
+    with _devices_lock:
+        dev = _devices.get(index)
+        if dev is None:
+            dev = _devices[index] = _Device(index)
+        return dev
+
+
+def clear_cache():
+    """Destroy every cached plan and workspace (after synchronising each device).
+    Not while other threads launch fa4 kernels, nor during CUDA-graph capture."""
+    for dev in list(_devices.values()):
+        dev.clear()
+
+
+def _workspace(e, stream, device):
+    """A zero-filled workspace of E for STREAM (see the module's docstring)."""
+    if _capturing():
+        return torch.zeros(e.ws_bytes, dtype=torch.uint8, device=device)
+    ws = e.workspaces.get(stream)
+    if ws is None:
+        ws = e.workspaces[stream] = torch.zeros(e.ws_bytes, dtype=torch.uint8, device=device)
+    return ws
+
+
+def _launch(dev, e, q, k, v, o, lse, cu_q, cu_k, table, used, sq, sk, b):
+    stream = _raw_stream(dev.index)
+    ws = _workspace(e, stream, q.device) if e.ws_bytes else None
+    t = _Tensors(_TENSORS_SIZE, q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+                 None if lse is None else lse.data_ptr(),
+                 None if cu_q is None else cu_q.data_ptr(),
+                 None if cu_k is None else cu_k.data_ptr(),
+                 None if table is None else table.data_ptr(),
+                 None if used is None else used.data_ptr(),
+                 None if ws is None else ws.data_ptr(), sq, sk, b)
+    st = dev.forward(e.handle, _addressof(t), stream)
+    if st:
+        raise dev.context.error("fa4_forward", st)
+
+
+# ----------------------------------------------------------------- checking
+
+
+def _device_of(q, *others):
+    """The _Device of Q, after checking that every tensor of OTHERS is on it."""
+    index = q.get_device()
+    if index < 0:
+        raise ValueError("fa4: q must be a CUDA tensor (got device %s)" % q.device)
+    for t in others:
+        if t is not None and t.get_device() != index:
+            raise ValueError("fa4: every tensor must be on %s (got one on %s)" % (q.device, t.device))
+    return _devices.get(index) or _open(index)
+
+
+def _dtype(q, k, v):
+    dt = _DTYPES.get(q.dtype)
+    if dt is None:
+        raise TypeError("fa4: q is %s; supported: torch.bfloat16, torch.float16" % q.dtype)
+    if k.dtype != q.dtype or v.dtype != q.dtype:
+        raise TypeError("fa4: q, k and v must have one dtype (got %s, %s, %s)" % (q.dtype, k.dtype, v.dtype))
+    return dt
+
+
+def _index(t, name, shape=None):
+    """Check an int32 index tensor (cu_seqlens, seqused_k, block_table)."""
+    if t.dtype != torch.int32:
+        raise TypeError("fa4: %s must be torch.int32 (got %s)" % (name, t.dtype))
+    if shape is not None and tuple(t.shape) != shape:
+        raise ValueError("fa4: %s has shape %s; expected %s" % (name, tuple(t.shape), shape))
+    if t.stride(-1) != 1:
+        raise ValueError("fa4: %s must be contiguous in its last dimension" % name)
+
+
+def _strides(t, force=False):
+    """T's strides in fa4's terms: None when T is contiguous (the plan then follows
+    each call's sizes), else (batch, row, head) in elements.  T is [batch, rows,
+    heads, dim] or, packed, [rows, heads, dim] (no batch stride: the row stride
+    stands in, unused).  Strides of size-1 dimensions do not matter to PyTorch
+    and may be anything; they become values valid for fa4.  FORCE: explicit
+    strides even for a contiguous tensor (a cache longer than the call's keys)."""
+    if not force and t.is_contiguous():
+        return None
+    shape, st = t.shape, t.stride()
+    if st[-1] != 1 and shape[-1] > 1:
+        raise ValueError("fa4: the last dimension must be contiguous (tensor of shape %s, strides %s)"
+                         % (tuple(shape), st))
+    if len(shape) == 3:
+        shape, st = (1,) + tuple(shape), (0,) + tuple(st)
+    b, s, h, d = shape
+    sb, ss, sh = st[0], st[1], st[2]
+    if h == 1:
+        sh = d
+    if s == 1:
+        ss = sh * h
+    if b == 1:
+        sb = ss
+    return (sb, ss, sh)
+
+
+def _output(out, shape, q, name="out"):
+    if out is None:
+        return torch.empty(shape, dtype=q.dtype, device=q.device)
+    if tuple(out.shape) != shape or out.dtype != q.dtype or out.device != q.device:
+        raise ValueError("fa4: %s must be %s %s on %s (got %s %s on %s)" % (
+            name, shape, q.dtype, q.device, tuple(out.shape), out.dtype, out.device))
+    return out
+
+
+def _no_keys(out, lse):
+    """Rows that see no key: zeros, LSE -inf (fa4.h's convention)."""
+    out.zero_()
+    if lse is not None:
+        lse.fill_(float("-inf"))
+    return out, lse
+
+
+def _problem(dt, b, sq, sk, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, **extra):
+    p = _abi.Problem.init(dtype=dt, batch=b, seqlen_q=sq, seqlen_k=sk, heads_q=hq, heads_kv=hkv,
+                          head_dim_qk=d, head_dim_v=dv, causal=int(causal), window_left=wl,
+                          window_right=wr, softmax_scale=scale, return_lse=int(return_lse), **extra)
+    for name, s in zip(("q_strides", "k_strides", "v_strides", "o_strides"), strides):
+        if s is not None:
+            getattr(p, name)[:] = s
+    return p
+
+
+# ------------------------------------------------------------ the forwards
+
+
+def dense_shapes(q, k, v):
+    """(batch, seqlen_q, heads_q, head_dim, seqlen_k, heads_kv, head_dim_v) of
+    fa4.attention's inputs, after checking that they fit together."""
+    _dtype(q, k, v)
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        raise ValueError("fa4.attention: q, k, v must be [batch, seqlen, heads, head_dim] (got %d-D, %d-D, "
+                         "%d-D)" % (q.dim(), k.dim(), v.dim()))
+    b, sq, hq, d = q.shape
+    _, sk, hkv, _ = k.shape
+    if k.shape[0] != b or k.shape[3] != d or v.shape[:3] != k.shape[:3]:
+        raise ValueError("fa4.attention: shapes do not agree: q %s, k %s, v %s" % (
+            tuple(q.shape), tuple(k.shape), tuple(v.shape)))
+    return b, sq, hq, d, sk, hkv, v.shape[3]
+
+
+def dense(q, k, v, out, causal, wl, wr, scale, return_lse, plan_only=False):
+    """fa4.attention on real CUDA tensors.  Returns (out, lse or None); with
+    PLAN_ONLY, the cached plan entry instead (fa4.plan_info)."""
+    dev = _device_of(q, k, v, out)
+    dt = _DTYPES.get(q.dtype)
+    b, sq, hq, d, sk, hkv, dv = dense_shapes(q, k, v)
+    if not plan_only:
+        out = _output(out, (b, sq, hq, dv), q)
+        lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device) if return_lse else None
+        if b == 0 or sq == 0:
+            return out, lse
+        if sk == 0:
+            return _no_keys(out, lse)
+    strides = (_strides(q), _strides(k), _strides(v), None if out is None else _strides(out))
+    bmax, sqmax, skmax = _batch_max(b, hkv), _pow2(sq), _pow2(sk)
+    key = ("dense", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, skmax)
+    e = dev.plans.get(key) or dev.entry(key, lambda: _problem(
+        dt, bmax, sqmax, skmax, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides))
+    if plan_only:
+        return e
+    _launch(dev, e, q, k, v, out, lse, None, None, None, None, sq, sk, b)
+    return out, lse
+
+
+def varlen_shapes(q, k, v, cu_q, cu_k, seqused_k, block_table):
+    """(batch, total_q, heads_q, head_dim, heads_kv, head_dim_v) of
+    fa4.attention_varlen's inputs, after checking that they fit together."""
+    _dtype(q, k, v)
+    paged = block_table is not None
+    if q.dim() != 3 or k.dim() != (4 if paged else 3) or v.dim() != k.dim():
+        raise ValueError("fa4.attention_varlen: q must be [total_q, heads, head_dim] and k, v [total_k, "
+                         "heads_kv, head_dim] (paged: [num_pages, page_size, heads_kv, head_dim])")
+    total_q, hq, d = q.shape
+    hkv, dv = k.shape[-2], v.shape[-1]
+    if k.shape[-1] != d or v.shape[:-1] != k.shape[:-1]:
+        raise ValueError("fa4.attention_varlen: shapes do not agree: q %s, k %s, v %s" % (
+            tuple(q.shape), tuple(k.shape), tuple(v.shape)))
+    if cu_q.dim() != 1 or cu_q.shape[0] < 1:
+        raise ValueError("fa4.attention_varlen: cu_seqlens_q must be [batch + 1]")
+    b = cu_q.shape[0] - 1
+    _index(cu_q, "cu_seqlens_q")
+    if cu_k is not None:
+        _index(cu_k, "cu_seqlens_k", (b + 1,))
+    elif not paged:
+        raise ValueError("fa4.attention_varlen: cu_seqlens_k is needed unless K/V are paged")
+    if seqused_k is not None:
+        _index(seqused_k, "seqused_k", (b,))
+    if paged:
+        _index(block_table, "block_table")
+        if block_table.dim() != 2 or block_table.shape[0] != b:
+            raise ValueError("fa4.attention_varlen: block_table must be [batch, pages per sequence]")
+    return b, total_q, hq, d, hkv, dv
+
+
+def varlen(q, k, v, cu_q, cu_k, max_sq, max_sk, seqused_k, block_table, out, causal, wl, wr, scale,
+           return_lse, plan_only=False):
+    """fa4.attention_varlen on real CUDA tensors; see dense()."""
+    dev = _device_of(q, k, v, cu_q, cu_k, seqused_k, block_table, out)
+    dt = _DTYPES.get(q.dtype)
+    b, total_q, hq, d, hkv, dv = varlen_shapes(q, k, v, cu_q, cu_k, seqused_k, block_table)
+    paged = block_table is not None
+    max_sq, max_sk = int(max_sq), int(max_sk)
+    if not plan_only:
+        out = _output(out, (total_q, hq, dv), q)
+        lse = torch.empty((hq, total_q), dtype=torch.float32, device=q.device) if return_lse else None
+        if b == 0 or total_q == 0 or max_sq == 0:
+            return out, lse
+        if max_sk == 0:
+            return _no_keys(out, lse)
+    extra = dict(varlen=1)
+    skmax = _pow2(max_sk)
+    if paged:
+        page, stride = k.shape[1], block_table.stride(0)
+        skmax = max(max_sk, min(skmax, stride * page))
+        extra.update(page_size=page, block_table_stride=stride, num_pages=k.shape[0])
+        if seqused_k is None and not plan_only:
+            # FlashAttention's convention: with a block table, cu_seqlens_k gives the lengths.
+            seqused_k = cu_k[1:] - cu_k[:-1]
+    strides = (_strides(q), _strides(k), _strides(v), None if out is None else _strides(out))
+    bmax, sqmax = _batch_max(b, hkv), _pow2(max_sq)
+    key = ("varlen", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, skmax,
+           tuple(extra.items()))
+    e = dev.plans.get(key) or dev.entry(key, lambda: _problem(
+        dt, bmax, sqmax, skmax, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, **extra))
+    if plan_only:
+        return e
+    _launch(dev, e, q, k, v, out, lse, cu_q, None if paged else cu_k, block_table, seqused_k,
+            max_sq, max_sk, b)
+    return out, lse
+
+
+def kvcache_shapes(q, k_cache, v_cache, used, block_table):
+    """(batch, seqlen_q, heads_q, head_dim, heads_kv, head_dim_v, paged, keys the
+    cache holds per sequence) of fa4.attention_with_kvcache's inputs, after
+    checking that they fit together."""
+    _dtype(q, k_cache, v_cache)
+    if q.dim() != 4 or k_cache.dim() != 4 or v_cache.dim() != 4:
+        raise ValueError("fa4.attention_with_kvcache: q must be [batch, seqlen_q, heads, head_dim] and the "
+                         "caches [batch, seqlen_k, heads_kv, head_dim] or [num_pages, page_size, heads_kv, "
+                         "head_dim]")
+    b, sq, hq, d = q.shape
+    hkv, dv = k_cache.shape[2], v_cache.shape[3]
+    if k_cache.shape[3] != d or v_cache.shape[:3] != k_cache.shape[:3]:
+        raise ValueError("fa4.attention_with_kvcache: shapes do not agree: q %s, k_cache %s, v_cache %s" % (
+            tuple(q.shape), tuple(k_cache.shape), tuple(v_cache.shape)))
+    paged = block_table is not None
+    if paged:
+        _index(block_table, "block_table")
+        if block_table.dim() != 2 or block_table.shape[0] != b:
+            raise ValueError("fa4.attention_with_kvcache: block_table must be [batch, pages per sequence]")
+        capacity = block_table.shape[1] * k_cache.shape[1]
+    else:
+        if k_cache.shape[0] != b:
+            raise ValueError("fa4.attention_with_kvcache: k_cache holds %d sequences, q %d"
+                             % (k_cache.shape[0], b))
+        capacity = k_cache.shape[1]
+    if used is not None:
+        _index(used, "cache_seqlens", (b,))
+    return b, sq, hq, d, hkv, dv, paged, capacity
+
+
+def kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale, return_lse,
+            plan_only=False):
+    """fa4.attention_with_kvcache on real CUDA tensors; see dense()."""
+    used = cache_seqlens if isinstance(cache_seqlens, torch.Tensor) else None
+    dev = _device_of(q, k_cache, v_cache, used, block_table, out)
+    dt = _DTYPES.get(q.dtype)
+    b, sq, hq, d, hkv, dv, paged, capacity = kvcache_shapes(q, k_cache, v_cache, used, block_table)
+    if used is not None:
+        sk = capacity
+    else:
+        sk = capacity if cache_seqlens is None else int(cache_seqlens)
+        if not 0 <= sk <= capacity:
+            raise ValueError("fa4.attention_with_kvcache: cache_seqlens=%d; the cache holds %d keys"
+                             % (sk, capacity))
+    if not plan_only:
+        out = _output(out, (b, sq, hq, dv), q)
+        lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device) if return_lse else None
+        if b == 0 or sq == 0:
+            return out, lse
+        if sk == 0:
+            return _no_keys(out, lse)
+    bmax, sqmax = _batch_max(b, hkv), _pow2(sq)
+    o_strides = None if out is None else _strides(out)
+    if paged:
+        extra = dict(page_size=k_cache.shape[1], block_table_stride=block_table.stride(0),
+                     num_pages=k_cache.shape[0])
+        strides = (_strides(q), _strides(k_cache), _strides(v_cache), o_strides)
+    else:
+        # The cache is longer than this call's keys: its strides are its own.
+        extra = {}
+        strides = (_strides(q), _strides(k_cache, True), _strides(v_cache, True), o_strides)
+    key = ("kvcache", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, capacity,
+           used is not None, tuple(extra.items()))
+    problem = lambda: _problem(dt, bmax, sqmax, capacity, hq, hkv, d, dv, causal, wl, wr, scale, return_lse,
+                               strides, **extra)
+    fallback = None
+    if used is not None and not paged:
+        fallback = lambda: _problem(dt, bmax, sqmax, capacity, hq, hkv, d, dv, causal, wl, wr, scale,
+                                    return_lse, _packed_strides(q, k_cache, v_cache, out), varlen=1)
+    e = dev.plans.get(key) or dev.entry(key, problem, dense_seqused=fallback)
+    if plan_only:
+        return e
+    if e.as_varlen:
+        return _kvcache_as_varlen(dev, e, q, k_cache, v_cache, used, out, lse)
+    _launch(dev, e, q, k_cache, v_cache, out, lse, None, None, block_table, used, sq, sk, b)
+    return out, lse
+
+
+def _packed_strides(q, k, v, out):
+    """The strides of the varlen view of a dense call (_kvcache_as_varlen): Q is
+    made contiguous there, the others keep their rows' strides."""
+    return (None,) + tuple(None if t is None else _strides(t[0]) for t in (k, v, out))
+
+
+def _kvcache_as_varlen(dev, e, q, k, v, used, out, lse):
+    """A dense cache read up to cache_seqlens by a family that reads seqused_k for
+    varlen problems only (sm90): the same call as a varlen one whose sequences sit
+    one batch stride apart.  Needs each tensor's rows evenly spaced across the
+    batch (true of contiguous tensors)."""
+    b, sq, hq, _ = q.shape
+    L = k.shape[1]
+
+    def rows_even(t):
+        return t.shape[0] == 1 or t.stride(0) == t.shape[1] * t.stride(1)
+    q = q.contiguous()
+    if not rows_even(out):
+        raise ValueError("fa4.attention_with_kvcache: out must be contiguous across the batch here")
+    if not (rows_even(k) and rows_even(v)):
+        raise ValueError("fa4.attention_with_kvcache: with cache_seqlens, this plan (%s) reads a dense "
+                         "cache whose rows are contiguous across the batch (k_cache.stride(0) == seqlen_k "
+                         "* k_cache.stride(1)) only" % e.plan.describe()[0])
+    lse_v = None if lse is None else torch.empty((hq, b * sq), dtype=torch.float32, device=q.device)
+    _launch(dev, e, q, k, v, out, lse_v, dev.seq_offsets(b, sq), dev.seq_offsets(b, L), None, used,
+            sq, L, b)
+    if lse is not None:
+        lse.copy_(lse_v.view(hq, b, sq).transpose(0, 1))
+    return out, lse
+
+
+# ------------------------------------------------------- torch.library ops
+
+# Each op has a functional form (returns out and lse; lse is empty when not
+# asked for) and an _out form that writes a given out.  fa4.attention and its
+# kin call the implementation directly in eager mode (a custom op's dispatch
+# costs more host time than the launch) and these ops under torch.compile,
+# fake tensors, dispatch modes and autograd, where an op is what is needed.
+
+def _lse_or_empty(lse, q):
+    return lse if lse is not None else q.new_empty((0,), dtype=torch.float32)
+
+
+@torch.library.custom_op("fa4::attention", mutates_args=(), device_types="cuda")
+def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, window_left: int,
+                  window_right: int, softmax_scale: float, return_lse: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    out, lse = dense(q, k, v, None, causal, window_left, window_right, softmax_scale, return_lse)
+    return out, _lse_or_empty(lse, q)
+
+
+@_attention_op.register_fake
+def _(q, k, v, causal, window_left, window_right, softmax_scale, return_lse):
+    b, sq, hq, _, _, _, dv = dense_shapes(q, k, v)
+    return (q.new_empty((b, sq, hq, dv)),
+            q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32))
+
+
+@torch.library.custom_op("fa4::attention_out", mutates_args=("out",), device_types="cuda")
+def _attention_out_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor, causal: bool,
+                      window_left: int, window_right: int, softmax_scale: float,
+                      return_lse: bool) -> torch.Tensor:
+    _, lse = dense(q, k, v, out, causal, window_left, window_right, softmax_scale, return_lse)
+    return _lse_or_empty(lse, q)
+
+
+@_attention_out_op.register_fake
+def _(q, k, v, out, causal, window_left, window_right, softmax_scale, return_lse):
+    b, sq, hq, _, _, _, _ = dense_shapes(q, k, v)
+    return q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32)
+
+
+@torch.library.custom_op("fa4::attention_varlen", mutates_args=(), device_types="cuda")
+def _varlen_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
+               cu_seqlens_k: Optional[torch.Tensor], max_seqlen_q: int, max_seqlen_k: int,
+               seqused_k: Optional[torch.Tensor], block_table: Optional[torch.Tensor], causal: bool,
+               window_left: int, window_right: int, softmax_scale: float,
+               return_lse: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    out, lse = varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, block_table,
+                      None, causal, window_left, window_right, softmax_scale, return_lse)
+    return out, _lse_or_empty(lse, q)
+
+
+@_varlen_op.register_fake
+def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, block_table, causal,
+      window_left, window_right, softmax_scale, return_lse):
+    _, total, hq, _, _, dv = varlen_shapes(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, block_table)
+    return (q.new_empty((total, hq, dv)),
+            q.new_empty((hq, total) if return_lse else (0,), dtype=torch.float32))
+
+
+@torch.library.custom_op("fa4::attention_varlen_out", mutates_args=("out",), device_types="cuda")
+def _varlen_out_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
+                   cu_seqlens_k: Optional[torch.Tensor], max_seqlen_q: int, max_seqlen_k: int,
+                   seqused_k: Optional[torch.Tensor], block_table: Optional[torch.Tensor], out: torch.Tensor,
+                   causal: bool, window_left: int, window_right: int, softmax_scale: float,
+                   return_lse: bool) -> torch.Tensor:
+    _, lse = varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, block_table,
+                    out, causal, window_left, window_right, softmax_scale, return_lse)
+    return _lse_or_empty(lse, q)
+
+
+@_varlen_out_op.register_fake
+def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, block_table, out, causal,
+      window_left, window_right, softmax_scale, return_lse):
+    _, total, hq, _, _, _ = varlen_shapes(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, block_table)
+    return q.new_empty((hq, total) if return_lse else (0,), dtype=torch.float32)
+
+
+# cache_seqlens is split in two for the schema: an int (every sequence) or a tensor.
+@torch.library.custom_op("fa4::attention_with_kvcache", mutates_args=(), device_types="cuda")
+def _kvcache_op(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                cache_seqlens: Optional[torch.Tensor], cache_seqlen: int, block_table: Optional[torch.Tensor],
+                causal: bool, window_left: int, window_right: int, softmax_scale: float,
+                return_lse: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    lens = cache_seqlens if cache_seqlens is not None else (None if cache_seqlen < 0 else cache_seqlen)
+    out, lse = kvcache(q, k_cache, v_cache, lens, block_table, None, causal, window_left, window_right,
+                       softmax_scale, return_lse)
+    return out, _lse_or_empty(lse, q)
+
+
+@_kvcache_op.register_fake
+def _(q, k_cache, v_cache, cache_seqlens, cache_seqlen, block_table, causal, window_left, window_right,
+      softmax_scale, return_lse):
+    b, sq, hq, _, _, dv, _, _ = kvcache_shapes(q, k_cache, v_cache, cache_seqlens, block_table)
+    return (q.new_empty((b, sq, hq, dv)),
+            q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32))
+
+
+@torch.library.custom_op("fa4::attention_with_kvcache_out", mutates_args=("out",), device_types="cuda")
+def _kvcache_out_op(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                    cache_seqlens: Optional[torch.Tensor], cache_seqlen: int, block_table: Optional[torch.Tensor],
+                    out: torch.Tensor, causal: bool, window_left: int, window_right: int,
+                    softmax_scale: float, return_lse: bool) -> torch.Tensor:
+    lens = cache_seqlens if cache_seqlens is not None else (None if cache_seqlen < 0 else cache_seqlen)
+    _, lse = kvcache(q, k_cache, v_cache, lens, block_table, out, causal, window_left, window_right,
+                     softmax_scale, return_lse)
+    return _lse_or_empty(lse, q)
+
+
+@_kvcache_out_op.register_fake
+def _(q, k_cache, v_cache, cache_seqlens, cache_seqlen, block_table, out, causal, window_left, window_right,
+      softmax_scale, return_lse):
+    b, sq, hq, _, _, _, _, _ = kvcache_shapes(q, k_cache, v_cache, cache_seqlens, block_table)
+    return q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32)
+
+
+# ------------------------------------------------------ eager or dispatched
+
+_dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
+_function_modes = getattr(torch._C, "_len_torch_function_stack", lambda: 0)
+_Tensor = torch.Tensor
+
+
+def use_op(*tensors):
+    """True when a call must go through the registered op rather than straight to
+    the library (the caller has checked torch.compiler.is_compiling() already): for
+    tensor subclasses (fake, functional) and meta tensors, under dispatch or
+    function modes, and when autograd records (the op's backward then raises: fa4
+    has no backward).  CPU tensors go straight on, to be refused with a message
+    that says what is wrong."""
+    if _dispatch_modes() or _function_modes():
+        return True
+    grad = torch.is_grad_enabled()
+    for t in tensors:
+        if t is not None and (type(t) is not _Tensor or t.is_meta or (grad and t.requires_grad and t.is_cuda)):
+            return True
+    return False

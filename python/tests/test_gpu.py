@@ -1,0 +1,355 @@
+"""fa4 on a GPU against a float64 reference: dense (ragged lengths 1, 17, 1000,
+causal and not, GQA/MQA, windows, strided views, fp16, head_dim_v < head_dim),
+varlen, KV caches dense and paged (shuffled pages), plans reused across sizes,
+errors with the library's message, torch.compile(fullgraph=True), CUDA-graph
+capture and two streams at once.  Outputs are poisoned with NaN beforehand, so
+a row the kernel leaves unwritten fails.  Skips without PyTorch or a GPU."""
+import math
+import zlib
+
+import _util
+
+# Tolerances of the library's own GPU tests (lib/verify.c, fa4-tune(1)): relative
+# Frobenius error of O, and LSE within 2^-10 (1 + |ref|).  The elementwise bound
+# is a few units of 16-bit rounding of P and O at |v| <= 4.
+REL = {"bfloat16": 2 ** -7, "float16": 2 ** -9}
+ABS = {"bfloat16": 3e-2, "float16": 8e-3}
+
+
+def _torch():
+    torch = _util.need_gpu()
+    import fa4
+    return torch, fa4
+
+
+def reference(q, k, v, causal=False, window=(-1, -1), scale=None, lens_k=None):
+    """float64 attention of q [b, sq, hq, d] over k, v [b, sk, hkv, d]: FlashAttention's
+    semantics (bottom-right aligned masks; each batch's keys limited to
+    lens_k[b]).  Returns (out [b, sq, hq, dv], lse [b, hq, sq])."""
+    import torch
+    b, sq, hq, d = q.shape
+    sk, hkv = k.shape[1], k.shape[2]
+    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    qf = q.double().transpose(1, 2)
+    kf = k.double().repeat_interleave(hq // hkv, dim=2).transpose(1, 2)
+    vf = v.double().repeat_interleave(hq // hkv, dim=2).transpose(1, 2)
+    s = qf @ kf.transpose(-1, -2) * scale
+    klen = torch.full((b,), sk, device=q.device) if lens_k is None else lens_k.to(q.device).long()
+    klen = klen.view(b, 1, 1, 1)
+    i = torch.arange(sq, device=q.device).view(1, 1, sq, 1)
+    j = torch.arange(sk, device=q.device).view(1, 1, 1, sk)
+    diag = i + klen - sq
+    mask = j < klen
+    wl, wr = window
+    if causal:
+        wr = 0
+    if wr >= 0:
+        mask = mask & (j <= diag + wr)
+    if wl >= 0:
+        mask = mask & (j >= diag - wl)
+    s = s.masked_fill(~mask, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse.unsqueeze(-1)).nan_to_num(0.0)
+    return (p @ vf).transpose(1, 2), lse
+
+
+def check(out, ref, what, lse=None, ref_lse=None):
+    import torch
+    name = str(out.dtype).split(".")[-1]
+    assert not torch.isnan(out).any(), "%s: NaN in the output (a row left unwritten?)" % what
+    diff = out.double() - ref
+    norm = ref.norm().item()
+    rel = diff.norm().item() / norm if norm else diff.norm().item()
+    worst = diff.abs().max().item() if diff.numel() else 0.0
+    assert rel <= REL[name] and worst <= ABS[name], "%s: relative error %.2e (tol %.1e), max |diff| %.2e " \
+        "(tol %.1e)" % (what, rel, REL[name], worst, ABS[name])
+    if lse is not None:
+        inf = torch.isinf(ref_lse)
+        assert torch.equal(torch.isinf(lse), inf), "%s: LSE -inf where the reference is not, or not where it is" % what
+        err = ((lse.double() - ref_lse).abs() - 2 ** -10 * (1 + ref_lse.abs()))[~inf]
+        assert err.numel() == 0 or err.max().item() <= 0, "%s: LSE off by up to %.2e" % (
+            what, (lse.double() - ref_lse)[~inf].abs().max().item())
+
+
+def _rand(torch, *shape, dtype=None, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return torch.randn(*shape, device="cuda", dtype=dtype or torch.bfloat16, generator=g)
+
+
+def _poisoned(torch, shape, dtype):
+    return torch.full(shape, float("nan"), device="cuda", dtype=dtype)
+
+
+# ---------------------------------------------------------------- dense
+
+def _dense_case(b, sq, sk, hq, hkv, d=128, dv=None, causal=False, window=(-1, -1), dtype="bfloat16",
+                scale=None):
+    def test():
+        torch, fa4 = _torch()
+        dt = getattr(torch, dtype)
+        seed = zlib.crc32(repr((b, sq, sk, hq, hkv, d, dv, causal, window, dtype)).encode()) & 0xffff
+        q = _rand(torch, b, sq, hq, d, dtype=dt, seed=seed)
+        k = _rand(torch, b, sk, hkv, d, dtype=dt, seed=seed + 1)
+        v = _rand(torch, b, sk, hkv, dv or d, dtype=dt, seed=seed + 2)
+        out = _poisoned(torch, (b, sq, hq, dv or d), dt)
+        o, lse = fa4.attention(q, k, v, causal=causal, window=window, softmax_scale=scale, return_lse=True,
+                               out=out)
+        assert o is out
+        ref, ref_lse = reference(q, k, v, causal, window, scale)
+        check(o, ref, "dense", lse, ref_lse)
+        o2 = fa4.attention(q, k, v, causal=causal, window=window, softmax_scale=scale)
+        check(o2, ref, "dense without LSE, out allocated")
+    return test
+
+
+for _b, _sq, _sk, _hq, _hkv in [(2, 1, 1, 4, 4), (2, 17, 17, 4, 4), (2, 1000, 1000, 4, 4),
+                                (2, 17, 1000, 8, 2), (1, 1000, 17, 8, 2), (3, 1, 1000, 8, 1)]:
+    for _causal in (False, True):
+        globals()["test_dense_b%d_q%d_k%d_h%d_%d%s" % (_b, _sq, _sk, _hq, _hkv, "_causal" if _causal else "")] = \
+            _dense_case(_b, _sq, _sk, _hq, _hkv, causal=_causal)
+test_dense_fp16_d64 = _dense_case(2, 1000, 1000, 4, 2, d=64, dtype="float16")
+test_dense_fp16_d64_causal = _dense_case(2, 1000, 1000, 4, 2, d=64, causal=True, dtype="float16")
+test_dense_d192_v128 = _dense_case(2, 17, 1000, 4, 2, d=192, dv=128, causal=True)
+test_dense_window = _dense_case(2, 1000, 1000, 4, 2, window=(100, 20))
+test_dense_window_causal = _dense_case(2, 17, 1000, 4, 2, causal=True, window=(64, -1))
+test_dense_scale = _dense_case(2, 17, 17, 4, 4, scale=0.3)
+
+
+def test_dense_strided_views():
+    """Q, K, V slices of one packed QKV tensor, and an out that is a slice too."""
+    torch, fa4 = _torch()
+    b, s, h, d = 2, 1000, 4, 128
+    qkv = _rand(torch, b, s, 3, h, d, seed=5)
+    q, k, v = qkv.unbind(2)
+    big = _poisoned(torch, (b, s, 2 * h, d), torch.bfloat16)
+    out = big[:, :, h:]
+    fa4.attention(q, k, v, causal=True, out=out)
+    check(out, reference(q, k, v, True)[0], "strided views")
+    assert torch.isnan(big[:, :, :h]).all(), "wrote outside out"
+
+
+def test_plans_cover_smaller_calls():
+    """One plan serves every call whose sizes round up to its maxima."""
+    torch, fa4 = _torch()
+    from fa4 import _ops
+    q = _rand(torch, 2, 1000, 4, 128, seed=7)
+    k = _rand(torch, 2, 1000, 4, 128, seed=8)
+    info = fa4.plan_info(q, k, k, causal=True)
+    assert (info.batch, info.seqlen_q, info.seqlen_k) == (2, 1024, 1024), info
+    fa4.attention(q, k, k, causal=True)
+    plans = len(_ops._devices[q.get_device()].plans)
+    for n in (700, 513, 1000):
+        o = fa4.attention(q[:, :n].contiguous(), k[:, :n].contiguous(), k[:, :n].contiguous(), causal=True)
+        check(o, reference(q[:, :n], k[:, :n], k[:, :n], True)[0], "seqlen %d on the 1024 plan" % n)
+    assert len(_ops._devices[q.get_device()].plans) == plans, "a new plan for a smaller call"
+    assert isinstance(info.config, str) and info.config and isinstance(info.source, str) and info.source, info
+    assert info.family in (80, 90), info
+
+
+def test_errors_carry_the_library_message():
+    torch, fa4 = _torch()
+    q = _rand(torch, 1, 16, 2, 72)
+    try:
+        fa4.attention(q, q, q)
+    except fa4.Fa4Error as e:
+        assert "head_dim_qk=72" in str(e), e
+    else:
+        raise AssertionError("head_dim 72 ran")
+    buf = _rand(torch, 16 * 2 * 128 + 8)
+    odd = buf[1:1 + 16 * 2 * 128].view(1, 16, 2, 128)    # 2 bytes past an aligned address
+    try:
+        fa4.attention(odd, odd, odd)
+    except fa4.Fa4Error as e:
+        assert e.function == "fa4_forward" and "16-byte aligned" in e.message, e
+    else:
+        raise AssertionError("a misaligned q ran")
+    for bad, exc in [((q.float(), q.float(), q.float()), TypeError),
+                     ((_rand(torch, 1, 16, 2, 64), _rand(torch, 2, 16, 2, 64), _rand(torch, 2, 16, 2, 64)), ValueError),
+                     ((_rand(torch, 1, 16, 2, 64).transpose(1, 3).contiguous().transpose(1, 3),) * 3, ValueError),
+                     ((q.cpu(), q.cpu(), q.cpu()), ValueError)]:
+        try:
+            fa4.attention(*bad)
+        except exc:
+            pass
+        else:
+            raise AssertionError("%s not raised for %s" % (exc.__name__, [tuple(t.shape) for t in bad]))
+
+
+# ---------------------------------------------------------------- varlen
+
+def _varlen_case(lens_q, lens_k, hq, hkv, causal, seqused=None):
+    def test():
+        torch, fa4 = _torch()
+        d = 128
+        cu_q = torch.tensor([0] + lens_q, device="cuda").cumsum(0).to(torch.int32)
+        cu_k = torch.tensor([0] + lens_k, device="cuda").cumsum(0).to(torch.int32)
+        q = _rand(torch, sum(lens_q), hq, d, seed=11)
+        k = _rand(torch, sum(lens_k), hkv, d, seed=12)
+        v = _rand(torch, sum(lens_k), hkv, d, seed=13)
+        used = None if seqused is None else torch.tensor(seqused, device="cuda", dtype=torch.int32)
+        out = _poisoned(torch, q.shape, q.dtype)
+        o, lse = fa4.attention_varlen(q, k, v, cu_q, cu_k, max(lens_q), max(lens_k), causal=causal,
+                                      seqused_k=used, return_lse=True, out=out)
+        assert lse.shape == (hq, sum(lens_q)), lse.shape
+        for i in range(len(lens_q)):
+            a, z = cu_q[i].item(), cu_q[i + 1].item()
+            ka, kz = cu_k[i].item(), cu_k[i + 1].item()
+            if seqused is not None:
+                kz = ka + seqused[i]
+            ref, ref_lse = reference(q[None, a:z], k[None, ka:kz], v[None, ka:kz], causal)
+            check(o[None, a:z], ref, "varlen sequence %d" % i, lse[None, :, a:z], ref_lse)
+    return test
+
+
+test_varlen_self = _varlen_case([1, 17, 1000], [1, 17, 1000], 4, 4, False)
+test_varlen_self_causal = _varlen_case([1, 17, 1000], [1, 17, 1000], 8, 2, True)
+test_varlen_cross = _varlen_case([1000, 17, 1], [17, 1, 1000], 8, 2, False)
+test_varlen_cross_causal = _varlen_case([1000, 17, 1], [17, 1, 1000], 8, 2, True)   # rows with no key
+test_varlen_seqused = _varlen_case([1, 17, 1000], [40, 40, 1200], 8, 2, True, seqused=[1, 17, 1000])
+
+
+# ---------------------------------------------------------------- KV caches
+
+def _cache(torch, lens, L, hkv, d, seed):
+    b = len(lens)
+    k = _rand(torch, b, L, hkv, d, seed=seed)
+    v = _rand(torch, b, L, hkv, d, seed=seed + 1)
+    return k, v
+
+
+def _paged(torch, k, v, page, seed):
+    """The same cache as a pool of pages in shuffled order and its block table."""
+    b, L, h, d = k.shape
+    n = b * L // page
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    perm = torch.randperm(n, device="cuda", generator=g)
+    kp = torch.empty(n, page, h, d, device="cuda", dtype=k.dtype)
+    vp = torch.empty_like(kp)
+    kp[perm] = k.reshape(n, page, h, d)
+    vp[perm] = v.reshape(n, page, h, d)
+    return kp, vp, perm.view(b, L // page).to(torch.int32)
+
+
+def _kvcache_case(sq, causal, paged=0, lens=(1, 17, 1000), hq=8, hkv=2):
+    def test():
+        torch, fa4 = _torch()
+        L, d = 1024, 128
+        k, v = _cache(torch, lens, L, hkv, d, seed=21)
+        q = _rand(torch, len(lens), sq, hq, d, seed=23)
+        used = torch.tensor(lens, device="cuda", dtype=torch.int32)
+        table = None
+        kc, vc = k, v
+        if paged:
+            kc, vc, table = _paged(torch, k, v, paged, seed=24)
+        out = _poisoned(torch, q.shape, q.dtype)
+        o, lse = fa4.attention_with_kvcache(q, kc, vc, used, table, causal=causal, return_lse=True, out=out)
+        ref, ref_lse = reference(q, k, v, causal, lens_k=used)
+        check(o, ref, "kvcache sq=%d page=%d" % (sq, paged), lse, ref_lse)
+    return test
+
+
+test_kvcache_decode = _kvcache_case(1, False)
+test_kvcache_decode_causal = _kvcache_case(1, True)
+test_kvcache_spec4_causal = _kvcache_case(4, True)
+test_kvcache_chunk_causal = _kvcache_case(200, True)
+test_kvcache_mqa_decode = _kvcache_case(1, False, hq=8, hkv=1)
+test_kvcache_paged16_decode = _kvcache_case(1, False, paged=16)
+test_kvcache_paged16_spec4_causal = _kvcache_case(4, True, paged=16)
+test_kvcache_paged64_decode_causal = _kvcache_case(1, True, paged=64)
+
+
+def test_kvcache_int_and_full_lengths():
+    torch, fa4 = _torch()
+    k, v = _cache(torch, (0, 0), 1024, 2, 128, seed=31)
+    q = _rand(torch, 2, 3, 8, 128, seed=32)
+    o = fa4.attention_with_kvcache(q, k, v, 700, causal=True)
+    check(o, reference(q, k[:, :700], v[:, :700], True)[0], "cache_seqlens=700")
+    o = fa4.attention_with_kvcache(q, k, v, causal=True)
+    check(o, reference(q, k, v, True)[0], "whole cache")
+
+
+def test_varlen_paged():
+    """Packed queries over a paged cache (flash_attn_varlen_func's block_table)."""
+    torch, fa4 = _torch()
+    lens_q, lens_k = [1, 4, 17], [1, 17, 1000]
+    k, v = _cache(torch, lens_k, 1024, 2, 128, seed=41)
+    kp, vp, table = _paged(torch, k, v, 16, seed=42)
+    q = _rand(torch, sum(lens_q), 8, 128, seed=43)
+    cu_q = torch.tensor([0] + lens_q, device="cuda").cumsum(0).to(torch.int32)
+    cu_k = torch.tensor([0] + lens_k, device="cuda").cumsum(0).to(torch.int32)
+    o = fa4.attention_varlen(q, kp, vp, cu_q, cu_k, max(lens_q), max(lens_k), causal=True, block_table=table,
+                             out=_poisoned(torch, q.shape, q.dtype))
+    for i in range(3):
+        a, z = cu_q[i].item(), cu_q[i + 1].item()
+        ref = reference(q[None, a:z], k[i:i + 1, :lens_k[i]], v[i:i + 1, :lens_k[i]], True)[0]
+        check(o[None, a:z], ref, "varlen paged sequence %d" % i)
+
+
+# ----------------------------------------------- compile, graphs, streams
+
+def test_torch_compile_fullgraph():
+    torch, fa4 = _torch()
+    q = _rand(torch, 2, 17, 8, 128, seed=51)
+    k = _rand(torch, 2, 1000, 2, 128, seed=52)
+    lens = torch.tensor([17, 1000], device="cuda", dtype=torch.int32)
+
+    def f(q, k, v, lens):
+        o, lse = fa4.attention(q, k, v, causal=True, return_lse=True)
+        c = fa4.attention_with_kvcache(q, k, v, lens, causal=True)
+        return o * 2, lse, c
+    cf = torch.compile(f, fullgraph=True)
+    o, lse, c = cf(q, k, k, lens)
+    ref, ref_lse = reference(q, k, k, True)
+    check(o / 2, ref, "compiled attention", lse, ref_lse)
+    check(c, reference(q, k, k, True, lens_k=lens)[0], "compiled kvcache")
+
+
+def test_cuda_graph_capture():
+    """Dense and decode calls captured in a CUDA graph, replayed on new inputs
+    and new cache lengths."""
+    torch, fa4 = _torch()
+    q = _rand(torch, 2, 1000, 4, 128, seed=61)
+    k = _rand(torch, 2, 1000, 4, 128, seed=62)
+    qd = _rand(torch, 3, 1, 8, 128, seed=63)
+    kc, vc = _cache(torch, (1, 1, 1), 1024, 2, 128, seed=64)
+    lens = torch.tensor([1, 17, 1000], device="cuda", dtype=torch.int32)
+    run = lambda: (fa4.attention(q, k, k, causal=True), fa4.attention_with_kvcache(qd, kc, vc, lens))
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        run()                                   # plans are made outside the capture
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        o, od = run()
+    for seed in (1, 2):
+        q.copy_(_rand(torch, *q.shape, seed=100 + seed))
+        qd.copy_(_rand(torch, *qd.shape, seed=200 + seed))
+        lens.copy_(torch.tensor([1000, 1, 17 * seed], device="cuda", dtype=torch.int32))
+        o.fill_(float("nan"))
+        od.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        check(o, reference(q, k, k, True)[0], "graph replay %d" % seed)
+        check(od, reference(qd, kc, vc, lens_k=lens)[0], "graph decode replay %d" % seed)
+
+
+def test_two_streams_at_once():
+    """Decode plans keep split-KV partials in a workspace: one per stream."""
+    torch, fa4 = _torch()
+    kc, vc = _cache(torch, (1, 1), 1024, 2, 128, seed=71)
+    lens = torch.tensor([1000, 600], device="cuda", dtype=torch.int32)
+    qs = [_rand(torch, 2, 1, 8, 128, seed=72 + i) for i in range(2)]
+    streams = [torch.cuda.Stream() for _ in range(2)]
+    outs = [[], []]
+    for s in streams:
+        s.wait_stream(torch.cuda.current_stream())
+    for _ in range(20):
+        for i, s in enumerate(streams):
+            with torch.cuda.stream(s):
+                outs[i].append(fa4.attention_with_kvcache(qs[i], kc, vc, lens))
+    torch.cuda.synchronize()
+    for i in range(2):
+        ref = reference(qs[i], kc, vc, lens_k=lens)[0]
+        for o in outs[i]:
+            check(o, ref, "stream %d" % i)
