@@ -42,87 +42,40 @@ except ImportError as _e:  # --help works without torch; main() says what is mis
     TORCH_ERROR = _e
 
 
-class Problem(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("dtype", C.c_int), ("batch", C.c_int),
-                ("seqlen_q", C.c_int), ("seqlen_k", C.c_int), ("heads_q", C.c_int),
-                ("heads_kv", C.c_int), ("head_dim_qk", C.c_int), ("head_dim_v", C.c_int),
-                ("causal", C.c_int), ("window_left", C.c_int), ("window_right", C.c_int),
-                ("softmax_scale", C.c_float), ("return_lse", C.c_int),
-                ("q_strides", C.c_int64 * 3), ("k_strides", C.c_int64 * 3),
-                ("v_strides", C.c_int64 * 3), ("o_strides", C.c_int64 * 3),
-                ("varlen", C.c_int), ("page_size", C.c_int), ("attention_sinks", C.c_int),
-                ("block_table_stride", C.c_int), ("num_pages", C.c_int)]
-
-
-class Config(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("family", C.c_int)] + [
-        (n, C.c_int) for n in ("bm", "bn", "stages", "swizzle", "fused_kv", "q_tiles", "warps",
-                               "consumer_wgs", "producer_regs", "consumer_regs", "cluster",
-                               "exp2_emu_pct", "rescale_threshold", "pingpong", "scheduler",
-                               "splits", "pack_gqa", "kv_split_warps")]
-
-
-class ContextOptions(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("db_path", C.c_char_p), ("system_db_path", C.c_char_p),
-                ("no_database", C.c_int), ("plan_only", C.c_int), ("arch", C.c_char_p),
-                ("check_inputs", C.c_int)]
-
-
-class PlanOptions(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("config", C.POINTER(Config)),
-                ("allow_heuristic", C.c_int), ("no_binary_cache", C.c_int)]
-
-
-class Tensors(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("q", C.c_void_p), ("k", C.c_void_p), ("v", C.c_void_p),
-                ("o", C.c_void_p), ("lse", C.c_void_p), ("cu_seqlens_q", C.c_void_p),
-                ("cu_seqlens_k", C.c_void_p), ("block_table", C.c_void_p), ("seqused_k", C.c_void_p),
-                ("workspace", C.c_void_p), ("seqlen_q", C.c_int), ("seqlen_k", C.c_int), ("batch", C.c_int)]
-
-
-SOURCES = {1: "exact", 2: "system-exact", 3: "nearest", 4: "same-arch", 5: "heuristic", 6: "explicit", 7: "stale"}
+# The C API's structs, prototypes and errors come from the fa4 package of this tree
+# (python/fa4: one ctypes description of the ABI, checked against lib/fa4.h by
+# `make check`); it is imported from the tree, no installation needed.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from fa4 import _abi, _lib  # noqa: E402
 
 
 class Fa4:
+    """libfa4 at PATH on device 0 (the database DB, or none: heuristic configs), with
+    the plan and launch calls this script and serving_compare.py make.  Plans are
+    plain handles, released with fa4.lib.fa4_plan_destroy(plan)."""
+
     def __init__(self, path, db=None):
-        self.lib = C.CDLL(path)
-        L = self.lib
-        L.fa4_context_errmsg.restype = C.c_char_p
-        L.fa4_context_last_error.restype = C.c_char_p
-        L.fa4_config_format.restype = C.c_char_p
-        self.ctx = C.c_void_p()
-        opts = ContextOptions(C.sizeof(ContextOptions), db.encode() if db else None, None,
-                              0 if db else 1, 0, None, 0)
-        st = L.fa4_context_create(C.byref(self.ctx), 0, C.byref(opts))
-        if st:
-            raise RuntimeError("fa4_context_create: %s" % L.fa4_context_last_error().decode())
+        self.lib = _lib.Library(path)
+        self.context = _lib.Context(0, lib=self.lib, db_path=db, no_database=not db)
+        self.ctx = self.context.handle
 
     def plan(self, b, sq, sk, hq, hkv, d, causal, config=None, varlen=0, page_size=0, num_pages=0):
-        p = Problem()
-        p.struct_size = C.sizeof(Problem)
-        p.dtype, p.batch, p.seqlen_q, p.seqlen_k = 1, b, sq, sk
-        p.heads_q, p.heads_kv, p.head_dim_qk, p.head_dim_v = hq, hkv, d, d
-        p.causal, p.window_left, p.window_right, p.return_lse = int(causal), -1, -1, 0
-        p.varlen, p.page_size, p.num_pages = varlen, page_size, num_pages
-        po = PlanOptions(C.sizeof(PlanOptions), C.pointer(config) if config else None, 1, 0)
-        plan = C.c_void_p()
-        st = self.lib.fa4_plan_create(C.byref(plan), self.ctx, C.byref(p), C.byref(po))
-        if st:
-            raise RuntimeError("fa4_plan_create: %s" % self.lib.fa4_context_errmsg(self.ctx).decode())
-        cfg, src = Config(), C.c_int()
-        cfg.struct_size = C.sizeof(Config)
-        self.lib.fa4_plan_config(plan, C.byref(cfg), C.byref(src))
-        buf = C.create_string_buffer(256)
-        desc = self.lib.fa4_config_format(C.byref(cfg), buf, 256).decode()
-        return plan, desc, SOURCES.get(src.value, "?")
+        """(plan handle, config text, config source) for a bf16 problem; raises
+        fa4.Fa4Error (a RuntimeError) with the library's message."""
+        p = _abi.Problem.init(batch=b, seqlen_q=sq, seqlen_k=sk, heads_q=hq, heads_kv=hkv, head_dim_qk=d,
+                              head_dim_v=d, causal=int(causal), varlen=varlen, page_size=page_size,
+                              num_pages=num_pages)
+        plan = self.context.plan(p, config=config)
+        desc, src = plan.describe()
+        return plan.handle, desc, src
 
     def forward(self, plan, q, k, v, o, cu_q=None, cu_k=None, table=None, used=None):
         ptr = lambda t: t.data_ptr() if t is not None else None
-        t = Tensors(C.sizeof(Tensors), q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-                    None, ptr(cu_q), ptr(cu_k), ptr(table), ptr(used), None, 0, 0, 0)
-        st = self.lib.fa4_forward(plan, C.byref(t), C.c_void_p(torch.cuda.current_stream().cuda_stream))
+        t = _abi.Tensors.init(q=q.data_ptr(), k=k.data_ptr(), v=v.data_ptr(), o=o.data_ptr(), cu_seqlens_q=ptr(cu_q),
+                              cu_seqlens_k=ptr(cu_k), block_table=ptr(table), seqused_k=ptr(used))
+        st = self.lib.fa4_forward(plan, C.addressof(t), torch.cuda.current_stream().cuda_stream)
         if st:
-            raise RuntimeError("fa4_forward: %s" % self.lib.fa4_context_errmsg(self.ctx).decode())
+            raise self.context.error("fa4_forward", st)
 
 
 # ------------------------------------------------------------------------------ timing

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Serving shapes side by side, in one process on the same inputs: libfa4 (ctypes, the
-structs of bench/compare.py) against cuDNN through PyTorch SDPA (dense decode),
+"""Serving shapes side by side, in one process on the same inputs: libfa4 (ctypes,
+bench/compare.py's Fa4 over the fa4 package of python/) against cuDNN through PyTorch SDPA (dense decode),
 FlashAttention-4 CuTe sm90 (contiguous and paged decode) and FlashInfer (paged decode),
 where installed (../shared/peers).  Every library is timed the same way: 10 calls back
 to back between two CUDA events, median of 15 groups.
