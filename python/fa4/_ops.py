@@ -85,11 +85,18 @@ class _Device:
             e = self.plans.get(key)
             if e is not None:
                 return e
-            plan = self.context.plan(problem())
-            as_varlen = False
-            if dense_seqused is not None and plan.family != _abi.FAMILY_SM80:
-                plan.destroy()
-                plan, as_varlen = self.context.plan(dense_seqused()), True
+            try:
+                plan = self.context.plan(problem())
+                as_varlen = False
+                if dense_seqused is not None and plan.family != _abi.FAMILY_SM80:
+                    plan.destroy()
+                    plan, as_varlen = self.context.plan(dense_seqused()), True
+            except _lib.Fa4Error as err:
+                if not _capturing():
+                    raise
+                # Making a plan loads a kernel and may allocate: not for a capture.
+                raise _lib.Fa4Error(err.function, err.status, err.message + " (during CUDA-graph capture: run "
+                                    "one call of the same class before capturing, so that its plan exists)")
             e = self.plans[key] = _Entry(plan, as_varlen)
             if len(self.plans) == PLAN_WARNING:
                 warnings.warn("fa4: %d plans cached on cuda:%d; inputs with explicit strides that "
@@ -97,16 +104,17 @@ class _Device:
                               "one): fa4.clear_cache() releases them" % (PLAN_WARNING, self.index))
             return e
 
-    def seq_offsets(self, count, step):
+    def seq_offsets(self, count, step, stream):
         """int32 [0, step, 2 step, ..., count step] on this device: the cu_seqlens of
-        COUNT sequences of STEP rows each.  Kept, except when made during CUDA-graph
-        capture (its contents would exist only in the graph)."""
-        t = self.offsets.get((count, step))
+        COUNT sequences of STEP rows each.  Kept per stream (another stream would not
+        wait for the fill), except when made during CUDA-graph capture (its contents
+        would exist only in the graph)."""
+        t = self.offsets.get((count, step, stream))
         if t is None:
             t = torch.arange(0, (count + 1) * step, step, dtype=torch.int32,
                              device=torch.device("cuda", self.index))
             if not _capturing():
-                self.offsets[(count, step)] = t
+                self.offsets[(count, step, stream)] = t
         return t
 
     def clear(self):
@@ -459,8 +467,9 @@ def _kvcache_as_varlen(dev, e, q, k, v, used, out, lse):
                          "cache whose rows are contiguous across the batch (k_cache.stride(0) == seqlen_k "
                          "* k_cache.stride(1)) only" % e.plan.describe()[0])
     lse_v = None if lse is None else torch.empty((hq, b * sq), dtype=torch.float32, device=q.device)
-    _launch(dev, e, q, k, v, out, lse_v, dev.seq_offsets(b, sq), dev.seq_offsets(b, L), None, used,
-            sq, L, b)
+    stream = _raw_stream(dev.index)
+    _launch(dev, e, q, k, v, out, lse_v, dev.seq_offsets(b, sq, stream), dev.seq_offsets(b, L, stream), None,
+            used, sq, L, b)
     if lse is not None:
         lse.copy_(lse_v.view(hq, b, sq).transpose(0, 1))
     return out, lse

@@ -32,7 +32,7 @@ class _DryDevice:
                 self.launches[-1][name + "_values"] = [a[i] for i in range(t.batch + 1)]
         return 0
 
-    def seq_offsets(self, count, step):
+    def seq_offsets(self, count, step, stream):
         return self._torch.arange(0, (count + 1) * step, step, dtype=self._torch.int32)
 
 
