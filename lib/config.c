@@ -231,6 +231,32 @@ int config_families(fa4_family out[3], const device_limits *dev)
     return n;
 }
 
+/*
+** 1 when P is a serving shape the sm80 family runs best: few query rows per
+** KV head (decode, speculative decoding: its decode tiles pack the heads
+** and split the keys) or a layout only it reads (pages under 16 rows,
+** varlen queries over pages).
+*/
+static int serving_shape(const fa4_problem *p)
+{
+    return (p->page_size > 0 && (p->page_size < 16 || p->varlen)) ||
+           (long long)p->seqlen_q * (p->heads_q / p->heads_kv) <= 64;
+}
+
+int config_families_for(fa4_family out[3], const device_limits *dev, const fa4_problem *p)
+{
+    int i, n = config_families(out, dev);
+
+    for (i = 1; i < n && serving_shape(p); i++)
+        if (out[i] == FA4_FAMILY_SM80) {
+            for (; i > 0; i--)
+                out[i] = out[i - 1];
+            out[0] = FA4_FAMILY_SM80;
+            break;
+        }
+    return n;
+}
+
 fa4_status config_default(fa4_config *out, const device_limits *dev,
                           const fa4_problem *problem, fa4_family family,
                           char *why, size_t why_size)

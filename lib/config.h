@@ -18,6 +18,12 @@
 ** $FA4_FAMILIES when set; returns how many were written. */
 int config_families(fa4_family out[3], const device_limits *dev);
 
+/* config_families() in the order whose first default PROBLEM gets: the
+** sm80 family first for its serving shapes (decode and speculative steps,
+** pages under 16 rows, varlen queries over pages).  The library's heuristic
+** and the tuner's default both come from here. */
+int config_families_for(fa4_family out[3], const device_limits *dev, const fa4_problem *p);
+
 /*
 ** The built-in default config of FAMILY for PROBLEM on DEV (chosen from
 ** measurements; see bench/NOTES.md).  It always fits when FA4_OK.

@@ -45,41 +45,14 @@ static struct plan_cache_entry *cache_find(fa4_context *ctx, const char *key)
     return NULL;
 }
 
-/*
-** 1 when P is a serving shape the sm80 family runs best: few query rows per
-** KV head (decode, speculative decoding: its decode tiles pack the heads
-** and split the keys) or a layout only it reads (pages under 16 rows,
-** varlen queries over pages).
-*/
-static int serving_shape(const fa4_problem *p)
-{
-    return (p->page_size > 0 && (p->page_size < 16 || p->varlen)) ||
-           (long long)p->seqlen_q * (p->heads_q / p->heads_kv) <= 64;
-}
-
-/* Move FAMILY to the front of FAMS (when present). */
-static void prefer_family(fa4_family *fams, int n, fa4_family family)
-{
-    int i;
-    for (i = 1; i < n; i++)
-        if (fams[i] == family) {
-            for (; i > 0; i--)
-                fams[i] = fams[i - 1];
-            fams[0] = family;
-            return;
-        }
-}
-
 /* The heuristic's config of the best family that runs the problem here. */
 static fa4_status choose_heuristic(fa4_plan *plan, fa4_context *ctx)
 {
     const fa4_problem *p = &plan->problem;
     fa4_family fams[3];
     char why[512] = "";
-    int i, n = config_families(fams, &ctx->limits);   /* best first, $FA4_FAMILIES applied */
+    int i, n = config_families_for(fams, &ctx->limits, p);
 
-    if (serving_shape(p))
-        prefer_family(fams, n, FA4_FAMILY_SM80);
     for (i = 0; i < n; i++) {
         /* sm100 kernels cannot launch (launch.c): a device plan takes the
            next family; a plan_only context may still compile them. */

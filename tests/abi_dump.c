@@ -76,6 +76,7 @@ static void problem(void)
     FIELD(fa4_problem, attention_sinks);
     FIELD(fa4_problem, block_table_stride);
     FIELD(fa4_problem, num_pages);
+    FIELD(fa4_problem, softcap);
     INIT_INT(x, fa4_problem, struct_size);
     INIT_INT(x, fa4_problem, dtype);
     INIT_INT(x, fa4_problem, batch);
@@ -99,6 +100,7 @@ static void problem(void)
     INIT_INT(x, fa4_problem, attention_sinks);
     INIT_INT(x, fa4_problem, block_table_stride);
     INIT_INT(x, fa4_problem, num_pages);
+    INIT_FLOAT(x, fa4_problem, softcap);
 }
 
 static void config(void)
@@ -182,6 +184,7 @@ static void tensors(void)
     FIELD(fa4_tensors, seqlen_q);
     FIELD(fa4_tensors, seqlen_k);
     FIELD(fa4_tensors, batch);
+    FIELD(fa4_tensors, sinks);
     INIT_INT(x, fa4_tensors, struct_size);
     INIT_PTR(x, fa4_tensors, q);
     INIT_PTR(x, fa4_tensors, k);
@@ -196,6 +199,7 @@ static void tensors(void)
     INIT_INT(x, fa4_tensors, seqlen_q);
     INIT_INT(x, fa4_tensors, seqlen_k);
     INIT_INT(x, fa4_tensors, batch);
+    INIT_PTR(x, fa4_tensors, sinks);
 }
 
 /* Enum types are passed as C int by the binding: their size must say so. */

@@ -79,22 +79,22 @@ static void check_serving(const device_limits *dev)
            problems_build(&pl, &a, why, sizeof why) == 0 && pl.count == 42;
     for (i = 0; good && i < pl.count; i += 7) {
         good = search_space(&r, dev, &pl.items[i].problem, 0) == FA4_OK &&
-               all_family(&r, FA4_FAMILY_SM80) && r.problem.page_size == 16 &&
-               strstr(r.family_notes, "paged K/V runs on the sm80 family");
+               r.trials[0].is_default && r.trials[0].config.family == FA4_FAMILY_SM80 &&
+               r.problem.page_size == 16;
         if (!good)
             diag("  %s: %s (%s)", pl.items[i].name, r.error, r.family_notes);
         search_result_free(&r);
     }
-    ok(good, "decode-llama3-70b-tp8-paged on sm_90a: sm80 candidates only, "
-       "sm90 named as not running paged K/V");
+    ok(good, "decode-llama3-70b-tp8-paged on sm_90a: the default (measured first) is "
+       "the sm80 family's, as fa4_plan_create's");
     problem_list_free(&pl);
 
     p.batch = 16; p.seqlen_q = 1; p.seqlen_k = 8192;
     p.heads_q = 32; p.heads_kv = 8; p.head_dim_qk = 128; p.causal = 1;
     p.page_size = 16;
     good = search_space(&r, dev, &p, 0) == FA4_OK &&
-           all_family(&r, FA4_FAMILY_SM80);
-    ok(good, "paged decode: %d sm80 candidates", r.ntrials);
+           r.trials[0].config.family == FA4_FAMILY_SM80;
+    ok(good, "paged decode: %d candidates, the sm80 default first", r.ntrials);
     {
         int splits = 0, packed = 0;
         for (i = 0; i < r.ntrials; i++) {

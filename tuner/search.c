@@ -97,7 +97,7 @@ fa4_status search_space(search_result *r, const device_limits *dev,
         fams[0] = family;
         nfam = 1;
     } else {
-        nfam = config_families(fams, dev);
+        nfam = config_families_for(fams, dev, &r->problem);
     }
     for (f = 0; f < nfam; f++) {
         config_space sp;

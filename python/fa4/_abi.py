@@ -103,6 +103,7 @@ class Problem(_Versioned):
         ("attention_sinks", C.c_int),
         ("block_table_stride", C.c_int),
         ("num_pages", C.c_int),
+        ("softcap", C.c_float),
     ]
     _defaults_ = {"dtype": DTYPE_BF16, "window_left": -1, "window_right": -1}
 
@@ -146,6 +147,7 @@ class Tensors(_Versioned):
         ("seqlen_q", C.c_int),
         ("seqlen_k", C.c_int),
         ("batch", C.c_int),
+        ("sinks", C.c_void_p),
     ]
 
 
