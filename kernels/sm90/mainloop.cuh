@@ -94,6 +94,25 @@ FA4_DEV u32 tile_slot(const fa4_bars &bars)
 
 /* ------------------------------------------------------------ producer */
 
+#if FA4_PAGED
+/* Key block N of a K or V tile (CHUNKS swizzled chunks at DST) through the
+ * block table, box by box (not unrolled: the producer has 24 registers). */
+template <int CHUNKS>
+FA4_DEV void load_paged_block(u32 dst, const fa4_tma_map *map, u32 bar, const fa4_seq &sq,
+                              const int *pages, int page_shift, int n, int kv_head)
+{
+#pragma unroll 1
+    for (int i = 0; i < FA4_BN / FA4_PAGE_BOX; ++i) {
+        int page, row;
+        page_box(sq, pages, page_shift, n * FA4_BN + i * FA4_PAGE_BOX, &page, &row);
+#pragma unroll
+        for (int c = 0; c < CHUNKS; ++c)
+            tma_load_4d(dst + (c * FA4_BN + i * FA4_PAGE_BOX) * FA4_SWIZZLE, map, bar,
+                        c * FA4_CW, kv_head, row, page);
+    }
+}
+#endif
+
 /* One thread issues every TMA load of the CTA's tiles. */
 FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_map *tm_q,
                           const fa4_tma_map *tm_k, const fa4_tma_map *tm_v, u32 smem,
@@ -160,29 +179,14 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
             const u32 k_dst = smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES;
             const u32 v_dst = smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES;
 #if FA4_PAGED
-            /* Box by box (not unrolled: the producer has 24-32 registers). */
             mbarrier_wait(bars.k_empty(st.stage), st.phase ^ 1u);
             mbarrier_arrive_expect_tx(bars.k_full(st.stage), FA4_K_STAGE_BYTES);
-#pragma unroll 1
-            for (int i = 0; i < FA4_BN / FA4_PAGE_BOX; ++i) {
-                int page, row;
-                page_box(sq, pages, sv.page_shift, n * FA4_BN + i * FA4_PAGE_BOX, &page, &row);
-#pragma unroll
-                for (int c = 0; c < FA4_DP / FA4_CW; ++c)
-                    tma_load_4d(k_dst + (c * FA4_BN + i * FA4_PAGE_BOX) * FA4_SWIZZLE, tm_k,
-                                bars.k_full(st.stage), c * FA4_CW, kv_head, row, page);
-            }
+            load_paged_block<FA4_DP / FA4_CW>(k_dst, tm_k, bars.k_full(st.stage), sq, pages,
+                                              sv.page_shift, n, kv_head);
             mbarrier_wait(bars.v_empty(vst.stage), vst.phase ^ 1u);
             mbarrier_arrive_expect_tx(bars.v_full(vst.stage), FA4_V_STAGE_BYTES);
-#pragma unroll 1
-            for (int i = 0; i < FA4_BN / FA4_PAGE_BOX; ++i) {
-                int page, row;
-                page_box(sq, pages, sv.page_shift, n * FA4_BN + i * FA4_PAGE_BOX, &page, &row);
-#pragma unroll
-                for (int c = 0; c < FA4_DVP / FA4_CW; ++c)
-                    tma_load_4d(v_dst + (c * FA4_BN + i * FA4_PAGE_BOX) * FA4_SWIZZLE, tm_v,
-                                bars.v_full(vst.stage), c * FA4_CW, kv_head, row, page);
-            }
+            load_paged_block<FA4_DVP / FA4_CW>(v_dst, tm_v, bars.v_full(vst.stage), sq, pages,
+                                               sv.page_shift, n, kv_head);
 #else
             const int kv_row = sq.k_row0 + kv_load_row(sq, n);
             mbarrier_wait(bars.k_empty(st.stage), st.phase ^ 1u);
