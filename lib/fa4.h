@@ -185,7 +185,8 @@ typedef struct fa4_problem {
     ** fa4_tensors.block_table [batch, block_table_stride] int32 maps a
     ** sequence's page i to a page of the pool.  Each sequence's KV length
     ** comes from fa4_tensors.seqused_k (or seqlen_k).  Q may be dense or
-    ** varlen.
+    ** varlen.  On sm_90a the sm90 family runs dense queries over pages of
+    ** 16 rows or more; the sm80 family decode steps and everything else.
     */
     int page_size;         /* 0: not paged */
     /*
