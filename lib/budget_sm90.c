@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "family.h"
+#include "launch_sm90.h"
 
 #define SM90_ALIGN       1024   /* region alignment, bytes */
 #define SM90_SLACK       1024   /* the kernel aligns its base up to 1024 B */
@@ -105,12 +106,6 @@ static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, 
 {
     return sm90_consumer_need(sm90_dv(pb), bn, sched, swizzle) +
            (pb->varlen ? SM90_VARLEN_REGS : 0);
-}
-
-/* Rows of one paged K/V TMA box: a page, or a block when pages are larger. */
-static int sm90_page_box(const fa4_problem *pb, const fa4_config *cfg)
-{
-    return pb->page_size < cfg->bn ? pb->page_size : cfg->bn;
 }
 
 /* The setmaxnreg split used for WGS consumer warpgroups. */
@@ -215,11 +210,6 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         cfg->scheduler != FA4_SCHED_LPT && cfg->scheduler != FA4_SCHED_DYNAMIC) {
         snprintf(why, wn, "sm90: scheduler=%d; supported: 0 plain, 1 persistent, "
                  "2 longest-first, 3 dynamic", (int)cfg->scheduler);
-        return FA4_EINVAL;
-    }
-    if (pb->page_size && cfg->bn % sm90_page_box(pb, cfg) != 0) {
-        snprintf(why, wn, "sm90: bn=%d is not a whole number of %d-row pages", cfg->bn,
-                 pb->page_size);
         return FA4_EINVAL;
     }
     if (pb->varlen && cfg->scheduler != FA4_SCHED_DYNAMIC && cfg->scheduler != FA4_SCHED_PLAIN) {
@@ -347,7 +337,7 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                      cfg->fused_kv, cfg->pingpong, cfg->exp2_emu_pct,
                      cfg->rescale_threshold, (int)cfg->scheduler,
                      cfg->cluster > 0 ? cfg->cluster : 1, pb->varlen != 0, pb->page_size > 0,
-                     pb->page_size > 0 ? sm90_page_box(pb, cfg) : 0);
+                     pb->page_size > 0 ? sm90_page_box(pb->page_size, cfg->bn) : 0);
     return n < 0 || (size_t)n >= size - (size_t)m ? -1 : m + n;
 }
 
@@ -511,7 +501,8 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
 }
 
 /* family_ops.heuristic: the dense default (paged: bn a whole number of
-** pages when pages are smaller than a block); varlen takes the dynamic
+** pages when pages are smaller than a block, so boxes are whole pages);
+** varlen takes the dynamic
 ** scheduler (it hands out only real tiles, where the plain grid is sized for
 ** the longest sequence), bn at most 144 with a mask and 128 without (d128
 ** 128x144 spills 24 B without one, not with one: the estimate is not that
@@ -527,8 +518,8 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
     int bn, pass;
 
     sm90_dense_heuristic(out, dev, pb);
-    if (pb->page_size && out->bn % sm90_page_box(pb, out) != 0)
-        out->bn = out->bn / pb->page_size * pb->page_size;   /* whole pages per block */
+    if (pb->page_size && pb->page_size < out->bn && out->bn % pb->page_size != 0)
+        out->bn = out->bn / pb->page_size * pb->page_size;   /* page-sized boxes */
     if (!pb->varlen)
         return;
     for (pass = 0; pass < 2; pass++) {
@@ -540,8 +531,7 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
             c.pingpong = 1;
         }
         for (bn = c.bn < cap ? c.bn : cap; bn >= 64; bn -= 16)
-            if ((!pb->page_size || pb->page_size >= bn || bn % pb->page_size == 0) &&
-                sm90_varlen_need(pb, bn, FA4_SCHED_DYNAMIC, c.swizzle) <= c.consumer_regs) {
+            if (sm90_varlen_need(pb, bn, FA4_SCHED_DYNAMIC, c.swizzle) <= c.consumer_regs) {
                 *out = c;
                 out->bn = bn;
                 out->scheduler = FA4_SCHED_DYNAMIC;

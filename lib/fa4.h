@@ -16,7 +16,8 @@
 **     in elements; 0 means "contiguous in that layout".
 **   - Semantics follow FlashAttention: causal masking is aligned to the
 **     bottom-right corner (query i sees keys j <= i + seqlen_k - seqlen_q);
-**     a query row that sees no key outputs zeros and LSE -inf; the default
+**     a query row that sees no key outputs zeros and LSE -inf (with
+**     attention sinks: LSE the head's sink); the default
 **     softmax scale is 1/sqrt(head_dim_qk); LSE is the natural log-sum-exp
 **     of the scaled scores, float32, laid out [batch, heads_q, seqlen_q].
 */
@@ -201,6 +202,9 @@ typedef struct fa4_problem {
                                0: ceil(seqlen_k / page_size) */
     int num_pages;         /* paged: pages in the pool (for the opt-in
                               input check; 0: unknown) */
+    int reserved;          /* ignored.  Keeps softcap past the padding of
+                              this struct's earlier size (184 bytes), which
+                              old callers' struct_size covers unset */
     /*
     ** Softcapping (Gemma 2): with softcap > 0 the scaled scores s become
     ** softcap * tanh(s / softcap) before masking and softmax.  0: none.
@@ -210,7 +214,7 @@ typedef struct fa4_problem {
 
 #define FA4_PROBLEM_INIT { sizeof(fa4_problem), FA4_DTYPE_BF16, 0, 0, 0, 0, 0, \
                            0, 0, 0, -1, -1, 0.0f, 0, {0, 0, 0}, {0, 0, 0},    \
-                           {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0, 0, 0.0f }
+                           {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0, 0, 0, 0.0f }
 
 /*
 ** Check PROBLEM without a context.  Returns FA4_OK, FA4_EINVAL (a bad

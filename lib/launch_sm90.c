@@ -99,7 +99,7 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
     const int paged = pb->page_size > 0;
     const int pages_k = !paged ? 0 : pb->num_pages > 0 ? pb->num_pages : varlen_rows(p->k_batch_stride);
     const int pages_v = !paged ? 0 : pb->num_pages > 0 ? pb->num_pages : varlen_rows(p->v_batch_stride);
-    const int box_kv = paged && pb->page_size < cfg->bn ? pb->page_size : cfg->bn;
+    const int box_kv = paged ? sm90_page_box(pb->page_size, cfg->bn) : cfg->bn;
     const int rows_k = pb->varlen ? varlen_rows(p->k_row_stride) : p->seqlen_k;
     const int rows_o = pb->varlen ? varlen_rows(p->o_row_stride) : p->seqlen_q;
     const int rows_v = pb->varlen ? varlen_rows(p->v_row_stride) : p->seqlen_k;

@@ -23,6 +23,18 @@
 ** FA4_ECUDA with the driver's error text when encoding fails.
 ** Thread-safe.
 */
+/*
+** Rows of one paged K/V TMA box for pages of PAGE_SIZE rows (a power of
+** two) and key blocks of BN rows: the largest power of two dividing BN, at
+** most PAGE_SIZE, so that no box crosses a page and a block is whole boxes
+** (at least 16 rows: BN is a multiple of 16).  The kernel's FA4_PAGE_BOX.
+*/
+static inline int sm90_page_box(int page_size, int bn)
+{
+    const int p2 = bn & -bn;
+    return page_size < p2 ? page_size : p2;
+}
+
 fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                             const fa4_problem *problem, const fa4_config *config,
                             const fa4_params *params, char *why, size_t why_size);

@@ -76,6 +76,7 @@ static void problem(void)
     FIELD(fa4_problem, attention_sinks);
     FIELD(fa4_problem, block_table_stride);
     FIELD(fa4_problem, num_pages);
+    FIELD(fa4_problem, reserved);
     FIELD(fa4_problem, softcap);
     INIT_INT(x, fa4_problem, struct_size);
     INIT_INT(x, fa4_problem, dtype);
@@ -100,6 +101,7 @@ static void problem(void)
     INIT_INT(x, fa4_problem, attention_sinks);
     INIT_INT(x, fa4_problem, block_table_stride);
     INIT_INT(x, fa4_problem, num_pages);
+    INIT_INT(x, fa4_problem, reserved);
     INIT_FLOAT(x, fa4_problem, softcap);
 }
 

@@ -336,6 +336,9 @@ static const serve_shape shapes[] = {
     /* Paged prefill on the sm90 family: pages smaller than a key block,
        dense queries, the last page partly used. */
     { "paged 16 chunked prefill d128", 2, 8, 2, 128, 1, 0, 2, 16, 1, {256, 256}, {2000, 700}, 0, 0 },
+    /* Pages larger than a key block: with bn 176 (below) a block spans two
+       pages, loaded in 16-row boxes. */
+    { "paged 256 chunked prefill d128", 2, 8, 2, 128, 1, 0, 2, 256, 1, {200, 200}, {1000, 600}, 0, 0 },
     /* Softcap and sinks: a split decode (the merge adds the sink) and
        varlen prefill. */
     { "decode group 8 softcap sinks", 3, 16, 2, 128, 0, 0, 0, 0, 1,
@@ -357,11 +360,13 @@ static const char *configs[] = {
 #define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
 /* sm90 overrides tried on the prefill shapes (varlen or paged): the plain
-   grid, three consumer warpgroups, the fused ring with 64 B swizzle. */
+   grid, three consumer warpgroups, the fused ring with 64 B swizzle, a key
+   block that is no power of two (176: paged boxes of 16 rows). */
 static const char *sm90_configs[] = {
     "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 pingpong=1 sched=plain",
     "sm90 bm=192 bn=64 stages=3 swizzle=128 wgs=3 regs=32/160 pingpong=0 sched=dynamic",
     "sm90 bm=128 bn=96 stages=2 swizzle=64 fused_kv=1 wgs=2 regs=24/240 pingpong=1 sched=dynamic",
+    "sm90 bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 pingpong=1 sched=plain",
 };
 #define NSM90CONFIGS ((int)(sizeof sm90_configs / sizeof sm90_configs[0]))
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))

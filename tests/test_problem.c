@@ -2,6 +2,8 @@
 ** test_problem.c -- fa4_problem_check: every error path gives its status
 ** and a message naming the field.
 */
+#include <stddef.h>
+
 #include "tap.h"
 #include "fa4.h"
 
@@ -35,6 +37,10 @@ int main(void)
     ok(fa4_problem_check(NULL, why, sizeof why) == FA4_EINVAL && strstr(why, "NULL"),
        "problem_check rejects a NULL problem");
     CHECK(p.struct_size = 3, FA4_EINVAL, "struct_size", "rejects a bad struct_size");
+    /* A caller built before softcap: its struct_size (184) covers the old
+       padding, now `reserved`, and not softcap, whatever those bytes hold. */
+    CHECK((p.struct_size = offsetof(fa4_problem, softcap), p.reserved = 0x7fc00000,
+           p.softcap = -5.0f), FA4_OK, "", "an older struct_size leaves softcap at 0");
     CHECK(p.dtype = 9, FA4_EINVAL, "dtype=9", "rejects an unknown dtype");
     CHECK(p.dtype = FA4_DTYPE_FP8_E4M3, FA4_ENOTSUP, "fp8", "reports fp8 as not supported yet");
     CHECK(p.batch = 0, FA4_EINVAL, "batch=0", "rejects batch 0");

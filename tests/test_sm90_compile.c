@@ -247,11 +247,18 @@ static void check_varlen(const device_limits *dev)
     p.page_size = 8;
     is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,
            "8-row pages are not the sm90 family's (TMA boxes of 16 rows or more)");
+    p.page_size = 256;
+    c.bn = 176;
+    c.scheduler = FA4_SCHED_PLAIN;
+    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
+    if (!ok(st == FA4_OK, "176-row key blocks over 256-row pages fit (16-row boxes: none "
+            "crosses a page)"))
+        diag("  %s", why);
+    if (st == FA4_OK && jit_nvrtc_version() != 0)
+        check_compile(dev, &p, &c);
     p.page_size = 32;
-    c.bn = 80;
-    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_EINVAL,
-           "a key block of 80 rows is not a whole number of 32-row pages");
     c.bn = 128;
+    c.scheduler = FA4_SCHED_DYNAMIC;
     is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_OK,
            "dense queries over 32-row pages with 128-row key blocks fit");
     p.page_size = 0;

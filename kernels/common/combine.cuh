@@ -54,7 +54,8 @@ fa4_combine(const fa4_params p, const fa4_serving s)
         for (int i = 0; i < s.num_splits; i++)
             sum += ex2_approx_ftz_f32((lse_s[i * split_stride] - mx) * 1.4426950408889634f);
 #if FA4_SINKS
-    sum += ex2_approx_ftz_f32((sink - mx) * 1.4426950408889634f);
+    if (sink != neg_inf)
+        sum += ex2_approx_ftz_f32((sink - mx) * 1.4426950408889634f);
 #endif
     const float lse2 = sum > 0.f ? mx * 1.4426950408889634f + lg2_approx_ftz_f32(sum) : neg_inf;
 

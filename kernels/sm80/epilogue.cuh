@@ -32,6 +32,11 @@ __device__ __forceinline__ void row_finish(const fa4_params &p, int head, float 
 #if FA4_SINKS
     const float sk = ((const float *)p.sinks)[head] * 1.4426950408889634f;
     const float m2 = fmaxf(m, sk);
+    if (m2 == FA4_NEG_INF) {            /* no key and a sink of -inf */
+        *inv = 0.f;
+        *lse = FA4_NEG_INF;
+        return;
+    }
     const float a = ex2_approx_ftz_f32(m - m2);   /* 0 for a row that saw no key */
     const float lt = fmaf(l, a, ex2_approx_ftz_f32(sk - m2));
     *inv = a / lt;

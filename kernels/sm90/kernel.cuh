@@ -82,8 +82,10 @@ static_assert(FA4_BN % 16 == 0 && FA4_BN >= 64 && FA4_BN <= 256, "sm90: BN in 64
 static_assert(FA4_DVP <= 256 && FA4_DP <= 256, "sm90: head dims up to 256");
 static_assert(FA4_DV <= FA4_D, "sm90: head_dim_v <= head_dim_qk");
 static_assert(FA4_STAGES >= 2, "sm90: at least 2 K/V stages");
-static_assert(!FA4_PAGED || (FA4_PAGE_BOX >= 16 && FA4_BN % FA4_PAGE_BOX == 0),
-              "sm90: paged key blocks are whole boxes of at least 16 rows");
+static_assert(!FA4_PAGED || (FA4_PAGE_BOX >= 16 && FA4_BN % FA4_PAGE_BOX == 0 &&
+                              (FA4_PAGE_BOX & (FA4_PAGE_BOX - 1)) == 0),
+              "sm90: paged key blocks are whole power-of-two boxes of at least 16 rows "
+              "(a box never crosses a page)");
 static_assert(!FA4_VARLEN || FA4_SCHEDULER == 0 || FA4_SCHEDULER == 3,
               "sm90: varlen tiles come from the plain or the dynamic scheduler");
 #if FA4_FUSED_KV

@@ -19,8 +19,8 @@
 **
 ** Paged K/V (FA4_PAGED, with dense or varlen Q): the maps cover the page
 ** pool, {dim, heads, page_size, pages}; key block n is loaded box by box,
-** FA4_PAGE_BOX rows (min(BN, page_size)) from page block_table[b][j /
-** page_size] each, boxes past the sequence's last page from page -1 (TMA
+** FA4_PAGE_BOX rows (a power of two dividing BN, at most a page: no box
+** crosses a page) from page block_table[b][j / page_size] each, boxes past the sequence's last page from page -1 (TMA
 ** zero-fills them; the table is not read there).  The rows of the last
 ** block past the sequence's keys come from its last page's unused rows:
 ** masked, and their V rows zeroed like those above.

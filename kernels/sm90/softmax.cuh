@@ -133,6 +133,11 @@ FA4_DEV void softmax_finish(const fa4_softmax &sm, float (&inv)[2], float (&lse)
         const float l = quad_sum(sm.l[h]);
 #if FA4_SINKS
         const float m2 = fmaxf(sm.m[h], sink_log2);
+        if (m2 == FA4_NEG_INF) {        /* no key and a sink of -inf */
+            inv[h] = 0.0f;
+            lse[h] = FA4_NEG_INF;
+            continue;
+        }
         const float a = ex2_approx_ftz(sm.m[h] - m2);   /* 0 for an empty row */
         const float lt = fmaf(l, a, ex2_approx_ftz(sink_log2 - m2));
         inv[h] = a / lt;

@@ -103,6 +103,7 @@ class Problem(_Versioned):
         ("attention_sinks", C.c_int),
         ("block_table_stride", C.c_int),
         ("num_pages", C.c_int),
+        ("reserved", C.c_int),
         ("softcap", C.c_float),
     ]
     _defaults_ = {"dtype": DTYPE_BF16, "window_left": -1, "window_right": -1}

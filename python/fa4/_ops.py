@@ -351,6 +351,9 @@ def varlen(q, k, v, cu_q, cu_k, max_sq, max_sk, seqused_k, block_table, out, cau
         extra.update(page_size=page, block_table_stride=stride, num_pages=k.shape[0])
         if seqused_k is None and not plan_only:
             # FlashAttention's convention: with a block table, cu_seqlens_k gives the lengths.
+            if cu_k is None:
+                raise ValueError("attention_varlen with block_table needs seqused_k or "
+                                 "cu_seqlens_k for the keys each sequence uses")
             seqused_k = cu_k[1:] - cu_k[:-1]
     strides = (_strides(q), _strides(k), _strides(v), None if out is None else _strides(out))
     bmax, sqmax = _batch_max(b, hkv), _pow2(max_sq)
