@@ -339,11 +339,10 @@ fa4_status jit_key(char key[17], const char *arch, const fa4_problem *problem,
 static void parse_ptxas_log(jit_kernel *k)
 {
     const char *s;
-    int stores = 0, loads = 0;
+    int stack = 0, stores = 0, loads = 0;
 
     k->regs = -1;
     k->spill_bytes = -1;
-    k->stack_bytes = -1;
     if ((s = strstr(k->log, "Used ")))
         sscanf(s, "Used %d registers", &k->regs);
     if ((s = strstr(k->log, "bytes stack frame"))) {
@@ -352,7 +351,7 @@ static void parse_ptxas_log(jit_kernel *k)
         while (s > k->log && s[-1] >= '0' && s[-1] <= '9')
             s--;
         sscanf(s, "%d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
-               &k->stack_bytes, &stores, &loads);
+               &stack, &stores, &loads);
         k->spill_bytes = stores + loads;
     }
 }

@@ -21,7 +21,6 @@ typedef struct jit_kernel {
     char *log;            /* NVRTC/ptxas log, malloc'd, may be "" */
     int regs;             /* registers per thread from ptxas (-1: unknown) */
     int spill_bytes;      /* spill stores + loads bytes (-1: unknown) */
-    int stack_bytes;
     double compile_ms;
     char key[17];         /* hex hash of (source, defines, options, NVRTC
                              version, arch, library version) */
