@@ -102,6 +102,35 @@ static void tune_serving(fa4_context *ctx, const fa4_problem *p,
     search_result_free(&r);
 }
 
+/*
+** Run `fa4-tune` with ARGV (ARGC arguments, the last one the --seed value,
+** filled in here from SEED) and --json: one ok line PARSE_WHAT for the
+** argument parse; *DOC the parsed report (NULL if it is not JSON), *PROB
+** its first problem.  Returns cmd_tune's exit status.
+*/
+static int tune_json(char **argv, int argc, unsigned seed, const char *parse_what,
+                     json_t **doc, json_t **prob)
+{
+    char seedtxt[32], err[1024];
+    FILE *out = tmpfile(), *errf = tmpfile();
+    json_error_t je;
+    tune_args a;
+    int rc;
+
+    snprintf(seedtxt, sizeof seedtxt, "%u", seed);
+    argv[argc - 1] = seedtxt;
+    ok(tune_args_parse(&a, argc, argv, err, sizeof err) == 0, "%s", parse_what);
+    rc = cmd_tune(&a, out, errf);
+    rewind(out);
+    *doc = json_loadf(out, 0, &je);
+    if (!*doc)
+        diag("  report: %s", je.text);
+    *prob = json_array_get(json_object_get(*doc, "problems"), 0);
+    fclose(out);
+    fclose(errf);
+    return rc;
+}
+
 int main(void)
 {
     fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
@@ -230,67 +259,39 @@ int main(void)
 
     /* the command line, with JSON output */
     {
-        char seedtxt[32];
         char *argv[] = { "fa4-tune", "tune", "--batch", "1", "--seqlen-q",
                          "256", "--heads-q", "2", "--head-dim", "128",
                          "--max-trials", "2", "--strategy", "coarse", "-j",
                          "4", "--db", dbpath, "--json", "--quiet", "--seed",
-                         seedtxt, NULL };
-        tune_args a;
-        char err[1024];
-        FILE *out = tmpfile(), *errf = tmpfile();
-        json_error_t je;
+                         NULL, NULL };
         json_t *doc, *prob;
-        int rc;
+        int rc = tune_json(argv, 22, seed, "tune arguments parse", &doc, &prob);
 
-        snprintf(seedtxt, sizeof seedtxt, "%u", seed);
-        ok(tune_args_parse(&a, 22, argv, err, sizeof err) == 0,
-           "tune arguments parse");
-        rc = cmd_tune(&a, out, errf);
-        rewind(out);
-        doc = json_loadf(out, 0, &je);
-        prob = json_array_get(json_object_get(doc, "problems"), 0);
         if (!ok(rc == 0 && prob && json_is_object(json_object_get(prob, "winner")) &&
                 json_is_true(json_object_get(prob, "stored")),
                 "fa4-tune tune --json reports a stored winner"))
-            diag("  exit %d, json %s", rc, doc ? "parsed" : je.text);
+            diag("  exit %d, json %s", rc, doc ? "parsed" : "unparsed");
         ok(prob && json_real_value(json_object_get(json_object_get(prob,
            "winner"), "tflops")) > 0, "with its TFLOP/s");
         json_decref(doc);
-        fclose(out);
-        fclose(errf);
     }
     /* a paged preset's row through the command line */
     {
-        char seedtxt[32];
         char *argv[] = { "fa4-tune", "tune", "--preset", "decode-llama3-8b-paged",
                          "--shard", "0/42", "--max-trials", "2", "-j", "4",
-                         "--db", dbpath, "--json", "--quiet", "--seed", seedtxt,
+                         "--db", dbpath, "--json", "--quiet", "--seed", NULL,
                          NULL };
-        tune_args a;
-        char err[1024];
-        FILE *out = tmpfile(), *errf = tmpfile();
-        json_error_t je;
         json_t *doc, *prob;
-        int rc;
+        int rc = tune_json(argv, 16, seed, "paged preset arguments parse", &doc, &prob);
 
-        snprintf(seedtxt, sizeof seedtxt, "%u", seed);
-        ok(tune_args_parse(&a, 16, argv, err, sizeof err) == 0,
-           "paged preset arguments parse");
-        rc = cmd_tune(&a, out, errf);
-        rewind(out);
-        doc = json_loadf(out, 0, &je);
-        prob = json_array_get(json_object_get(doc, "problems"), 0);
         if (!ok(rc == 0 && prob &&
                 json_integer_value(json_object_get(json_object_get(prob, "problem"),
                                                    "page_size")) == 16 &&
                 json_is_true(json_object_get(prob, "stored")),
                 "fa4-tune tune --preset decode-llama3-8b-paged --shard 0/42 "
                 "stores a winner for a paged row"))
-            diag("  exit %d, json %s", rc, doc ? "parsed" : je.text);
+            diag("  exit %d, json %s", rc, doc ? "parsed" : "unparsed");
         json_decref(doc);
-        fclose(out);
-        fclose(errf);
     }
     cleanup();
     return done_testing();

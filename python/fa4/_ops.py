@@ -246,6 +246,19 @@ def _no_keys(out, lse):
     return out, lse
 
 
+def _start(out, o_shape, lse_shape, q, return_lse, no_rows, no_keys):
+    """O (the caller's, checked, or new) and LSE (new when asked), and the
+    finished (out, lse) when there is nothing to launch: NO_ROWS (no query
+    row) or NO_KEYS (no key); else None."""
+    out = _output(out, o_shape, q)
+    lse = torch.empty(lse_shape, dtype=torch.float32, device=q.device) if return_lse else None
+    if no_rows:
+        return out, lse, (out, lse)
+    if no_keys:
+        return out, lse, _no_keys(out, lse)
+    return out, lse, None
+
+
 def _problem(dt, b, sq, sk, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, **extra):
     p = _abi.Problem.init(dtype=dt, batch=b, seqlen_q=sq, seqlen_k=sk, heads_q=hq, heads_kv=hkv,
                           head_dim_qk=d, head_dim_v=dv, causal=int(causal), window_left=wl,
@@ -281,12 +294,10 @@ def dense(q, k, v, out, causal, wl, wr, scale, return_lse, plan_only=False):
     dt = _DTYPES.get(q.dtype)
     b, sq, hq, d, sk, hkv, dv = dense_shapes(q, k, v)
     if not plan_only:
-        out = _output(out, (b, sq, hq, dv), q)
-        lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device) if return_lse else None
-        if b == 0 or sq == 0:
-            return out, lse
-        if sk == 0:
-            return _no_keys(out, lse)
+        out, lse, done = _start(out, (b, sq, hq, dv), (b, hq, sq), q, return_lse,
+                                b == 0 or sq == 0, sk == 0)
+        if done is not None:
+            return done
     strides = (_strides(q), _strides(k), _strides(v), None if out is None else _strides(out))
     bmax, sqmax, skmax = _batch_max(b, hkv), _pow2(sq), _pow2(sk)
     key = ("dense", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, skmax)
@@ -337,12 +348,10 @@ def varlen(q, k, v, cu_q, cu_k, max_sq, max_sk, seqused_k, block_table, out, cau
     paged = block_table is not None
     max_sq, max_sk = int(max_sq), int(max_sk)
     if not plan_only:
-        out = _output(out, (total_q, hq, dv), q)
-        lse = torch.empty((hq, total_q), dtype=torch.float32, device=q.device) if return_lse else None
-        if b == 0 or total_q == 0 or max_sq == 0:
-            return out, lse
-        if max_sk == 0:
-            return _no_keys(out, lse)
+        out, lse, done = _start(out, (total_q, hq, dv), (hq, total_q), q, return_lse,
+                                b == 0 or total_q == 0 or max_sq == 0, max_sk == 0)
+        if done is not None:
+            return done
     extra = dict(varlen=1)
     skmax = _pow2(max_sk)
     if paged:
@@ -413,12 +422,10 @@ def kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr
             raise ValueError("fa4.attention_with_kvcache: cache_seqlens=%d; the cache holds %d keys"
                              % (sk, capacity))
     if not plan_only:
-        out = _output(out, (b, sq, hq, dv), q)
-        lse = torch.empty((b, hq, sq), dtype=torch.float32, device=q.device) if return_lse else None
-        if b == 0 or sq == 0:
-            return out, lse
-        if sk == 0:
-            return _no_keys(out, lse)
+        out, lse, done = _start(out, (b, sq, hq, dv), (b, hq, sq), q, return_lse,
+                                b == 0 or sq == 0, sk == 0)
+        if done is not None:
+            return done
     bmax, sqmax = _batch_max(b, hkv), _pow2(sq)
     o_strides = None if out is None else _strides(out)
     if paged:
