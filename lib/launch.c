@@ -37,6 +37,24 @@ fa4_status launch_kernel(const fa4_plan *plan, CUfunction fn, const unsigned gri
     return FA4_OK;
 }
 
+void launch_serving_block(fa4_serving *s, const fa4_problem *p, const fa4_tensors *t)
+{
+    memset(s, 0, sizeof *s);
+    if (p->varlen) {
+        s->cu_seqlens_q = (unsigned long long)(uintptr_t)t->cu_seqlens_q;
+        if (!p->page_size)
+            s->cu_seqlens_k = (unsigned long long)(uintptr_t)t->cu_seqlens_k;
+    }
+    s->seqused_k = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, seqused_k);
+    if (p->page_size) {
+        s->block_table = (unsigned long long)(uintptr_t)t->block_table;
+        s->block_table_stride = p->block_table_stride;
+        while ((1 << s->page_shift) < p->page_size)
+            s->page_shift++;
+    }
+    s->num_splits = 1;
+}
+
 /* Contiguous BSHD strides of a [*, ROWS, HEADS, DIM] tensor. */
 static void contiguous(int64_t s[3], int rows, int heads, int dim)
 {

@@ -7,7 +7,6 @@
 #include <string.h>
 #include "plan.h"
 #include "config.h"
-#include "../kernels/common/serving.h"
 
 #define SM80_COMBINE_ROWS 4    /* kernels/common/combine.cuh FA4_COMBINE_ROWS */
 
@@ -80,7 +79,6 @@ size_t launch_sm80_workspace(const fa4_plan *plan)
 fa4_status launch_sm80(const fa4_plan *plan, const launch_call *call, fa4_stream stream)
 {
     const fa4_problem *p = &call->problem;
-    const fa4_tensors *t = call->tensors;
     fa4_params params = call->params;
     fa4_serving s;
     void *args[2];
@@ -92,22 +90,8 @@ fa4_status launch_sm80(const fa4_plan *plan, const launch_call *call, fa4_stream
     const long long tiles = m_blocks * heads_grid * p->batch;
     size_t ws_bytes = call->workspace ? plan->workspace_bytes : 0;
     fa4_status st;
-    int shift = 0;
 
-    memset(&s, 0, sizeof s);
-    if (p->varlen) {
-        s.cu_seqlens_q = (unsigned long long)(uintptr_t)t->cu_seqlens_q;
-        if (!p->page_size)
-            s.cu_seqlens_k = (unsigned long long)(uintptr_t)t->cu_seqlens_k;
-    }
-    s.seqused_k = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, seqused_k);
-    if (p->page_size) {
-        s.block_table = (unsigned long long)(uintptr_t)t->block_table;
-        s.block_table_stride = p->block_table_stride;
-        while ((1 << shift) < p->page_size)
-            shift++;
-        s.page_shift = shift;
-    }
+    launch_serving_block(&s, p, call->tensors);
     s.num_splits = sm80_splits(plan, p, tiles, rows_cap, ws_bytes);
     s.rows_cap = (int)rows_cap;
     if (s.num_splits > 1) {

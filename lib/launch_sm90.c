@@ -3,12 +3,10 @@
 ** layout they describe is the kernel's: kernels/sm90/kernel.cuh.
 */
 #include <stdio.h>
-#include <stdint.h>
 #include <string.h>
 
 #include "launch_sm90.h"
 #include "plan.h"
-#include "../kernels/common/serving.h"
 
 /* Varlen maps cover the packed tensors, {dim, heads, rows, 1}, with a row
 ** extent the kernel never reaches: the host does not know total_q /
@@ -165,7 +163,6 @@ static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem 
 fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream stream)
 {
     fa4_params params = call->params;
-    const fa4_tensors *t = call->tensors;
     fa4_serving sv;
     CUtensorMap maps[4];
     void *args[6];
@@ -188,19 +185,7 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
     args[3] = &maps[2];
     args[4] = &maps[3];
     if (call->problem.varlen || call->problem.page_size) {
-        memset(&sv, 0, sizeof sv);
-        if (call->problem.varlen) {
-            sv.cu_seqlens_q = (unsigned long long)(uintptr_t)t->cu_seqlens_q;
-            sv.cu_seqlens_k = (unsigned long long)(uintptr_t)t->cu_seqlens_k;
-        }
-        if (call->problem.page_size) {
-            sv.block_table = (unsigned long long)(uintptr_t)t->block_table;
-            sv.block_table_stride = call->problem.block_table_stride;
-            while ((1 << sv.page_shift) < call->problem.page_size)
-                sv.page_shift++;
-        }
-        sv.seqused_k = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, seqused_k);
-        sv.num_splits = 1;
+        launch_serving_block(&sv, &call->problem, call->tensors);
         args[5] = &sv;
     }
     return launch_kernel(plan, plan->fn, grid, plan->layout.threads, plan->layout.smem_bytes,

@@ -8,6 +8,7 @@
 #include "context.h"
 #include "budget.h"
 #include "../kernels/common/params.h"
+#include "../kernels/common/serving.h"
 
 /*
 ** A plan covers a problem class: its problem gives the maxima (lengths,
@@ -55,6 +56,11 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
 
 /* Workspace bytes a plan of each family needs (0: none). */
 size_t launch_sm80_workspace(const fa4_plan *plan);
+
+/* The serving block (kernels/common/serving.h) of problem P's call with
+** tensors T: index arrays, page shift, one split (the sm80 launch sets its
+** own splits and workspace addresses). */
+void launch_serving_block(fa4_serving *s, const fa4_problem *p, const fa4_tensors *t);
 
 /* cuLaunchKernel FN with ARGS, the plan's context current; error text on
 ** failure. */
