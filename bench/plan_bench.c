@@ -11,7 +11,7 @@
 **
 **   plan_bench [--device N] [--l2 warm|rotate] [--rounds R] [--reps N]
 **              --batch B --seqlen-q S [--seqlen-k S] --heads-q H
-**              [--heads-kv H] --head-dim D [--head-dim-v D] [--dtype fp16]
+**              [--heads-kv H] --head-dim D [--head-dim-v D] [--dtype fp16|fp8]
 **              [--causal] [--return-lse] [--softcap X] [--sinks]
 **              SOURCE...   (--db PATH | --heuristic | --config "TEXT")
 **
@@ -28,6 +28,7 @@
 #include "config.h"
 #include "context.h"
 #include "reference.h"
+#include "dtype.h"
 
 #define MAX_SOURCES 8
 
@@ -102,7 +103,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--heads-kv")) p.heads_kv = atoi(v);
         else if (!strcmp(a, "--head-dim")) p.head_dim_qk = atoi(v);
         else if (!strcmp(a, "--head-dim-v")) p.head_dim_v = atoi(v);
-        else if (!strcmp(a, "--dtype")) p.dtype = !strcmp(v, "fp16") ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16;
+        else if (!strcmp(a, "--dtype"))
+            p.dtype = !strcmp(v, "fp16") ? FA4_DTYPE_FP16
+                      : !strcmp(v, "fp8") ? FA4_DTYPE_FP8_E4M3 : FA4_DTYPE_BF16;
         else if (!strcmp(a, "--db") || !strcmp(a, "--config")) {
             if (nsrc == MAX_SOURCES) usage();
             src[nsrc].label = v;
@@ -210,7 +213,7 @@ int main(int argc, char **argv)
     context_pop(src[0].ctx);
 
     printf("# %s b=%d sq=%d sk=%d hq=%d hkv=%d d=%d dv=%d%s%s; %s L2; %d rounds of %d launches\n",
-           p.dtype == FA4_DTYPE_FP16 ? "fp16" : "bf16", p.batch, p.seqlen_q, p.seqlen_k, p.heads_q,
+           dtype_of(p.dtype)->name, p.batch, p.seqlen_q, p.seqlen_k, p.heads_q,
            p.heads_kv, p.head_dim_qk, dv, p.causal ? " causal" : "", p.return_lse ? " lse" : "",
            warm ? "warm" : "rotated", rounds, reps);
     for (i = 0; i < nsrc; i++) {

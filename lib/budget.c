@@ -20,11 +20,6 @@ const family_ops *family_lookup(fa4_family family)
     return NULL;
 }
 
-int family_dtype_bytes(fa4_dtype dtype)
-{
-    return dtype == FA4_DTYPE_FP8_E4M3 ? 1 : 2;
-}
-
 fa4_status budget_fit(fa4_layout *out, const device_limits *dev,
                       const fa4_problem *problem, const fa4_config *config,
                       char *why, size_t why_size)
@@ -100,6 +95,9 @@ int budget_defines(char *buf, size_t size, const fa4_problem *p,
            (int)c->family, (int)p->dtype, p->head_dim_qk, p->head_dim_v, c->bm, c->bn,
            c->stages, c->swizzle, l->threads, problem_has_mask(p), p->causal, l->smem_bytes,
            p->softcap > 0, p->attention_sinks != 0);
+    /* O's type, where it is not the inputs' (the 16-bit variants' sources stay as they were). */
+    if (p->out_dtype != 0 && p->out_dtype != p->dtype)
+        append(buf, size, &len, "#define FA4_OUT_DTYPE %d\n", (int)p->out_dtype);
     for (i = 0; i < l->nregions; i++)
         append(buf, size, &len, "#define FA4_SMEM_%s_OFF %d\n#define FA4_SMEM_%s_SIZE %d\n",
                l->region[i].name, l->region[i].offset, l->region[i].name, l->region[i].size);

@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "family.h"
+#include "dtype.h"
 #include "launch_sm90.h"
 
 #define SM90_ALIGN       1024   /* region alignment, bytes */
@@ -60,11 +61,11 @@
 /* N rounded up to a multiple of A. */
 static int align_up(int n, int a) { return (n + a - 1) / a * a; }
 
-/* A head dim padded as the kernel pads it (FA4_PAD_DIM, kernel.cuh): at
-** least 64, whole SWIZZLE / 2-column chunks. */
-static int sm90_pad_dim(int dim, int swizzle)
+/* A head dim padded as the kernel pads it (FA4_PAD, kernel.cuh): at least
+** 64, whole chunks of WIDTH columns (a swizzle span of elements). */
+static int sm90_pad_dim(int dim, int width)
 {
-    return align_up(dim < 64 ? 64 : dim, swizzle / 2);
+    return align_up(dim < 64 ? 64 : dim, width);
 }
 
 /* head_dim_v with 0 meaning head_dim_qk. */
@@ -85,14 +86,14 @@ static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzl
 {
     if (sched == FA4_SCHED_PLAIN)
         return 0;
-    return sm90_pad_dim(dv, swizzle) / 4 - 16 + (bn > 192 ? 16 : 0) + (swizzle < 128 ? 8 : 0) +
+    return sm90_pad_dim(dv, swizzle / 2) / 4 - 16 + (bn > 192 ? 16 : 0) + (swizzle < 128 ? 8 : 0) +
            (sched == FA4_SCHED_DYNAMIC && bn > 160 ? 8 : 0);
 }
 
 /* The consumer's register need (file comment). */
-static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched, int swizzle)
+static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched, int swizzle, int esize)
 {
-    return sm90_pad_dim(dv, swizzle) / 2 + bn / 2 + bn / 4 + SM90_REG_OVERHEAD +
+    return sm90_pad_dim(dv, swizzle / 2) / 2 + bn / 2 + bn * esize / 8 + SM90_REG_OVERHEAD +
            sm90_persistent_extra(dv, bn, sched, swizzle);
 }
 
@@ -104,7 +105,7 @@ static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched, int swizzle)
 #define SM90_VARLEN_REGS 16
 static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, int swizzle)
 {
-    return sm90_consumer_need(sm90_dv(pb), bn, sched, swizzle) +
+    return sm90_consumer_need(sm90_dv(pb), bn, sched, swizzle, dtype_bytes(pb->dtype)) +
            (pb->varlen ? SM90_VARLEN_REGS : 0);
 }
 
@@ -137,13 +138,19 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                            const fa4_problem *pb, const fa4_config *cfg,
                            char *why, size_t wn)
 {
-    const int d = pb->head_dim_qk, dv = sm90_dv(pb), esize = 2;
+    const int d = pb->head_dim_qk, dv = sm90_dv(pb), esize = dtype_bytes(pb->dtype);
+    const int fp8 = pb->dtype == FA4_DTYPE_FP8_E4M3;
     int dp, dvp, wgs, threads, off = 0, o_off, smem, need, bar_bytes, slots, tile_slot;
 
 
     /* What the family cannot run at all (config_enumerate stops on these). */
-    if (pb->dtype != FA4_DTYPE_BF16 && pb->dtype != FA4_DTYPE_FP16) {
-        snprintf(why, wn, "sm90 kernels run bf16 and fp16 only (dtype=%d)", (int)pb->dtype);
+    if (pb->dtype != FA4_DTYPE_BF16 && pb->dtype != FA4_DTYPE_FP16 && !fp8) {
+        snprintf(why, wn, "sm90 kernels run bf16, fp16 and fp8 e4m3 (dtype=%d)", (int)pb->dtype);
+        return FA4_ENOTSUP;
+    }
+    if (fp8 && (pb->varlen || pb->page_size)) {
+        snprintf(why, wn, "sm90 kernels: fp8 runs dense batches (varlen=%d page_size=%d)",
+                 pb->varlen, pb->page_size);
         return FA4_ENOTSUP;
     }
     if (d < 64 || d > 256 || d % 8 != 0 || dv < 8 || dv > d || dv % 8 != 0) {
@@ -230,8 +237,20 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         return FA4_EINVAL;
     }
 
-    dp = sm90_pad_dim(d, cfg->swizzle);
-    dvp = sm90_pad_dim(dv, cfg->swizzle);
+    if (fp8 && (cfg->swizzle == 32 || cfg->bn % cfg->swizzle != 0 ||
+                cfg->rescale_threshold > 8)) {
+        /* V^T tiles are whole chunks of swizzle-many keys; P x 2^(8 - threshold)
+           must stay below e4m3's 448 (kernels/sm90/kernel.cuh, FA4_P_SCALE). */
+        snprintf(why, wn, "sm90 fp8: swizzle=%d bn=%d rescale_threshold=%d; fp8 needs "
+                 "swizzle 64 or 128, bn a multiple of the swizzle, threshold <= 8",
+                 cfg->swizzle, cfg->bn, cfg->rescale_threshold);
+        return FA4_EINVAL;
+    }
+
+    /* Q and K pad to whole chunks of swizzle / esize columns, O (16-bit)
+       and V (or V^T's rows) to whole O chunks (kernels/sm90/kernel.cuh). */
+    dp = sm90_pad_dim(d, cfg->swizzle / esize);
+    dvp = sm90_pad_dim(dv, cfg->swizzle / 2);
     threads = 128 * (1 + wgs);
     /* The dynamic scheduler's tile slot follows the barriers (with varlen,
        the producer's walk over the sequences too: kernels/sm90/mainloop.cuh). */
@@ -241,11 +260,13 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
 
     add_region(out, "Q", &off, cfg->bm * dp * esize);
     if (cfg->fused_kv) {
-        /* The most slots, up to 2 x stages, that fit with O in Q (file comment). */
+        /* The most slots, up to 2 x stages, that fit with O in Q (file
+           comment; fp8: with O after the ring). */
         const int slot_bytes = cfg->bn * dp * esize, kv_off = align_up(off, SM90_ALIGN);
+        const int o_bytes = fp8 ? align_up(cfg->bm * dvp * 2, SM90_ALIGN) : 0;
         for (slots = 2 * cfg->stages; slots > 2 * cfg->stages - 1; slots--)
-            if (align_up(align_up(kv_off + slots * slot_bytes, SM90_ALIGN) + 16 + 16 * slots +
-                         tile_slot,
+            if (align_up(align_up(kv_off + slots * slot_bytes, SM90_ALIGN) + o_bytes + 16 +
+                         16 * slots + tile_slot,
                          16) + SM90_SLACK <= dev->smem_per_block_optin)
                 break;
         bar_bytes = 16 + 16 * slots + tile_slot;
@@ -255,14 +276,15 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         add_region(out, "V", &off, cfg->stages * cfg->bn * dvp * esize);
     }
     o_off = align_up(off, SM90_ALIGN);
-    if (o_off + cfg->bm * dvp * esize + bar_bytes + SM90_SLACK <= dev->smem_per_block_optin) {
-        add_region(out, "O", &off, cfg->bm * dvp * esize);
+    if (fp8 || o_off + cfg->bm * dvp * 2 + bar_bytes + SM90_SLACK <= dev->smem_per_block_optin) {
+        /* fp8: O's 16-bit rows are wider than Q's, never in Q's bytes. */
+        add_region(out, "O", &off, cfg->bm * dvp * 2);
     } else {
         /* O takes Q's bytes (dv <= d, same rows): see the file comment. */
         budget_region *r = &out->region[out->nregions++];
         r->name = "O";
         r->offset = out->region[0].offset;
-        r->size = cfg->bm * dvp * esize;
+        r->size = cfg->bm * dvp * 2;
     }
     add_region(out, "BAR", &off, bar_bytes);
     smem = align_up(off, 16) + SM90_SLACK;
@@ -306,7 +328,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     if (need > cfg->consumer_regs) {
         snprintf(why, wn, "consumer regs estimate %d > consumer_regs %d (O %d + S %d + "
                  "P %d + %d + persistent scheduler %d + varlen %d)", need, cfg->consumer_regs,
-                 dvp / 2, cfg->bn / 2, cfg->bn / 4, SM90_REG_OVERHEAD,
+                 dvp / 2, cfg->bn / 2, cfg->bn * esize / 8, SM90_REG_OVERHEAD,
                  sm90_persistent_extra(dv, cfg->bn, cfg->scheduler, cfg->swizzle),
                  pb->varlen ? SM90_VARLEN_REGS : 0);
         return FA4_ENOFIT;
@@ -378,7 +400,7 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
         { 128, 0, 2 }, { 64, 0, 1 }, { 32, 0, 1 }, { 128, 1, 1 }, { 64, 1, 1 }, { 32, 1, 1 }
     };
     const int nlayouts = (int)(sizeof layouts / sizeof layouts[0]);
-    const int dv = sm90_dv(pb);
+    const int dv = sm90_dv(pb), esize = dtype_bytes(pb->dtype);
     /* Without a mask every tile costs the same: the static persistent walk
        balances.  With one, longest-first and the dynamic draw compete. */
     static const fa4_scheduler plain_scheds[] = { FA4_SCHED_PLAIN, FA4_SCHED_PERSISTENT };
@@ -396,7 +418,10 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
             int pr, cr;
             sm90_reg_split(wgs, &pr, &cr);
             for (lo = 0; lo < nlayouts; lo++) {
-                if (sm90_consumer_need(dv, bn, FA4_SCHED_PLAIN, layouts[lo][0]) > cr)
+                if (sm90_consumer_need(dv, bn, FA4_SCHED_PLAIN, layouts[lo][0], esize) > cr)
+                    continue;
+                /* fp8: V^T tiles are whole chunks of swizzle-many keys. */
+                if (esize == 1 && (layouts[lo][0] == 32 || bn % layouts[lo][0] != 0))
                     continue;
                 for (st = 2; st <= SM90_MAX_STAGES; st++)
                     for (pp = 0; pp <= 1; pp++)
@@ -495,9 +520,23 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
         sm90_base(out, 2, 80, 2);
     out->pingpong = 1;
     if (!sm90_masked(pb) && pb->seqlen_k <= (d <= 64 ? 4096 : 2048) &&
-        sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle) <=
+        sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle,
+                           dtype_bytes(pb->dtype)) <=
             out->consumer_regs)
         out->scheduler = FA4_SCHED_PERSISTENT;
+}
+
+/* fp8 inputs (dense only): 128 B swizzle (a 128-key V^T chunk, 128
+** columns of Q and K) except d64, which 128 B would pad to 128 columns; bn
+** 128, two stages, ping-pong; the 16-bit path's schedulers.  Untuned: a
+** first choice until fa4-tune has run (bench/NOTES.md, fp8 v1). */
+static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
+{
+    sm90_base(out, 2, 128, 2);
+    out->pingpong = 1;
+    out->swizzle = pb->head_dim_qk <= 64 ? 64 : 128;
+    if (sm90_masked(pb) && pb->seqlen_k <= 4096)
+        out->scheduler = FA4_SCHED_DYNAMIC;
 }
 
 /* family_ops.heuristic: the dense default (paged: bn a whole number of
@@ -517,6 +556,10 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
     fa4_config c;
     int bn, pass;
 
+    if (pb->dtype == FA4_DTYPE_FP8_E4M3) {
+        sm90_fp8_heuristic(out, pb);
+        return;
+    }
     sm90_dense_heuristic(out, dev, pb);
     if (pb->page_size && pb->page_size < out->bn && out->bn % pb->page_size != 0)
         out->bn = out->bn / pb->page_size * pb->page_size;   /* page-sized boxes */

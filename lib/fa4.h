@@ -139,7 +139,9 @@ const char *fa4_context_warnings(const fa4_context *ctx);
 typedef enum fa4_dtype {
     FA4_DTYPE_BF16 = 1,
     FA4_DTYPE_FP16 = 2,
-    FA4_DTYPE_FP8_E4M3 = 3  /* reserved: plans return FA4_ENOTSUP */
+    FA4_DTYPE_FP8_E4M3 = 3  /* inputs only (Q, K, V), sm90 family, dense
+                               batches; O in fa4_problem.out_dtype, each
+                               tensor scaled by fa4_tensors.*_descale */
 } fa4_dtype;
 
 /*
@@ -210,11 +212,18 @@ typedef struct fa4_problem {
     ** softcap * tanh(s / softcap) before masking and softmax.  0: none.
     */
     float softcap;
+    /*
+    ** O's element type: 0 means dtype for 16-bit inputs and FA4_DTYPE_BF16
+    ** for FA4_DTYPE_FP8_E4M3 inputs, which may also ask for FA4_DTYPE_FP16.
+    ** 16-bit inputs write O in their own type.
+    */
+    fa4_dtype out_dtype;
 } fa4_problem;
 
 #define FA4_PROBLEM_INIT { sizeof(fa4_problem), FA4_DTYPE_BF16, 0, 0, 0, 0, 0, \
                            0, 0, 0, -1, -1, 0.0f, 0, {0, 0, 0}, {0, 0, 0},    \
-                           {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0, 0, 0, 0.0f }
+                           {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0, 0, 0, 0.0f,      \
+                           (fa4_dtype)0 }
 
 /*
 ** Check PROBLEM without a context.  Returns FA4_OK, FA4_EINVAL (a bad
@@ -390,17 +399,27 @@ typedef struct fa4_tensors {
     int batch;
     const float *sinks;          /* attention_sinks: [heads_q] float32
                                     logits (device memory), else NULL */
+    /* FA4_DTYPE_FP8_E4M3: float32 [batch, heads_kv] factors (device
+       memory) that turn the stored values of Q, K and V into real ones
+       (FlashAttention-3's descale_q/k/v); NULL means 1.0.  Ignored for
+       16-bit inputs. */
+    const float *q_descale;
+    const float *k_descale;
+    const float *v_descale;
 } fa4_tensors;
 
 #define FA4_TENSORS_INIT { sizeof(fa4_tensors), NULL, NULL, NULL, NULL, NULL, \
-                           NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL }
+                           NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, \
+                           NULL, NULL }
 
 /*
 ** The device workspace PLAN's launches use, in *BYTES: 0 for most configs,
 ** 16 for the dynamic scheduler (FA4_SCHED_DYNAMIC: a tile counter), and
 ** room for the partial outputs of split-KV plans (sm80 decode and serving
 ** tiles: splits x heads_q x rows x (head_dim_v + 1) floats, bounded by
-** what one wave of CTAs can produce).  A workspace passed in
+** what one wave of CTAs can produce), and for fp8 inputs 256 + a
+** transposed copy of V (batch x heads_kv x head_dim_v x seqlen_k rounded
+** up to 64 bytes), rewritten by every launch.  A workspace passed in
 ** fa4_tensors.workspace must be zero-filled before its first launch (the
 ** kernel leaves a counter zero again) and serve one launch at a time,
 ** like a per-stream workspace.  Without one (NULL), the plan uses its own,

@@ -43,7 +43,4 @@ extern const family_ops family_sm100;
 /* The ops of FAMILY, or NULL. */
 const family_ops *family_lookup(fa4_family family);
 
-/* Bytes of one element of DTYPE (2 for bf16/fp16, 1 for fp8). */
-int family_dtype_bytes(fa4_dtype dtype);
-
 #endif

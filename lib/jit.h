@@ -14,6 +14,8 @@
 #define JIT_KERNEL_NAME "fa4_fwd"
 /* The split-KV merge of families that split (kernels/common/combine.cuh). */
 #define JIT_COMBINE_NAME "fa4_combine"
+/* The V^T copy of the sm90 family's fp8 variants (kernels/sm90/vtranspose.cuh). */
+#define JIT_VT_NAME "fa4_v_transpose"
 
 typedef struct jit_kernel {
     void *cubin;          /* malloc'd */

@@ -131,6 +131,11 @@ static void fill_params(fa4_params *k, const fa4_problem *p, const fa4_config *c
         k->softcap_pre = p->softmax_scale / p->softcap;
     }
     k->sinks = p->attention_sinks ? (unsigned long long)(uintptr_t)TENSORS_FIELD(t, sinks) : 0;
+    if (p->dtype == FA4_DTYPE_FP8_E4M3) {
+        k->q_descale = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, q_descale);
+        k->k_descale = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, k_descale);
+        k->v_descale = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, v_descale);
+    }
     k->window_left = p->window_left;
     k->window_right = p->window_right;
     k->m_blocks = (int)(((int64_t)p->seqlen_q + cfg->bm - 1) / cfg->bm);
@@ -162,6 +167,11 @@ static fa4_status check_serving_pointers(const fa4_plan *plan, const fa4_tensors
                          "or not 4-byte aligned");
     if (used && ((uintptr_t)used & 3) != 0)
         return error_set(plan->ctx, FA4_EINVAL, "tensors.seqused_k is not 4-byte aligned");
+    if (p->dtype == FA4_DTYPE_FP8_E4M3 &&
+        (((uintptr_t)TENSORS_FIELD(t, q_descale) | (uintptr_t)TENSORS_FIELD(t, k_descale) |
+          (uintptr_t)TENSORS_FIELD(t, v_descale)) & 3) != 0)
+        return error_set(plan->ctx, FA4_EINVAL, "tensors.q_descale, k_descale or v_descale is "
+                         "not 4-byte aligned");
     if (used && plan->config.family != FA4_FAMILY_SM80 && !p->varlen && !p->page_size)
         return error_set(plan->ctx, FA4_ENOTSUP, "tensors.seqused_k: the %s family reads it for "
                          "varlen and paged problems only; plan with the sm80 family", plan->config.family == FA4_FAMILY_SM90 ? "sm90" : "sm100");

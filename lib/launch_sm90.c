@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "launch_sm90.h"
+#include "dtype.h"
+#include "jit.h"
 #include "plan.h"
 
 /* Varlen maps cover the packed tensors, {dim, heads, rows, 1}, with a row
@@ -21,27 +23,20 @@ static int varlen_rows(long long row_stride)
     return rows > 0x7fffffffLL ? 0x7fffffff : (int)rows;
 }
 
-/* Encode one rank-4 map {dim, heads, seq, batch} over ADDR with element
-** strides HEAD, ROW, BATCH, SWIZZLE bytes (128, 64 or 32) and box
-** {SWIZZLE / 2, 1, ROWS, 1}: one box row is one swizzle span.  NAME ("q")
-** for messages. */
+/* Encode one rank-4 map over ADDR: DIMS innermost first, element STRIDES
+** of dims 1..3 (AXES names them for messages), BOX, elements of TYPE (ESIZE
+** bytes), SWIZZLE bytes (128, 64 or 32).  NAME ("q") for messages. */
 static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *name,
-                             CUtensorMapDataType dtype, unsigned long long addr,
-                             int dim, int heads, int seq, int batch, long long head_stride,
-                             long long row_stride, long long batch_stride, int rows,
-                             int swizzle, char *why, size_t wn)
+                             const char *const axes[3], int type, int esize,
+                             unsigned long long addr, const long long dims[4],
+                             const long long strides[3], const int box[4], int swizzle,
+                             char *why, size_t wn)
 {
-    const int esize = 2;
     cuuint64_t gdim[4], gstride[3];
-    cuuint32_t box[4] = { (cuuint32_t)(swizzle / esize), 1, (cuuint32_t)rows, 1 };
-    cuuint32_t estride[4] = { 1, 1, 1, 1 };
-    long long strides[3];
+    cuuint32_t cbox[4], estride[4] = { 1, 1, 1, 1 };
     CUresult res;
     int i;
 
-    strides[0] = head_stride;
-    strides[1] = row_stride;
-    strides[2] = batch_stride;
     if (addr % 16 != 0) {
         snprintf(why, wn, "%s address 0x%llx is not 16-byte aligned (TMA)", name, addr);
         return FA4_EINVAL;
@@ -49,24 +44,23 @@ static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *n
     for (i = 0; i < 3; i++) {
         long long bytes = strides[i] * esize;
         /* A stride over a dimension of extent 1 is never used: any legal value will do. */
-        int extent = i == 0 ? heads : i == 1 ? seq : batch;
-        if (extent <= 1 && (bytes <= 0 || bytes % 16 != 0))
+        if (dims[i + 1] <= 1 && (bytes <= 0 || bytes % 16 != 0))
             bytes = 16;
         if (bytes <= 0 || bytes % 16 != 0 || bytes >= (1LL << 40)) {
             snprintf(why, wn, "%s %s stride %lld elements = %lld B; TMA needs a positive "
-                     "multiple of 16 B below 2^40", name,
-                     i == 0 ? "head" : i == 1 ? "row" : "batch", strides[i], bytes);
+                     "multiple of 16 B below 2^40", name, axes[i], strides[i], bytes);
             return FA4_EINVAL;
         }
         gstride[i] = (cuuint64_t)bytes;
     }
-    gdim[0] = (cuuint64_t)dim;
-    gdim[1] = (cuuint64_t)heads;
-    gdim[2] = (cuuint64_t)seq;
-    gdim[3] = (cuuint64_t)batch;
+    for (i = 0; i < 4; i++) {
+        gdim[i] = (cuuint64_t)dims[i];
+        cbox[i] = (cuuint32_t)box[i];
+    }
     memset(map, 0, sizeof(*map));
-    res = cu->cuTensorMapEncodeTiled(map, dtype, 4, (void *)(size_t)addr, gdim, gstride, box,
-                                     estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+    res = cu->cuTensorMapEncodeTiled(map, (CUtensorMapDataType)type, 4, (void *)(size_t)addr,
+                                     gdim, gstride, cbox, estride,
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE,
                                      swizzle == 32   ? CU_TENSOR_MAP_SWIZZLE_32B
                                      : swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                                                      : CU_TENSOR_MAP_SWIZZLE_128B,
@@ -74,22 +68,45 @@ static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *n
                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (res != CUDA_SUCCESS) {
         char text[128];
-        snprintf(why, wn, "cuTensorMapEncodeTiled(%s: dims %d %d %d %d, box %d 1 %d 1, "
-                 "swizzle %d B): %s", name, dim, heads, seq, batch, swizzle / esize, rows,
-                 swizzle, cuda_error_text(res, text, sizeof text));
+        snprintf(why, wn, "cuTensorMapEncodeTiled(%s: dims %lld %lld %lld %lld, box %d %d %d "
+                 "%d, swizzle %d B): %s", name, dims[0], dims[1], dims[2], dims[3], box[0],
+                 box[1], box[2], box[3], swizzle, cuda_error_text(res, text, sizeof text));
         return FA4_ECUDA;
     }
     return FA4_OK;
 }
 
+/* A map {dim, heads, seq, batch} of a BSHD tensor, box {SWIZZLE / ESIZE, 1,
+** ROWS, 1}: one box row is one swizzle span. */
+static fa4_status encode_bshd(CUtensorMap *map, const cuda_api *cu, const char *name,
+                              const dtype_info *dt, unsigned long long addr, int dim, int heads,
+                              int seq, int batch, long long head_stride, long long row_stride,
+                              long long batch_stride, int rows, int swizzle, char *why,
+                              size_t wn)
+{
+    static const char *const axes[3] = { "head", "row", "batch" };
+    const long long dims[4] = { dim, heads, seq, batch };
+    const long long strides[3] = { head_stride, row_stride, batch_stride };
+    const int box[4] = { swizzle / dt->bytes, 1, rows, 1 };
+
+    return encode_map(map, cu, name, axes, dt->tma_type, dt->bytes, addr, dims, strides, box,
+                      swizzle, why, wn);
+}
+
+size_t launch_sm90_vt_bytes(const fa4_problem *pb)
+{
+    if (pb->dtype != FA4_DTYPE_FP8_E4M3)
+        return 0;
+    return (size_t)pb->batch * pb->heads_kv * pb->head_dim_v * sm90_vt_keys(pb->seqlen_k);
+}
+
 fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                             const fa4_problem *pb, const fa4_config *cfg,
-                            const fa4_params *p, char *why, size_t wn)
+                            const fa4_params *p, unsigned long long vt, char *why, size_t wn)
 {
     const int d = pb->head_dim_qk, dv = pb->head_dim_v > 0 ? pb->head_dim_v : d;
-    const CUtensorMapDataType dtype = pb->dtype == FA4_DTYPE_FP16
-                                          ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                          : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    const dtype_info *in = dtype_of(pb->dtype);
+    const dtype_info *out = dtype_of(pb->out_dtype ? pb->out_dtype : pb->dtype);
     /* Every map in the config's swizzle: the kernel stores O in Q's layout. */
     const int sw = cfg->swizzle == 32 || cfg->swizzle == 64 ? cfg->swizzle : 128;
     const int rows_q = pb->varlen ? varlen_rows(p->q_row_stride) : p->seqlen_q;
@@ -116,27 +133,46 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
         snprintf(why, wn, "cuTensorMapEncodeTiled unavailable in this driver");
         return FA4_ENOTSUP;
     }
-    if ((st = encode_map(&maps[0], cu, "q", dtype, p->q, d, p->heads_q, rows_q, batch,
-                         p->q_head_stride, p->q_row_stride, BATCH_STRIDE(q, rows_q), cfg->bm,
-                         sw, why, wn)) != FA4_OK)
+    if (!in || !out) {
+        snprintf(why, wn, "dtype %d / out_dtype %d: no TMA type", (int)pb->dtype,
+                 (int)pb->out_dtype);
+        return FA4_EINVAL;
+    }
+    if ((st = encode_bshd(&maps[0], cu, "q", in, p->q, d, p->heads_q, rows_q, batch,
+                          p->q_head_stride, p->q_row_stride, BATCH_STRIDE(q, rows_q), cfg->bm,
+                          sw, why, wn)) != FA4_OK)
         return st;
     if (paged) {
-        if ((st = encode_map(&maps[1], cu, "k", dtype, p->k, d, p->heads_kv, pb->page_size,
-                             pages_k, p->k_head_stride, p->k_row_stride, p->k_batch_stride,
-                             box_kv, sw, why, wn)) != FA4_OK ||
-            (st = encode_map(&maps[2], cu, "v", dtype, p->v, dv, p->heads_kv, pb->page_size,
-                             pages_v, p->v_head_stride, p->v_row_stride, p->v_batch_stride,
-                             box_kv, sw, why, wn)) != FA4_OK)
+        if ((st = encode_bshd(&maps[1], cu, "k", in, p->k, d, p->heads_kv, pb->page_size,
+                              pages_k, p->k_head_stride, p->k_row_stride, p->k_batch_stride,
+                              box_kv, sw, why, wn)) != FA4_OK ||
+            (st = encode_bshd(&maps[2], cu, "v", in, p->v, dv, p->heads_kv, pb->page_size,
+                              pages_v, p->v_head_stride, p->v_row_stride, p->v_batch_stride,
+                              box_kv, sw, why, wn)) != FA4_OK)
             return st;
-    } else if ((st = encode_map(&maps[1], cu, "k", dtype, p->k, d, p->heads_kv, rows_k, batch,
-                                p->k_head_stride, p->k_row_stride, BATCH_STRIDE(k, rows_k),
-                                cfg->bn, sw, why, wn)) != FA4_OK ||
-               (st = encode_map(&maps[2], cu, "v", dtype, p->v, dv, p->heads_kv, rows_v, batch,
-                                p->v_head_stride, p->v_row_stride, BATCH_STRIDE(v, rows_v),
-                                cfg->bn, sw, why, wn)) != FA4_OK)
+    } else if ((st = encode_bshd(&maps[1], cu, "k", in, p->k, d, p->heads_kv, rows_k, batch,
+                                 p->k_head_stride, p->k_row_stride, BATCH_STRIDE(k, rows_k),
+                                 cfg->bn, sw, why, wn)) != FA4_OK)
         return st;
-    st = encode_map(&maps[3], cu, "o", dtype, p->o, dv, p->heads_q, rows_o, batch,
-                    p->o_head_stride, p->o_row_stride, BATCH_STRIDE(o, rows_o), 64, sw, why, wn);
+    if (pb->dtype == FA4_DTYPE_FP8_E4M3) {
+        /* V^T in the workspace, {keys, dim, heads, batch}; box: a chunk of
+           swizzle-many keys x the padded dim (kernels/sm90/vtranspose.cuh). */
+        static const char *const axes[3] = { "dim", "head", "batch" };
+        const long long skp = sm90_vt_keys(p->seqlen_k);
+        const long long dims[4] = { skp, dv, p->heads_kv, p->batch };
+        const long long strides[3] = { skp, skp * dv, skp * dv * p->heads_kv };
+        const int dvp = (dv + sw / 2 - 1) / (sw / 2) * (sw / 2);
+        const int box[4] = { sw, dvp < 64 ? 64 : dvp, 1, 1 };
+        if ((st = encode_map(&maps[2], cu, "v^t", axes, in->tma_type, 1, vt, dims, strides, box,
+                             sw, why, wn)) != FA4_OK)
+            return st;
+    } else if (!paged &&
+               (st = encode_bshd(&maps[2], cu, "v", in, p->v, dv, p->heads_kv, rows_v, batch,
+                                 p->v_head_stride, p->v_row_stride, BATCH_STRIDE(v, rows_v),
+                                 cfg->bn, sw, why, wn)) != FA4_OK)
+        return st;
+    st = encode_bshd(&maps[3], cu, "o", out, p->o, dv, p->heads_q, rows_o, batch,
+                     p->o_head_stride, p->o_row_stride, BATCH_STRIDE(o, rows_o), 64, sw, why, wn);
 #undef BATCH_STRIDE
     return st;
 }
@@ -160,11 +196,33 @@ static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem 
     grid[2] = (unsigned)p->batch;
 }
 
+/* fp8: write V^T for this call into the workspace at VT (grid and layout:
+** kernels/sm90/vtranspose.cuh). */
+static fa4_status launch_vt(const fa4_plan *plan, const launch_call *call, unsigned long long vt,
+                            fa4_stream stream)
+{
+    const fa4_params *p = &call->params;
+    long long bs = p->v_batch_stride, rs = p->v_row_stride, hs = p->v_head_stride;
+    unsigned long long v = p->v;
+    int seqlen_k = p->seqlen_k, skp = sm90_vt_keys(p->seqlen_k);
+    unsigned grid[3];
+    void *args[7] = { &v, &bs, &rs, &hs, &vt, &seqlen_k, &skp };
+
+    if (!plan->fn_prepare)
+        return error_set(plan->ctx, FA4_ECOMPILE, "the fp8 kernel module has no %s",
+                         JIT_VT_NAME);
+    grid[0] = (unsigned)(skp / SM90_VT_KEYS);
+    grid[1] = (unsigned)p->heads_kv;
+    grid[2] = (unsigned)p->batch;
+    return launch_kernel(plan, plan->fn_prepare, grid, 256, 0, stream, args, JIT_VT_NAME);
+}
+
 fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream stream)
 {
     fa4_params params = call->params;
     fa4_serving sv;
     CUtensorMap maps[4];
+    unsigned long long vt = 0;
     void *args[6];
     unsigned grid[3];
     char why[512];
@@ -172,9 +230,14 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
 
     if (plan->config.scheduler == FA4_SCHED_DYNAMIC)
         params.tile_counter = call->workspace;
+    if (call->problem.dtype == FA4_DTYPE_FP8_E4M3) {
+        vt = call->workspace + SM90_VT_OFFSET;
+        if ((st = launch_vt(plan, call, vt, stream)) != FA4_OK)
+            return st;
+    }
     /* The driver encodes maps only with a context current: fa4_forward
        has pushed the plan's (the caller's thread may have none). */
-    st = launch_sm90_maps(maps, plan->ctx->cu, &call->problem, &plan->config, &params, why,
+    st = launch_sm90_maps(maps, plan->ctx->cu, &call->problem, &plan->config, &params, vt, why,
                           sizeof why);
     if (st != FA4_OK)
         return error_set(plan->ctx, st, "%s", why);

@@ -12,7 +12,8 @@
 
 /*
 ** Encode MAPS[0..3] (Q, K, V, O) for PROBLEM under CONFIG from the device
-** addresses and element strides in PARAMS.  Each map is rank 4,
+** addresses and element strides in PARAMS (fp8 inputs: V's map is V^T's
+** at device address VT, below).  Each map is rank 4,
 ** {dim, heads, seq, batch}, box {swizzle / 2, 1, rows, 1} (rows: bm for Q,
 ** bn for K and V, 64 for O; swizzle: the config's, 128, 64 or 32 B), so
 ** rows past a sequence's end are zero-filled on load and not written on
@@ -37,6 +38,22 @@ static inline int sm90_page_box(int page_size, int bn)
 
 fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                             const fa4_problem *problem, const fa4_config *config,
-                            const fa4_params *params, char *why, size_t why_size);
+                            const fa4_params *params, unsigned long long vt, char *why,
+                            size_t why_size);
+
+/*
+** fp8 inputs: V^T [batch, heads_kv, head_dim_v, sm90_vt_keys(seqlen_k)]
+** bytes, written by fa4_v_transpose (kernels/sm90/vtranspose.cuh) into the
+** workspace at SM90_VT_OFFSET (after the dynamic scheduler's counter)
+** before each fa4_fwd; launch_sm90_vt_bytes() is its size (0 for 16-bit
+** inputs).  The keys round up to whole transpose blocks.
+*/
+#define SM90_VT_KEYS 64     /* kernels/sm90/vtranspose.cuh FA4_VT_KEYS */
+#define SM90_VT_OFFSET 256
+static inline int sm90_vt_keys(int seqlen_k)
+{
+    return (int)(((long long)seqlen_k + SM90_VT_KEYS - 1) / SM90_VT_KEYS * SM90_VT_KEYS);
+}
+size_t launch_sm90_vt_bytes(const fa4_problem *problem);
 
 #endif

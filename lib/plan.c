@@ -10,6 +10,7 @@
 #include "config.h"
 #include "family.h"
 #include "jit.h"
+#include "launch_sm90.h"
 #include "problem.h"
 
 /* One loaded kernel; lives as long as its context. */
@@ -18,6 +19,7 @@ struct plan_cache_entry {
     CUmodule module;        /* NULL in a plan_only context */
     CUfunction fn;
     CUfunction fn_combine;  /* NULL when the module has no split merge */
+    CUfunction fn_prepare;  /* NULL when the module has no V^T copy (fp8) */
     struct plan_cache_entry *next;
 };
 
@@ -154,6 +156,8 @@ static fa4_status load_kernel(fa4_context *ctx, struct plan_cache_entry *e, cons
     /* Families with split-KV carry their merge step in the same module. */
     if (cu->cuModuleGetFunction(&e->fn_combine, e->module, JIT_COMBINE_NAME) != CUDA_SUCCESS)
         e->fn_combine = NULL;
+    if (cu->cuModuleGetFunction(&e->fn_prepare, e->module, JIT_VT_NAME) != CUDA_SUCCESS)
+        e->fn_prepare = NULL;
     cu->cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, e->fn);
     if (local > 0)
         return error_set(ctx, FA4_ECOMPILE, "kernel uses %d bytes of local memory (spills)", local);
@@ -185,6 +189,7 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
     if (e) {
         plan->fn = e->fn;
         plan->fn_combine = e->fn_combine;
+        plan->fn_prepare = e->fn_prepare;
         return FA4_OK;
     }
     if (ctx->db && !o->no_binary_cache) {
@@ -239,6 +244,7 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
     pthread_mutex_unlock(&ctx->lock);
     plan->fn = e->fn;
     plan->fn_combine = e->fn_combine;
+    plan->fn_prepare = e->fn_prepare;
     return FA4_OK;
 }
 
@@ -255,22 +261,29 @@ static fa4_status plan_workspace(fa4_plan *plan, fa4_context *ctx)
     char t[256];
     fa4_status st;
 
-    if (plan->config.scheduler == FA4_SCHED_DYNAMIC) {
+    const size_t vt = launch_sm90_vt_bytes(&plan->problem);
+
+    if (plan->config.scheduler == FA4_SCHED_DYNAMIC && !vt) {
         plan->workspace_bytes = CONTEXT_COUNTER_BYTES;
         return plan->fn ? context_counter_alloc(ctx, &plan->workspace) : FA4_OK;
     }
     if (plan->config.family == FA4_FAMILY_SM80)
         plan->workspace_bytes = launch_sm80_workspace(plan);
+    if (vt)  /* the counter (used or not), then V^T (launch_sm90.h) */
+        plan->workspace_bytes = SM90_VT_OFFSET + vt;
     if (!plan->workspace_bytes || !plan->fn)
         return FA4_OK;
-    if (!plan->fn_combine)
+    if (plan->config.family == FA4_FAMILY_SM80 && !plan->fn_combine)
         return error_set(ctx, FA4_ECOMPILE, "the kernel module has no %s", JIT_COMBINE_NAME);
     if ((st = context_push(ctx)) != FA4_OK)
         return st;
     res = ctx->cu->cuMemAlloc(&ptr, plan->workspace_bytes);
+    if (res == CUDA_SUCCESS &&
+        (res = ctx->cu->cuMemsetD8(ptr, 0, CONTEXT_COUNTER_BYTES)) != CUDA_SUCCESS)
+        ctx->cu->cuMemFree(ptr); /* (a zero counter: fp8 with the dynamic scheduler) */
     context_pop(ctx);
     if (res != CUDA_SUCCESS)
-        return error_set(ctx, FA4_ENOMEM, "split-KV workspace of %zu bytes: %s",
+        return error_set(ctx, FA4_ENOMEM, "workspace of %zu bytes: %s",
                          plan->workspace_bytes, cuda_error_text(res, t, sizeof t));
     plan->workspace = (unsigned long long)ptr;
     plan->owns_workspace = 1;

@@ -25,6 +25,8 @@ struct fa4_plan {
     fa4_layout layout;
     CUfunction fn;            /* NULL for a plan_only context */
     CUfunction fn_combine;    /* split-KV merge (sm80), else NULL */
+    CUfunction fn_prepare;    /* runs before fn each call: the V^T copy of
+                                 fp8 inputs (sm90), else NULL */
     size_t workspace_bytes;   /* fa4_plan_workspace_size() */
     unsigned long long workspace;  /* the plan's own, for callers that pass
                                       none: a tile counter from the context

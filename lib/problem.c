@@ -7,6 +7,7 @@
 #include <string.h>
 #include "problem.h"
 #include "family.h"
+#include "dtype.h"
 
 #define FAIL(st, ...) do { if (why) snprintf(why, why_size, __VA_ARGS__); return (st); } while (0)
 
@@ -65,10 +66,17 @@ fa4_status problem_resolve(fa4_problem *out, const fa4_problem *in,
     memcpy(&p, in, in->struct_size);
     p.struct_size = sizeof p;
 
-    if (p.dtype == FA4_DTYPE_FP8_E4M3)
-        FAIL(FA4_ENOTSUP, "dtype=fp8_e4m3: not supported yet; supported: bf16 fp16");
-    if (p.dtype != FA4_DTYPE_BF16 && p.dtype != FA4_DTYPE_FP16)
-        FAIL(FA4_EINVAL, "dtype=%d; supported: FA4_DTYPE_BF16 (1) FA4_DTYPE_FP16 (2)", (int)p.dtype);
+    if (p.dtype != FA4_DTYPE_BF16 && p.dtype != FA4_DTYPE_FP16 && p.dtype != FA4_DTYPE_FP8_E4M3)
+        FAIL(FA4_EINVAL, "dtype=%d; supported: FA4_DTYPE_BF16 (1) FA4_DTYPE_FP16 (2) "
+             "FA4_DTYPE_FP8_E4M3 (3)", (int)p.dtype);
+    if (p.out_dtype == 0)
+        p.out_dtype = p.dtype == FA4_DTYPE_FP8_E4M3 ? FA4_DTYPE_BF16 : p.dtype;
+    if (p.out_dtype != FA4_DTYPE_BF16 && p.out_dtype != FA4_DTYPE_FP16)
+        FAIL(FA4_EINVAL, "out_dtype=%d; supported: 0 (default) FA4_DTYPE_BF16 (1) "
+             "FA4_DTYPE_FP16 (2)", (int)p.out_dtype);
+    if (p.dtype != FA4_DTYPE_FP8_E4M3 && p.out_dtype != p.dtype)
+        FAIL(FA4_ENOTSUP, "out_dtype=%d with dtype=%d: 16-bit inputs write O in their own "
+             "type (only fp8 inputs choose)", (int)p.out_dtype, (int)p.dtype);
 #define POSITIVE(f) if (p.f < 1) FAIL(FA4_EINVAL, #f "=%d; must be >= 1", p.f)
     POSITIVE(batch);
     POSITIVE(seqlen_q);
@@ -130,10 +138,13 @@ fa4_status problem_resolve(fa4_problem *out, const fa4_problem *in,
     if (!(p.softcap >= 0) || isinf(p.softcap))
         FAIL(FA4_EINVAL, "softcap=%g; must be 0 (none) or a finite positive cap",
              (double)p.softcap);
+    if (p.dtype == FA4_DTYPE_FP8_E4M3 && (p.varlen || p.page_size))
+        FAIL(FA4_ENOTSUP, "dtype=fp8_e4m3 with %s: not implemented (fp8 runs dense batches)",
+             p.varlen ? "varlen=1" : "page_size > 0");
 
     /* Sizes: every tensor must be addressable by TMA (< 2^40 bytes per
        stride, dims < 2^31) and its element count must not overflow. */
-    eb = family_dtype_bytes(p.dtype);
+    eb = dtype_bytes(p.dtype);
     elems = (double)p.batch * p.seqlen_q * p.heads_q * p.head_dim_qk;
     if (elems * eb >= 1099511627776.0)
         FAIL(FA4_EINVAL, "q is %.0f bytes (batch=%d seqlen_q=%d heads_q=%d head_dim_qk=%d): over the 2^40-byte limit",
@@ -153,7 +164,8 @@ fa4_status problem_resolve(fa4_problem *out, const fa4_problem *in,
     if ((st = resolve_strides(p.q_strides, "q", p.seqlen_q, p.heads_q, p.head_dim_qk, eb, why, why_size)) ||
         (st = resolve_strides(p.k_strides, "k", kv_rows, p.heads_kv, p.head_dim_qk, eb, why, why_size)) ||
         (st = resolve_strides(p.v_strides, "v", kv_rows, p.heads_kv, p.head_dim_v, eb, why, why_size)) ||
-        (st = resolve_strides(p.o_strides, "o", p.seqlen_q, p.heads_q, p.head_dim_v, eb, why, why_size)))
+        (st = resolve_strides(p.o_strides, "o", p.seqlen_q, p.heads_q, p.head_dim_v,
+                              dtype_bytes(p.out_dtype), why, why_size)))
         return st;
     if (out)
         *out = p;

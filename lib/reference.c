@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "reference.h"
+#include "dtype.h"
 
 /* bf16: the upper half of a float, rounded to nearest even. */
 static uint16_t float_to_bf16(float f)
@@ -84,10 +85,10 @@ float ref_half_to_float(uint16_t h, fa4_dtype dtype)
     return f;
 }
 
-/* Element (b, s, h, x) of a contiguous BSHD tensor. */
-static double at(const uint16_t *t, fa4_dtype dt, int S, int H, int D, int b, int s, int h, int x)
+/* Element (b, s, h, x) of a contiguous BSHD tensor in DT. */
+static double at(const void *t, fa4_dtype dt, int S, int H, int D, int b, int s, int h, int x)
 {
-    return ref_half_to_float(t[(((size_t)b * S + s) * H + h) * D + x], dt);
+    return dtype_load(t, (((size_t)b * S + s) * H + h) * D + x, dt);
 }
 
 void ref_attention_row(double *o, double *lse, const fa4_problem *p, const uint16_t *q,
@@ -100,8 +101,20 @@ void ref_attention_row_sinks(double *o, double *lse, const fa4_problem *p, const
                              const uint16_t *k, const uint16_t *v, const float *sinks,
                              int b, int i, int h)
 {
+    ref_attention_row_scaled(o, lse, p, q, k, v, sinks, NULL, NULL, NULL, b, i, h);
+}
+
+void ref_attention_row_scaled(double *o, double *lse, const fa4_problem *p, const void *q,
+                              const void *k, const void *v, const float *sinks,
+                              const float *q_descale, const float *k_descale,
+                              const float *v_descale, int b, int i, int h)
+{
     const int d = p->head_dim_qk, dv = p->head_dim_v ? p->head_dim_v : d;
     const int hk = h / (p->heads_q / p->heads_kv);
+    /* Stored values times their (batch, KV head) factor: the real inputs. */
+    const double qf = q_descale ? q_descale[b * p->heads_kv + hk] : 1.0;
+    const double kf = k_descale ? k_descale[b * p->heads_kv + hk] : 1.0;
+    const double vf = v_descale ? v_descale[b * p->heads_kv + hk] : 1.0;
     const long diag = (long)p->seqlen_k - p->seqlen_q;
     const int wr = p->causal ? 0 : p->window_right;
     const double scale = p->softmax_scale > 0 ? p->softmax_scale : 1.0 / sqrt((double)d);
@@ -123,7 +136,7 @@ void ref_attention_row_sinks(double *o, double *lse, const fa4_problem *p, const
         for (x = 0; x < d; x++)
             acc += at(q, p->dtype, p->seqlen_q, p->heads_q, d, b, i, h, x) *
                    at(k, p->dtype, p->seqlen_k, p->heads_kv, d, b, j, hk, x);
-        s[j] = acc * scale;
+        s[j] = acc * qf * kf * scale;
         if (p->softcap > 0)
             s[j] = p->softcap * tanh(s[j] / p->softcap);
         if (s[j] > m)
@@ -146,7 +159,7 @@ void ref_attention_row_sinks(double *o, double *lse, const fa4_problem *p, const
         w = exp(s[j] - m);
         sum += w;
         for (x = 0; x < dv; x++)
-            o[x] += w * at(v, p->dtype, p->seqlen_k, p->heads_kv, dv, b, j, hk, x);
+            o[x] += w * vf * at(v, p->dtype, p->seqlen_k, p->heads_kv, dv, b, j, hk, x);
     }
     for (x = 0; x < dv; x++)
         o[x] /= sum;

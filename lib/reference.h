@@ -38,6 +38,16 @@ void ref_attention_row(double *o_row, double *lse, const fa4_problem *problem,
 void ref_attention_row_sinks(double *o_row, double *lse, const fa4_problem *problem,
                              const uint16_t *q, const uint16_t *k, const uint16_t *v,
                              const float *sinks, int b, int i, int h);
+/*
+** ref_attention_row_sinks() for inputs of any dtype (lib/dtype.h; fp8 e4m3
+** bytes included): Q, K, V as stored, each multiplied by its descale
+** factor ([batch, heads_kv] floats; NULL: 1) before use, as the fp8
+** kernels do.  SINKS may be NULL.
+*/
+void ref_attention_row_scaled(double *o_row, double *lse, const fa4_problem *problem,
+                              const void *q, const void *k, const void *v, const float *sinks,
+                              const float *q_descale, const float *k_descale,
+                              const float *v_descale, int b, int i, int h);
 
 /*
 ** Compare OUT (16-bit, contiguous) with REF: returns ||out - ref|| / ||ref||

@@ -148,6 +148,8 @@ int tune_args_dtype(fa4_dtype *out, const char *text)
         *out = FA4_DTYPE_BF16;
     else if (strcmp(text, "fp16") == 0)
         *out = FA4_DTYPE_FP16;
+    else if (strcmp(text, "fp8") == 0 || strcmp(text, "fp8_e4m3") == 0)
+        *out = FA4_DTYPE_FP8_E4M3;
     else
         return -1;
     return 0;

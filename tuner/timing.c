@@ -9,6 +9,7 @@
 
 #include "context.h"
 #include "family.h"
+#include "dtype.h"
 #include "reference.h"
 #include "timing.h"
 
@@ -36,7 +37,7 @@ fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
 {
     const cuda_api *cu = ctx->cu;
     const tune_layout *lay = &out->layout;
-    int eb = family_dtype_bytes(p->dtype);
+    int eb = dtype_bytes(p->dtype);
     size_t q, k, v, o, lse, set, total, chunk, off;
     double want;
     uint16_t *host = NULL;

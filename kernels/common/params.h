@@ -34,6 +34,9 @@ typedef struct fa4_params {
        softcap * log2(e), so P = 2^(softcap * log2(e) * tanh(scale * s / softcap)). */
     float softcap_pre;
     int reserved2;
+    /* fp8 inputs: float32 [batch, heads_kv] factors that turn the stored
+       e4m3 values of Q, K and V back into their real values; 0: 1.0. */
+    unsigned long long q_descale, k_descale, v_descale;
 } fa4_params;
 
 #endif

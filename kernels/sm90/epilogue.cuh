@@ -1,10 +1,10 @@
 /*
 ** epilogue.cuh -- O and LSE of one consumer warpgroup (64 query rows).
 ** O (scaled by 1/l, converted to the 16-bit type) goes through shared
-** memory in the swizzled layout of the O TMA map's box (FA4_CW columns x
-** 64 rows per box, 1024-aligned; the same layout as Q, so that when O takes
+** memory in the swizzled layout of the O TMA map's box (FA4_OCW columns x
+** 64 rows per box, 1024-aligned; for 16-bit inputs the layout of Q, so that when O takes
 ** Q's bytes each warpgroup overwrites only its own 64 Q rows, which it has
-** finished with), then one TMA store per FA4_CW-column chunk:
+** finished with), then one TMA store per FA4_OCW-column chunk:
 ** rows >= seqlen_q and columns >= head_dim_v fall outside the map and are
 ** not written.  Varlen tiles whose 64 rows are not all their own (the
 ** sequence ends inside them, or they were loaded from earlier rows:
@@ -15,8 +15,18 @@
 #ifndef FA4_SM90_EPILOGUE_CUH
 #define FA4_SM90_EPILOGUE_CUH
 
-/* Pack two f32 into the kernel's 16-bit type, LO in the low half. */
+/* Pack two f32 into O's 16-bit type, LO in the low half. */
 FA4_DEV u32 pack_out(float lo, float hi)
+{
+#if FA4_OUT_DTYPE == 2
+    return cvt_rn_f16x2_f32(lo, hi);
+#else
+    return cvt_rn_bf16x2_f32(lo, hi);
+#endif
+}
+
+/* Pack two f32 into the inputs' 16-bit type (P for P V), LO low. */
+FA4_DEV u32 pack_p(float lo, float hi)
 {
 #if FA4_DTYPE == 2
     return cvt_rn_f16x2_f32(lo, hi);
@@ -30,10 +40,10 @@ FA4_DEV u32 pack_out(float lo, float hi)
 FA4_DEV void store_rows_direct(const fa4_params &p, u32 wg_base, long long row0, int head,
                                int r_lo, int r_hi, int tid)
 {
-    constexpr int units = FA4_SWIZZLE / 16, chunk_units = (FA4_DVP / FA4_CW) * units;
+    constexpr int units = FA4_SWIZZLE / 16, chunk_units = (FA4_DVP / FA4_OCW) * units;
     for (int i = tid; i < 64 * chunk_units; i += 128) {
         const int r = i / chunk_units, c = (i % chunk_units) / units, u = i % units;
-        const int col = c * FA4_CW + 8 * u;
+        const int col = c * FA4_OCW + 8 * u;
         if (r < r_lo || r >= r_hi || col >= FA4_DV)
             continue;
         const int phase = (r * FA4_SWIZZLE / 128) % units;
@@ -47,7 +57,7 @@ FA4_DEV void store_rows_direct(const fa4_params &p, u32 wg_base, long long row0,
 
 /* Write O (NO f32 registers of an m64n(2*NO) accumulator) and LSE of
  * warpgroup WG for TILE; O_TILE is the O region (BM rows x DVP columns,
- * chunks of FA4_CW columns, each BM x FA4_SWIZZLE B).  TID is the thread's index in its
+ * chunks of FA4_OCW columns, each BM x FA4_SWIZZLE B).  TID is the thread's index in its
  * warpgroup.  On return thread 0 has issued (not waited for) the TMA store;
  * the next call, or the caller, waits for it to read shared memory. */
 template <int NO>
@@ -76,7 +86,7 @@ FA4_DEV void epilogue_store(const fa4_params &p FA4_SERVING_PARAM, const fa4_seq
         const int h = (i >> 1) & 1;
         const int row = 16 * warp + g + 8 * h;
         const int col = 8 * (i / 4) + 2 * q;
-        const int chunk = col / FA4_CW, unit = (col % FA4_CW) / 8;
+        const int chunk = col / FA4_OCW, unit = (col % FA4_OCW) / 8;
         const u32 addr = wg_base + (u32)(chunk * FA4_BM * FA4_SWIZZLE + row * FA4_SWIZZLE +
                                          ((unit ^ phase) * 16) + 4 * q);
         st_shared_u32(addr, pack_out(o[i] * inv[h], o[i + 1] * inv[h]));
@@ -105,8 +115,8 @@ FA4_DEV void epilogue_store(const fa4_params &p FA4_SERVING_PARAM, const fa4_seq
 #endif
     if (tid == 0 && own_hi > 0) {
 #pragma unroll
-        for (int c = 0; c < 2 * NO / FA4_CW; ++c)
-            tma_store_4d(tm_o, wg_base + (u32)(c * FA4_BM * FA4_SWIZZLE), c * FA4_CW,
+        for (int c = 0; c < 2 * NO / FA4_OCW; ++c)
+            tma_store_4d(tm_o, wg_base + (u32)(c * FA4_BM * FA4_SWIZZLE), c * FA4_OCW,
                          tile.head, sq.q_row0 + wg_row0, sq.batch);
         cp_async_bulk_commit_group();
     }

@@ -36,19 +36,38 @@
 
 #if FA4_DTYPE == 1
 #define FA4_AB FA4_AB_BF16
+#define FA4_FP8 0
 #elif FA4_DTYPE == 2
 #define FA4_AB FA4_AB_F16
+#define FA4_FP8 0
+#elif FA4_DTYPE == 3
+#define FA4_AB FA4_AB_E4M3
+#define FA4_FP8 1
 #else
-#error "sm90 kernel: FA4_DTYPE must be 1 (bf16) or 2 (fp16)"
+#error "sm90 kernel: FA4_DTYPE must be 1 (bf16), 2 (fp16) or 3 (fp8 e4m3)"
+#endif
+#ifndef FA4_OUT_DTYPE /* O's type: the inputs' for 16-bit inputs */
+#define FA4_OUT_DTYPE FA4_DTYPE
 #endif
 
-#define FA4_CW (FA4_SWIZZLE / 2) /* 16-bit columns per swizzled chunk */
-#define FA4_PAD_DIM(x) ((((x) < 64 ? 64 : (x)) + FA4_CW - 1) / FA4_CW * FA4_CW)
-#define FA4_DP FA4_PAD_DIM(FA4_D)
-#define FA4_DVP FA4_PAD_DIM(FA4_DV)
-#define FA4_Q_BYTES (FA4_BM * FA4_DP * 2)
-#define FA4_K_STAGE_BYTES (FA4_BN * FA4_DP * 2)
-#define FA4_V_STAGE_BYTES (FA4_BN * FA4_DVP * 2)
+/* Input element bytes; a wgmma k-step (32 B of each K-major row) in elements. */
+#define FA4_ESIZE (FA4_FP8 ? 1 : 2)
+#define FA4_KSTEP (32 / FA4_ESIZE)
+#define FA4_CW (FA4_SWIZZLE / FA4_ESIZE) /* input columns per swizzled chunk */
+#define FA4_OCW (FA4_SWIZZLE / 2)        /* O (16-bit) columns per chunk */
+#define FA4_PAD(x, w) ((((x) < 64 ? 64 : (x)) + (w) - 1) / (w) * (w))
+#define FA4_DP FA4_PAD(FA4_D, FA4_CW)
+/* O's columns pad to whole O chunks; V's (or, fp8, V^T's rows) likewise. */
+#define FA4_DVP FA4_PAD(FA4_DV, FA4_OCW)
+#define FA4_Q_BYTES (FA4_BM * FA4_DP * FA4_ESIZE)
+#define FA4_K_STAGE_BYTES (FA4_BN * FA4_DP * FA4_ESIZE)
+#define FA4_V_STAGE_BYTES (FA4_BN * FA4_DVP * FA4_ESIZE)
+/* P's packed registers per thread: BN/2 scores, 2 (16-bit) or 4 (fp8) a register. */
+#define FA4_P_REGS (FA4_BN * FA4_ESIZE / 8)
+/* fp8: P <= 2^FA4_RESCALE_THRESHOLD (the running max lags by at most that)
+ * is stored times 2^(8 - threshold), so that it spans e4m3's normal range
+ * up to 256 < 448 (small P keep 3 mantissa bits instead of flushing). */
+#define FA4_P_SCALE ((float)(1 << (8 - FA4_RESCALE_THRESHOLD)))
 
 /* The K/V ring: FA4_RING slots; K and V of one key block sit in one stage
  * of the split rings, or in two consecutive slots of the fused ring.  Slot
@@ -82,6 +101,11 @@ static_assert(FA4_BN % 16 == 0 && FA4_BN >= 64 && FA4_BN <= 256, "sm90: BN in 64
 static_assert(FA4_DVP <= 256 && FA4_DP <= 256, "sm90: head dims up to 256");
 static_assert(FA4_DV <= FA4_D, "sm90: head_dim_v <= head_dim_qk");
 static_assert(FA4_STAGES >= 2, "sm90: at least 2 K/V stages");
+static_assert(!FA4_FP8 || ((FA4_SWIZZLE == 128 || FA4_SWIZZLE == 64) && FA4_BN % FA4_CW == 0 &&
+                           FA4_RESCALE_THRESHOLD <= 8 && !FA4_VARLEN && !FA4_PAGED &&
+                           (FA4_OUT_DTYPE == 1 || FA4_OUT_DTYPE == 2)),
+              "sm90 fp8: swizzle 128 or 64 B, BN whole V^T chunks, rescale threshold <= 8, "
+              "dense batches, O in bf16 or fp16");
 static_assert(!FA4_PAGED || (FA4_PAGE_BOX >= 16 && FA4_BN % FA4_PAGE_BOX == 0 &&
                               (FA4_PAGE_BOX & (FA4_PAGE_BOX - 1)) == 0),
               "sm90: paged key blocks are whole power-of-two boxes of at least 16 rows "
@@ -107,6 +131,9 @@ static_assert(FA4_SMEM_BAR_SIZE >= 16 + 32 * FA4_STAGES + FA4_TILE_SLOT_BYTES,
 #endif
 static_assert(FA4_SMEM_Q_SIZE >= FA4_Q_BYTES, "sm90: Q region");
 static_assert(FA4_SMEM_O_SIZE >= FA4_BM * FA4_DVP * 2, "sm90: O region");
+static_assert(!FA4_FP8 || !(FA4_SMEM_O_OFF < FA4_SMEM_Q_OFF + FA4_SMEM_Q_SIZE &&
+                            FA4_SMEM_Q_OFF < FA4_SMEM_O_OFF + FA4_SMEM_O_SIZE),
+              "sm90 fp8: O (16-bit, wider chunks than Q's) never takes Q's bytes");
 static_assert(FA4_SMEM_BAR_OFF + FA4_SMEM_BAR_SIZE + 1024 <= FA4_SMEM_BYTES,
               "sm90: layout + 1024 B base-alignment slack within FA4_SMEM_BYTES");
 
@@ -117,6 +144,9 @@ static_assert(FA4_SMEM_BAR_OFF + FA4_SMEM_BAR_SIZE + 1024 <= FA4_SMEM_BYTES,
 #include "sm90/softmax.cuh"
 #include "sm90/epilogue.cuh"
 #include "sm90/mainloop.cuh"
+#if FA4_FP8
+#include "sm90/vtranspose.cuh"
+#endif
 
 /* A consumer warpgroup: every tile of the CTA, main loop then epilogue. */
 FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_map *tm_o,
@@ -168,6 +198,14 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         softmax_finish(sm, inv, lse, ((const float *)p.sinks)[tile.head] * 1.4426950408889634f);
 #else
         softmax_finish(sm, inv, lse, 0.0f);
+#endif
+#if FA4_FP8
+        {
+            /* P V used P x FA4_P_SCALE and V's stored values. */
+            const float f = fp8_descale(p.v_descale, p, tile) * (1.0f / FA4_P_SCALE);
+            inv[0] *= f;
+            inv[1] *= f;
+        }
 #endif
         epilogue_store(p FA4_SERVING_ARG, sq, tm_o, smem + FA4_SMEM_O_OFF, o, inv, lse, tile,
                        wg, tid);

@@ -197,10 +197,18 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
                             c * FA4_CW, kv_head, kv_row, sq.batch);
             mbarrier_wait(bars.v_empty(vst.stage), vst.phase ^ 1u);
             mbarrier_arrive_expect_tx(bars.v_full(vst.stage), FA4_V_STAGE_BYTES);
+#if FA4_FP8
+            /* V^T {keys, dim, heads, batch}: chunks of FA4_CW keys x DVP rows. */
+#pragma unroll
+            for (int c = 0; c < FA4_BN / FA4_CW; ++c)
+                tma_load_4d(v_dst + c * FA4_DVP * FA4_SWIZZLE, tm_v, bars.v_full(vst.stage),
+                            kv_row + c * FA4_CW, 0, kv_head, sq.batch);
+#else
 #pragma unroll
             for (int c = 0; c < FA4_DVP / FA4_CW; ++c)
                 tma_load_4d(v_dst + c * FA4_BN * FA4_SWIZZLE, tm_v, bars.v_full(vst.stage),
                             c * FA4_CW, kv_head, kv_row, sq.batch);
+#endif
 #endif
 #if FA4_FUSED_KV
             st = vst;
@@ -211,6 +219,16 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
 }
 
 /* ------------------------------------------------------------ consumer */
+
+#if FA4_FP8
+/* The descale factor of TILE's (batch, KV head) in the float32 [batch,
+ * heads_kv] array at ADDR; 1 without one. */
+FA4_DEV float fp8_descale(unsigned long long addr, const fa4_params &p, const fa4_tile &tile)
+{
+    return addr ? ((const float *)addr)[tile.batch * p.heads_kv + tile.head / p.group] : 1.0f;
+}
+#endif
+
 
 /* Ping-pong: wait for this warpgroup's turn to issue GEMMs / pass the turn on. */
 FA4_DEV void pingpong_wait(int wg)
@@ -242,19 +260,32 @@ FA4_DEV void release_stage(u32 bar, int lane)
 /* S = Q K^T for warpgroup WG's 64 rows against K stage K_SMEM. */
 FA4_DEV void gemm_qk(float (&s)[FA4_BN / 2], u32 q_wg, u32 k_smem)
 {
-    constexpr int kpc = FA4_SWIZZLE / 32; /* k16 steps per swizzled row */
+    constexpr int kpc = FA4_SWIZZLE / 32; /* k-steps (32 B) per swizzled row */
 #pragma unroll
-    for (int kk = 0; kk < FA4_DP / 16; ++kk) {
-        const u32 off = (u32)((kk % kpc) * 32); /* k16 step inside a swizzled row */
+    for (int kk = 0; kk < FA4_DP / FA4_KSTEP; ++kk) {
+        const u32 off = (u32)((kk % kpc) * 32); /* k-step inside a swizzled row */
         const u64 da = smem_desc_kmajor(q_wg + (kk / kpc) * FA4_BM * FA4_SWIZZLE + off);
         const u64 db = smem_desc_kmajor(k_smem + (kk / kpc) * FA4_BN * FA4_SWIZZLE + off);
         wgmma_ss<FA4_BN, FA4_AB>(s, da, db, kk > 0 ? 1 : 0);
     }
 }
 
-/* O += P V with P (BN/4 packed registers) and V stage V_SMEM (MN-major). */
-FA4_DEV void gemm_pv(float (&o)[FA4_DVP / 2], const u32 (&pr)[FA4_BN / 4], u32 v_smem)
+/* O += P V with P (FA4_P_REGS packed registers) and V stage V_SMEM: V
+ * MN-major for 16-bit inputs; for fp8 (no transposing wgmma) V^T, DVP
+ * rows of keys, K-major in chunks of FA4_CW keys, each 32-key group in the
+ * order of P's registers (convert_p). */
+FA4_DEV void gemm_pv(float (&o)[FA4_DVP / 2], const u32 (&pr)[FA4_P_REGS], u32 v_smem)
 {
+#if FA4_FP8
+    constexpr int kpc = FA4_SWIZZLE / 32;
+#pragma unroll
+    for (int kk = 0; kk < FA4_BN / 32; ++kk) {
+        const u64 db = smem_desc_kmajor(v_smem + (kk / kpc) * FA4_DVP * FA4_SWIZZLE +
+                                        (kk % kpc) * 32);
+        wgmma_rs<FA4_DVP, FA4_AB>(o, pr[4 * kk], pr[4 * kk + 1], pr[4 * kk + 2],
+                                  pr[4 * kk + 3], db, 1);
+    }
+#else
 #pragma unroll
     for (int kk = 0; kk < FA4_BN / 16; ++kk) {
         /* k16 step: 16 keys x FA4_SWIZZLE B; LBO: keys x FA4_SWIZZLE B per chunk. */
@@ -262,15 +293,33 @@ FA4_DEV void gemm_pv(float (&o)[FA4_DVP / 2], const u32 (&pr)[FA4_BN / 4], u32 v
         wgmma_rs_tb<FA4_DVP, FA4_AB>(o, pr[4 * kk], pr[4 * kk + 1], pr[4 * kk + 2],
                                      pr[4 * kk + 3], db, 1);
     }
+#endif
 }
 
-/* P (16-bit pairs, the A-register layout of a 16-column slab equals the
- * accumulator's) from the exponentiated scores. */
-FA4_DEV void convert_p(u32 (&pr)[FA4_BN / 4], const float (&s)[FA4_BN / 2])
+/* P from the exponentiated scores.  16-bit: pairs; the A-register layout
+ * of a 16-column slab equals the accumulator's.  fp8: a k32 step's A
+ * registers hold 4 consecutive k of row g (registers 0, 2) or g + 8 (1, 3),
+ * k 4q..4q+3 and 16+4q..16+4q+3, where the accumulator holds key pairs 8
+ * apart (2q, 2q+1, 2q+8, 2q+9 of each 16).  Packing a thread's own values
+ * makes k 4q..4q+3 stand for keys 2q, 2q+1, 2q+8, 2q+9: the V^T copy stores
+ * each 32-key group in that order (vtranspose.cuh), so no shuffle is needed. */
+FA4_DEV void convert_p(u32 (&pr)[FA4_P_REGS], const float (&s)[FA4_BN / 2])
 {
+#if FA4_FP8
+    constexpr float f = FA4_P_SCALE;
 #pragma unroll
-    for (int i = 0; i < FA4_BN / 4; ++i)
-        pr[i] = pack_out(s[2 * i], s[2 * i + 1]);
+    for (int kk = 0; kk < FA4_BN / 32; ++kk) {
+        const int b = 16 * kk;
+        pr[4 * kk + 0] = cvt_rn_e4m3x4_f32(s[b + 0] * f, s[b + 1] * f, s[b + 4] * f, s[b + 5] * f);
+        pr[4 * kk + 1] = cvt_rn_e4m3x4_f32(s[b + 2] * f, s[b + 3] * f, s[b + 6] * f, s[b + 7] * f);
+        pr[4 * kk + 2] = cvt_rn_e4m3x4_f32(s[b + 8] * f, s[b + 9] * f, s[b + 12] * f, s[b + 13] * f);
+        pr[4 * kk + 3] = cvt_rn_e4m3x4_f32(s[b + 10] * f, s[b + 11] * f, s[b + 14] * f, s[b + 15] * f);
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < FA4_P_REGS; ++i)
+        pr[i] = pack_p(s[2 * i], s[2 * i + 1]);
+#endif
 }
 
 /* Scale row h of O by FACTOR[h]. */
@@ -324,9 +373,23 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
     const int m0 = tile.m_block * FA4_BM;
     const int row0 = q_load_row(sq, m0) + wg * 64 + 16 * warp + lane / 4;
     const int col0 = 2 * (lane % 4);
-    const float scale_log2 = p.scale_log2;
+    float scale_log2 = p.scale_log2;
+#if FA4_SOFTCAP
+    float softcap_pre = p.softcap_pre;
+#endif
+#if FA4_FP8
+    {
+        /* S was computed from the stored values: scale by their factors. */
+        const float qk = fp8_descale(p.q_descale, p, tile) * fp8_descale(p.k_descale, p, tile);
+#if FA4_SOFTCAP
+        softcap_pre *= qk;
+#else
+        scale_log2 *= qk;
+#endif
+    }
+#endif
     float s[FA4_BN / 2];
-    u32 pr[FA4_BN / 4];
+    u32 pr[FA4_P_REGS];
     float factor[2];
 
     int n = n_hi - 1;
@@ -340,7 +403,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
     fence_array(s);
     release_stage(bars.k_empty(st.stage), lane);
 #if FA4_SOFTCAP
-    softcap_scores(s, p.softcap_pre);
+    softcap_scores(s, softcap_pre);
 #endif
     if (!FA4_O_ALIASES_Q && n == n_lo)
         release_stage(bars.q_empty(), lane);
@@ -380,7 +443,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
         fence_array(s);
         release_stage(bars.k_empty(st.stage), lane);
 #if FA4_SOFTCAP
-        softcap_scores(s, p.softcap_pre);
+        softcap_scores(s, softcap_pre);
 #endif
         if (!FA4_O_ALIASES_Q && n == n_lo)
             release_stage(bars.q_empty(), lane);
