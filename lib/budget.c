@@ -96,8 +96,9 @@ int budget_defines(char *buf, size_t size, const fa4_problem *p,
            c->stages, c->swizzle, l->threads, problem_has_mask(p), p->causal, l->smem_bytes,
            p->softcap > 0, p->attention_sinks != 0);
     /* O's type, where it is not the inputs' (the 16-bit variants' sources stay as they were). */
-    if (p->out_dtype != 0 && p->out_dtype != p->dtype)
-        append(buf, size, &len, "#define FA4_OUT_DTYPE %d\n", (int)p->out_dtype);
+    if (p->dtype == FA4_DTYPE_FP8_E4M3)   /* out_dtype 0: bf16 (fa4.h) */
+        append(buf, size, &len, "#define FA4_OUT_DTYPE %d\n",
+               (int)(p->out_dtype ? p->out_dtype : FA4_DTYPE_BF16));
     for (i = 0; i < l->nregions; i++)
         append(buf, size, &len, "#define FA4_SMEM_%s_OFF %d\n#define FA4_SMEM_%s_SIZE %d\n",
                l->region[i].name, l->region[i].offset, l->region[i].name, l->region[i].size);

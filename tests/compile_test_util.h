@@ -10,6 +10,7 @@
 #define FA4_COMPILE_TEST_UTIL_H
 
 #include <stdio.h>
+#include "dtype.h"
 
 /* A problem of DTYPE: BATCH x 16 heads x SEQLEN (q and k), head dims D /
 ** DV, CAUSAL (with the matching right window: 0 causal, -1 none). */
@@ -50,7 +51,7 @@ static inline const char *ct_name(char *buf, size_t size, const char *arch,
     else
         snprintf(dims, sizeof dims, "d%d", p->head_dim_qk);
     snprintf(buf, size, "%s %s %s%s", arch,
-             p->dtype == FA4_DTYPE_BF16 ? "bf16" : "fp16", dims,
+             dtype_of(p->dtype) ? dtype_of(p->dtype)->name : "?", dims,
              p->causal ? " causal" : "");
     return buf;
 }

@@ -42,7 +42,11 @@ int main(void)
     CHECK((p.struct_size = offsetof(fa4_problem, softcap), p.reserved = 0x7fc00000,
            p.softcap = -5.0f), FA4_OK, "", "an older struct_size leaves softcap at 0");
     CHECK(p.dtype = 9, FA4_EINVAL, "dtype=9", "rejects an unknown dtype");
-    CHECK(p.dtype = FA4_DTYPE_FP8_E4M3, FA4_ENOTSUP, "fp8", "reports fp8 as not supported yet");
+    CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.varlen = 1, FA4_ENOTSUP, "fp8", "reports fp8 varlen as not implemented");
+    CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.page_size = 16, FA4_ENOTSUP, "page_size", "reports fp8 over pages as not implemented");
+    CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.out_dtype = FA4_DTYPE_FP8_E4M3, FA4_EINVAL, "out_dtype", "rejects an fp8 output");
+    CHECK(p.out_dtype = FA4_DTYPE_FP16, FA4_ENOTSUP, "out_dtype", "rejects another output type for 16-bit inputs");
+    CHECK(p.out_dtype = (fa4_dtype)9, FA4_EINVAL, "out_dtype=9", "names a bad out_dtype");
     CHECK(p.batch = 0, FA4_EINVAL, "batch=0", "rejects batch 0");
     CHECK(p.seqlen_q = -5, FA4_EINVAL, "seqlen_q=-5", "rejects a negative seqlen_q");
     CHECK(p.seqlen_k = 0, FA4_EINVAL, "seqlen_k=0", "rejects seqlen_k 0");

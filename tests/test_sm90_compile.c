@@ -187,9 +187,22 @@ static void check_budget(const device_limits *dev)
     is_int(st, FA4_ENOFIT, "d256 128x112 fused, 2 stages (3 slots) does not fit");
     has_str(why, "2 x stages - 1", "and the reason gives the slot minimum");
 
+    /* fp8: half the bytes of Q and K, O (16-bit) never in Q's bytes; the
+       V^T chunks need bn to be whole swizzle spans of keys. */
     c = sm90_config(2, 128, 2);
     st = budget_fit(&l, dev, &p8, &c, why, sizeof why);
-    is_int(st, FA4_ENOTSUP, "fp8 is not supported by the sm90 kernel");
+    is_int(st, FA4_OK, "fp8 d128 128x128, 2 stages fits");
+    ok(st == FA4_OK && l.region[0].size == 128 * 128 && l.region[3].offset != l.region[0].offset,
+       "fp8: Q is 1 byte an element and O has its own region");
+    c = sm90_config(2, 144, 2);
+    st = budget_fit(&l, dev, &p8, &c, why, sizeof why);
+    is_int(st, FA4_EINVAL, "fp8 bn 144 with 128 B swizzle is refused");
+    has_str(why, "multiple of the swizzle", "and the reason names the rule");
+    p8.varlen = 1;
+    c = sm90_config(2, 128, 2);
+    st = budget_fit(&l, dev, &p8, &c, why, sizeof why);
+    is_int(st, FA4_ENOTSUP, "fp8 varlen is not implemented");
+    p8.varlen = 0;
 }
 
 /* Explicit compiles of the 64 and 32 B swizzles, the fused ring and the
@@ -355,11 +368,12 @@ int main(void)
     check_varlen(&dev);
     check_softcap_sinks(&dev);
     for (i = 0; i < ndims; i++) {
-        /* The default, in both dtypes, causal and not. */
-        for (t = 0; t < 2; t++)
+        /* The default, in each dtype (fp8 e4m3 too), causal and not. */
+        for (t = 0; t < 3; t++)
             for (c = 0; c < 2; c++) {
-                fa4_problem p = ct_problem_2k(t ? FA4_DTYPE_FP16 : FA4_DTYPE_BF16, dims[i][0],
-                                        dims[i][1], c);
+                static const fa4_dtype dts[3] = { FA4_DTYPE_BF16, FA4_DTYPE_FP16,
+                                                  FA4_DTYPE_FP8_E4M3 };
+                fa4_problem p = ct_problem_2k(dts[t], dims[i][0], dims[i][1], c);
                 fa4_config cfg;
                 if (config_default(&cfg, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) != FA4_OK) {
                     ok(0, "sm_90a has an sm90 default for d%d/%d", dims[i][0], dims[i][1]);

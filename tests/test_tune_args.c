@@ -492,7 +492,7 @@ int main(void)
             { "[{\"batch\": 0, \"seqlen_q\": 64, \"heads_q\": 2, \"head_dim\": 64}]",
               "problems[0].batch: 0 is out of range", "out of range" },
             { "[{\"batch\": 1, \"seqlen_q\": 64, \"heads_q\": 2, \"head_dim\": 64,"
-              " \"dtype\": \"fp8\"}]", "problems[0].dtype", "bad dtype" },
+              " \"dtype\": \"fp32\"}]", "problems[0].dtype", "bad dtype" },
             { "[{\"batch\": 1, \"seqlen_q\": 64, \"heads_q\": 2, \"head_dim\": 64,"
               " \"window\": [1]}]", "problems[0].window: expected [left, right]",
               "bad window" },
