@@ -1,4 +1,4 @@
--- db/schema.sql -- the libfa4 config database, schema version 3.
+-- db/schema.sql -- the libfa4 config database, schema version 4.
 --
 -- This file is the current schema that a new database gets, in one
 -- transaction.  A database made by an older libfa4 is brought forward by
@@ -29,6 +29,12 @@
 --                    (rows from before version 3): an exact lookup takes
 --                    them after a row of the same size, "nearest" adds
 --                    |log2 w - log2 w'| for the others.
+--   softcap, sinks   1 when the problem has softcapping (softcap > 0) or
+--                    attention sinks, else 0 (since version 4; older rows
+--                    get 0).  Flags, not the cap or the sink logits: the
+--                    kernel variant depends only on whether each is on,
+--                    the values are launch parameters.  Lookups never
+--                    match across them.
 
 -- One row per device fingerprint: the GPU and the software that measured
 -- on it.  fingerprint = 'name|cc|sm_count|smem_per_block_optin|driver|nvrtc'.
@@ -63,6 +69,8 @@ CREATE TABLE winners (
     seqlen_q_bucket INTEGER NOT NULL,
     seqlen_k_bucket INTEGER NOT NULL,
     work_bucket     INTEGER NOT NULL DEFAULT 0,  -- since version 3
+    softcap         INTEGER NOT NULL DEFAULT 0,  -- since version 4
+    sinks           INTEGER NOT NULL DEFAULT 0,  -- since version 4
     config          TEXT NOT NULL,           -- fa4_config_format() text
     median_ms       REAL,
     tflops          REAL,
@@ -71,7 +79,7 @@ CREATE TABLE winners (
     PRIMARY KEY (device_id, family, source_hash, dtype, head_dim_qk,
                  head_dim_v, gqa_group, causal, window_left, window_right,
                  varlen, paged, page_size, seqlen_q_bucket, seqlen_k_bucket,
-                 work_bucket)
+                 work_bucket, softcap, sinks)
 ) WITHOUT ROWID;
 
 -- Every measurement the tuner made, failures included (ok = 0 with the
@@ -95,6 +103,8 @@ CREATE TABLE trials (
     seqlen_q_bucket INTEGER NOT NULL,
     seqlen_k_bucket INTEGER NOT NULL,
     work_bucket     INTEGER NOT NULL DEFAULT 0,  -- since version 3
+    softcap         INTEGER NOT NULL DEFAULT 0,  -- since version 4
+    sinks           INTEGER NOT NULL DEFAULT 0,  -- since version 4
     batch           INTEGER NOT NULL,
     heads_q         INTEGER NOT NULL,
     seqlen_q        INTEGER NOT NULL,
@@ -125,10 +135,12 @@ CREATE TABLE binaries (
     library_version TEXT NOT NULL DEFAULT ''   -- since version 2
 );
 
--- Since version 2: lookup by discrete features, trials by problem.
+-- Since version 2: lookup by discrete features (softcap and sinks since
+-- version 4), trials by problem.
 CREATE INDEX winners_by_features ON winners (dtype, head_dim_qk, head_dim_v,
-    gqa_group, causal, window_left, window_right, varlen, paged, page_size);
+    gqa_group, causal, window_left, window_right, varlen, paged, page_size,
+    softcap, sinks);
 CREATE INDEX trials_by_device ON trials (device_id, family, dtype,
     head_dim_qk, seqlen_q_bucket, seqlen_k_bucket);
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;

@@ -103,7 +103,7 @@ fa4_status db_store_winner(db *d, const device_limits *dev,
 /* The schema version this library writes (PRAGMA user_version).  Reading
 ** needs version 1 or later: queries that read use only version-1 columns
 ** (or substitute defaults), so an older read-only file still serves. */
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 
 /* The embedded SQL: db/schema.sql and the forward migrations (lib/db_schema.c,
 ** a byte-for-byte copy of the files; test_db_schema checks it). */
@@ -181,7 +181,7 @@ fa4_status db_check(db *d, char **report, int *problems, char *why,
 ** Exchange format (db_json.c): an object
 **   { "format": "fa4-db", "format_version": 1,
 **     "library_version": fa4_version(), "nvrtc_version": jit_nvrtc_version(),
-**     "schema_version": 3, "exported_at": "...",
+**     "schema_version": 4, "exported_at": "...",
 **     "devices": [ { "fingerprint", "name", "cc", "sm_count",
 **                    "smem_per_block_optin", "driver_version",
 **                    "nvrtc_version", "created_at" } ],
@@ -189,7 +189,8 @@ fa4_status db_check(db *d, char **report, int *problems, char *why,
 **                    "key": { dtype, head_dim_qk, head_dim_v, gqa_group,
 **                             causal, window_left, window_right, varlen,
 **                             paged, page_size, seqlen_q_bucket,
-**                             seqlen_k_bucket, work_bucket },
+**                             seqlen_k_bucket, work_bucket, softcap,
+**                             sinks },
 **                    "config", "median_ms", "tflops", "updated_at",
 **                    "library_version", "driver_version",
 **                    "nvrtc_version" } ],
@@ -210,9 +211,10 @@ fa4_status db_check(db *d, char **report, int *problems, char *why,
 ** type and range: integers are never truncated (2^32+90 is out of range,
 ** not 90), family is 80, 90 or 100, format_version is at least 1,
 ** median_ms is a finite number above 0 (or null), the key's columns are in
-** range (work_bucket may be absent: 0, "any work size"), and the config
-** parses, names the record's family and passes config_validate() -- so
-** every imported winner is one lookup can use.
+** range (work_bucket may be absent: 0, "any work size"; softcap and sinks
+** may be absent: 0, off, as in every file written before them), and the
+** config parses, names the record's family and passes config_validate()
+** -- so every imported winner is one lookup can use.
 */
 
 /* Flags for db_export_json(). */

@@ -52,9 +52,15 @@ struct db {
 ** measures the log2 distance; ANYBUCKET is a bucket where 0 means "any"
 ** (rows written before the column existed).  LO..HI is the valid range
 ** (import and check refuse others); SINCE the schema version that added
-** the column (reads of an older read-only file substitute 0).  A new key
-** column is one line here, one migration, and the column in
-** db/schema.sql.
+** the column (reads of an older read-only file substitute 0, the value
+** its migration gives old rows).  A new key column is one line here, one
+** migration, and the column in db/schema.sql.
+**
+** softcap and sinks are 0/1 flags, not the cap or the sink logits: the
+** kernel variant (FA4_SOFTCAP, FA4_SINKS) depends only on whether each is
+** on, while the cap and the logits are values a launch passes to that
+** variant (they change no instruction it runs).  Keying on the cap's
+** value would split one variant's winners across every cap a model uses.
 */
 #define DB_KEY_EXACT 0
 #define DB_KEY_BUCKET 1
@@ -73,7 +79,9 @@ struct db {
     X(page_size,       DB_KEY_EXACT,     0, 1 << 20, 1) \
     X(seqlen_q_bucket, DB_KEY_BUCKET,    1, 1 << 30, 1) \
     X(seqlen_k_bucket, DB_KEY_BUCKET,    1, 1 << 30, 1) \
-    X(work_bucket,     DB_KEY_ANYBUCKET, 0, 1 << 30, 3)
+    X(work_bucket,     DB_KEY_ANYBUCKET, 0, 1 << 30, 3) \
+    X(softcap,         DB_KEY_EXACT,     0, 1, 4) \
+    X(sinks,           DB_KEY_EXACT,     0, 1, 4)
 
 typedef struct db_key {
 #define DB_KEY_FIELD(name, kind, lo, hi, since) int name;

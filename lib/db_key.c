@@ -60,12 +60,16 @@ void db_key_of(db_key *k, const fa4_problem *p)
 {
     int hv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim_qk;
     int hkv = p->heads_kv > 0 ? p->heads_kv : p->heads_q;
-    int varlen = 0, page = 0;
+    int varlen = 0, page = 0, softcap = 0, sinks = 0;
 
     if (p->struct_size >= offsetof(fa4_problem, varlen) + sizeof(int))
         varlen = p->varlen != 0;
     if (p->struct_size >= offsetof(fa4_problem, page_size) + sizeof(int))
         page = p->page_size > 0 ? p->page_size : 0;
+    if (p->struct_size >= offsetof(fa4_problem, attention_sinks) + sizeof(int))
+        sinks = p->attention_sinks != 0;
+    if (p->struct_size >= offsetof(fa4_problem, softcap) + sizeof(float))
+        softcap = p->softcap > 0;   /* on or off: the cap is a launch value */
     memset(k, 0, sizeof *k);
     k->dtype = (int)p->dtype;
     k->head_dim_qk = p->head_dim_qk;
@@ -80,6 +84,8 @@ void db_key_of(db_key *k, const fa4_problem *p)
     k->seqlen_q_bucket = db_seqlen_bucket(p->seqlen_q);
     k->seqlen_k_bucket = db_seqlen_bucket(p->seqlen_k);
     k->work_bucket = db_work_bucket(p);
+    k->softcap = softcap;
+    k->sinks = sinks;
 }
 
 char *db_key_sql(const char *item, const char *sep, int kinds, int version,

@@ -98,7 +98,11 @@ static fa4_status scan_winners(candidate *best, int *skipped, sqlite3 *h,
     int rc, first = 1;
 
     db_device_fingerprint(fp, sizeof fp, dev);
-    where = db_key_sql("w.@ = :@", " AND ", 1 << DB_KEY_EXACT, version, NULL);
+    /* A file older than a column holds only rows of its value 0 (what the
+       migration gives them): they match a problem whose value is 0, so a
+       softcap problem never takes a plain row of an old system file. */
+    where = db_key_sql("w.@ = :@", " AND ", 1 << DB_KEY_EXACT, version,
+                       "0 = :@");
     if (where)
         sql = sqlite3_mprintf(
             "SELECT w.family, w.source_hash, w.config, w.median_ms, "

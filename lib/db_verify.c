@@ -24,6 +24,8 @@
                    "seqlen_k_bucket = ?14"
 /* Since schema version 3 (db/migrations/0003-work-bucket.sql). */
 #define VWORK_MATCH " AND work_bucket = ?17"
+/* Since schema version 4 (db/migrations/0004-softcap-sinks.sql). */
+#define VFLAGS_MATCH " AND softcap = ?18 AND sinks = ?19"
 
 /* The schema version of H (PRAGMA user_version), 0 when unreadable. */
 static int schema_version(sqlite3 *h)
@@ -61,7 +63,8 @@ static fa4_status open_file(sqlite3 **h, const char *path, int flags,
     return FA4_OK;
 }
 
-/* Bind W's device, family and key to ?1, ?2 and ?3..?14. */
+/* Bind W's device, family and key to ?1, ?2, ?3..?14 and, where the
+** statement has them, ?17..?19. */
 static void bind_row(sqlite3_stmt *st, const db_verify_winner *w)
 {
     const int key[12] = { w->dtype, w->head_dim_qk, w->head_dim_v,
@@ -74,32 +77,32 @@ static void bind_row(sqlite3_stmt *st, const db_verify_winner *w)
     sqlite3_bind_int(st, 2, w->family);
     for (i = 0; i < 12; i++)
         sqlite3_bind_int(st, 3 + i, key[i]);
+    if (sqlite3_bind_parameter_count(st) >= 17)
+        sqlite3_bind_int(st, 17, w->work_bucket);
+    if (sqlite3_bind_parameter_count(st) >= 19) {
+        sqlite3_bind_int(st, 18, w->softcap);
+        sqlite3_bind_int(st, 19, w->sinks);
+    }
 }
 
 /* Fill W's tuned shape from the latest successful trial of its config
 ** (or, failing that, of its key); leaves batch 0 when there is none. */
 static void tuned_shape(sqlite3 *h, db_verify_winner *w, int version)
 {
-    static const char *const sql[2][2] = { {
-        "SELECT batch, heads_q, seqlen_q, seqlen_k FROM trials WHERE "
-        "device_id = ?1 AND family = ?2 AND " VKEY_MATCH " AND ok = 1 AND "
-        "source_hash = ?15 AND config = ?16 ORDER BY id DESC LIMIT 1",
-        "SELECT batch, heads_q, seqlen_q, seqlen_k FROM trials WHERE "
-        "device_id = ?1 AND family = ?2 AND " VKEY_MATCH " AND ok = 1 AND "
-        "source_hash = ?15 ORDER BY id DESC LIMIT 1",
-    }, {
-        "SELECT batch, heads_q, seqlen_q, seqlen_k FROM trials WHERE "
-        "device_id = ?1 AND family = ?2 AND " VKEY_MATCH VWORK_MATCH " AND "
-        "ok = 1 AND source_hash = ?15 AND config = ?16 ORDER BY id DESC LIMIT 1",
-        "SELECT batch, heads_q, seqlen_q, seqlen_k FROM trials WHERE "
-        "device_id = ?1 AND family = ?2 AND " VKEY_MATCH VWORK_MATCH " AND "
-        "ok = 1 AND source_hash = ?15 ORDER BY id DESC LIMIT 1",
-    } };
-    int k, v3 = version >= 3 && w->work_bucket > 0;
+    const char *work = version >= 3 && w->work_bucket > 0 ? VWORK_MATCH : "";
+    const char *flags = version >= 4 ? VFLAGS_MATCH : "";
+    char sql[1024];
+    int k;
 
     for (k = 0; k < 2 && w->batch == 0; k++) {
         sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(h, sql[v3][k], -1, &st, NULL) != SQLITE_OK) {
+
+        snprintf(sql, sizeof sql, "SELECT batch, heads_q, seqlen_q, seqlen_k "
+                 "FROM trials WHERE device_id = ?1 AND family = ?2 AND "
+                 VKEY_MATCH "%s%s AND ok = 1 AND source_hash = ?15%s ORDER BY "
+                 "id DESC LIMIT 1", work, flags,
+                 k == 0 ? " AND config = ?16" : "");
+        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) {
             sqlite3_finalize(st);
             return;
         }
@@ -107,8 +110,6 @@ static void tuned_shape(sqlite3 *h, db_verify_winner *w, int version)
         sqlite3_bind_text(st, 15, w->source_hash, -1, SQLITE_STATIC);
         if (k == 0)
             sqlite3_bind_text(st, 16, w->config, -1, SQLITE_STATIC);
-        if (v3)
-            sqlite3_bind_int(st, 17, w->work_bucket);
         if (sqlite3_step(st) == SQLITE_ROW) {
             w->batch = sqlite3_column_int(st, 0);
             w->heads_q = sqlite3_column_int(st, 1);
@@ -151,11 +152,12 @@ fa4_status db_verify_list(db_verify_winner **out, int *count, const char *path,
     version = schema_version(h);
     snprintf(sql, sizeof sql,
         "SELECT w.device_id, d.fingerprint, w.family, w.source_hash, "
-        VKEY_COLS ", w.config, w.median_ms, %s FROM winners w JOIN devices d "
-        "ON d.id = w.device_id WHERE ?1 IS NULL OR (d.name = ?1 AND "
+        VKEY_COLS ", w.config, w.median_ms, %s, %s FROM winners w JOIN "
+        "devices d ON d.id = w.device_id WHERE ?1 IS NULL OR (d.name = ?1 AND "
         "d.cc = ?2 AND d.sm_count = ?3 AND d.smem_per_block_optin = ?4) ORDER BY "
-        "d.fingerprint <> ?5, w.family, " VKEY_COLS ", 19",
-        version >= 3 ? "w.work_bucket" : "0");
+        "d.fingerprint <> ?5, w.family, " VKEY_COLS ", 19, 20, 21",
+        version >= 3 ? "w.work_bucket" : "0",
+        version >= 4 ? "w.softcap, w.sinks" : "0, 0");
     rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
     if (rc != SQLITE_OK) {
         status = fail(h, path, "reading the winners", why, why_size);
@@ -205,6 +207,8 @@ fa4_status db_verify_list(db_verify_winner **out, int *count, const char *path,
         w->median_ms = sqlite3_column_type(st, 17) == SQLITE_NULL
                        ? 0 : sqlite3_column_double(st, 17);
         w->work_bucket = sqlite3_column_int(st, 18);
+        w->softcap = sqlite3_column_int(st, 19);
+        w->sinks = sqlite3_column_int(st, 20);
     }
     if (rc != SQLITE_DONE) {
         status = fail(h, path, "reading the winners", why, why_size);
@@ -230,22 +234,19 @@ fa4_status db_verify_drop(const char *path, const db_verify_winner *w,
     sqlite3 *h = NULL;
     sqlite3_stmt *st = NULL;
     fa4_status status;
-    int rc;
+    char sql[1024];
+    int rc, version;
 
     if ((status = open_file(&h, path, SQLITE_OPEN_READWRITE, why, why_size)) != FA4_OK)
         return status;
-    rc = sqlite3_prepare_v2(h, schema_version(h) >= 3
-                            ? "DELETE FROM winners WHERE device_id = ?1 AND "
-                              "family = ?2 AND " VKEY_MATCH " AND "
-                              "source_hash = ?15" VWORK_MATCH
-                            : "DELETE FROM winners WHERE device_id = ?1 AND "
-                              "family = ?2 AND " VKEY_MATCH " AND "
-                              "source_hash = ?15", -1, &st, NULL);
+    version = schema_version(h);
+    snprintf(sql, sizeof sql, "DELETE FROM winners WHERE device_id = ?1 AND "
+             "family = ?2 AND " VKEY_MATCH " AND source_hash = ?15%s%s",
+             version >= 3 ? VWORK_MATCH : "", version >= 4 ? VFLAGS_MATCH : "");
+    rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
     if (rc == SQLITE_OK) {
         bind_row(st, w);
         sqlite3_bind_text(st, 15, w->source_hash, -1, SQLITE_STATIC);
-        if (sqlite3_bind_parameter_count(st) >= 17)
-            sqlite3_bind_int(st, 17, w->work_bucket);
         rc = sqlite3_step(st);
     }
     status = rc == SQLITE_DONE ? FA4_OK

@@ -29,6 +29,8 @@ typedef struct db_verify_winner {
     int window_left, window_right, varlen, paged, page_size;
     int seqlen_q_bucket, seqlen_k_bucket;
     int work_bucket;         /* bucket(batch * heads_kv), 0: any (schema 3) */
+    int softcap, sinks;      /* 0/1: softcapping, attention sinks (schema 4;
+                                0 in older files) */
     char config[512];
     double median_ms;        /* as stored; 0 when NULL */
     /* The shape of the latest successful trial of this config for this key

@@ -4,7 +4,8 @@
 ** malformed JSON is an error with jansson's line and column; a malformed
 ** record rejects the whole file; records from another library version or
 ** device are imported and reported; a faster winner replaces a slower
-** one; db_merge; db_show as text and JSON.  No GPU needed.
+** one; db_merge; db_show as text and JSON.  The key's softcap and sinks
+** flags round-trip.  No GPU needed.
 */
 #define _XOPEN_SOURCE 700
 
@@ -54,16 +55,17 @@ static char *dump(const char *path, const char *sql)
     "w.dtype, w.head_dim_qk, w.head_dim_v, w.gqa_group, w.causal, " \
     "w.window_left, w.window_right, w.varlen, w.paged, w.page_size, " \
     "w.seqlen_q_bucket, w.seqlen_k_bucket, w.config, w.median_ms, " \
-    "w.tflops, w.updated_at, w.library_version FROM winners w JOIN " \
-    "devices d ON d.id = w.device_id ORDER BY 1, 2, 14, 15"
+    "w.tflops, w.updated_at, w.library_version, w.work_bucket, " \
+    "w.softcap, w.sinks FROM winners w JOIN devices d ON d.id = " \
+    "w.device_id ORDER BY 1, 2, 14, 15"
 #define TRIALS_SQL "SELECT d.fingerprint, t.family, t.source_hash, " \
     "t.dtype, t.head_dim_qk, t.head_dim_v, t.gqa_group, t.causal, " \
     "t.window_left, t.window_right, t.varlen, t.paged, t.page_size, " \
     "t.seqlen_q_bucket, t.seqlen_k_bucket, t.batch, t.heads_q, t.seqlen_q, " \
     "t.seqlen_k, t.config, t.ok, t.failure, t.median_ms, t.min_ms, " \
     "t.max_ms, t.reps, t.tflops, t.max_rel_err, t.created_at, " \
-    "t.library_version FROM trials t JOIN devices d ON d.id = t.device_id " \
-    "ORDER BY t.created_at, t.reps"
+    "t.library_version, t.work_bucket, t.softcap, t.sinks FROM trials t " \
+    "JOIN devices d ON d.id = t.device_id ORDER BY t.created_at, t.reps"
 
 /* 1 when the rows of SQL are the same in files A and B (and not empty). */
 static int same_rows(const char *a, const char *b, const char *sql)
@@ -128,6 +130,8 @@ int main(void)
         db_trial t;
 
         p.seqlen_q = p.seqlen_k = 512 << i;
+        p.softcap = i == 2 || i == 5 ? 30.0f : 0.0f;
+        p.attention_sinks = i >= 4;
         cfg.bn = 32 + 16 * i;
         memset(&t, 0, sizeof t);
         t.config = cfg;
@@ -167,6 +171,23 @@ int main(void)
            json_is_object(json_object_get(w, "key")),
            "each winner carries its device fingerprint, driver, NVRTC and "
            "library versions");
+    }
+    {
+        json_t *wins = json_object_get(root, "winners"), *w;
+        size_t k;
+        int caps = 0, sinks = 0, flags = 1;
+
+        json_array_foreach(wins, k, w) {
+            json_t *key = json_object_get(w, "key");
+            json_t *sc = json_object_get(key, "softcap");
+            json_t *sk = json_object_get(key, "sinks");
+
+            flags = flags && json_is_integer(sc) && json_is_integer(sk);
+            caps += (int)json_integer_value(sc);
+            sinks += (int)json_integer_value(sk);
+        }
+        ok(flags && caps == 2 && sinks == 2, "each key carries softcap and "
+           "sinks as 0/1 (2 and 2 of the 6 winners here)");
     }
 
     /* Into a fresh database. */

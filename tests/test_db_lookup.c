@@ -5,7 +5,9 @@
 ** source (stale) in the same order, then "no entry"; unusable entries are
 ** skipped; db_check lists stale and unusable ones.  Then what plans make
 ** of a stale entry: its config when it fits and compiles, else the
-** heuristic's with a warning.  Entries are made by hand.  No GPU needed.
+** heuristic's with a warning.  Softcapping and sinks are kernel variants:
+** no level of the order matches across them.  Entries are made by hand.
+** No GPU needed.
 */
 #define _XOPEN_SOURCE 700
 
@@ -241,6 +243,98 @@ static void test_compile_fallback(const char *self)
     diag_lines(out);
 }
 
+/*
+** Softcap and sinks: a plain winner never serves a problem with either,
+** nor theirs a plain one, at any level (exact, nearest bucket, same
+** arch); the cap's value is not part of the key.
+*/
+static void test_softcap_sinks(const device_limits *h100,
+                               const device_limits *h100_cut)
+{
+    char path[1024], only[1024];
+    fa4_problem plain = problem(4096, 4096), cap = plain, sinks = plain;
+    fa4_problem both = plain, cap8k = problem(8192, 8192), old = plain;
+    fa4_config_source src;
+    fa4_status st;
+    int mark;
+
+    cap.softcap = 30;
+    sinks.attention_sinks = 1;
+    both.softcap = 30;
+    both.attention_sinks = 1;
+    snprintf(path, sizeof path, "%s/softcap.db", tmpdir);
+    ok(put(path, h100, &plain, marked(FA4_FAMILY_SM90, 16), 1.0) &&
+       put(path, h100, &cap, marked(FA4_FAMILY_SM90, 32), 2.0) &&
+       put(path, h100, &sinks, marked(FA4_FAMILY_SM90, 48), 3.0) &&
+       put(path, h100, &both, marked(FA4_FAMILY_SM90, 64), 4.0),
+       "winners for one shape plain, softcapped, with sinks and with both "
+       "are stored side by side");
+    is_int(query_int(path, "SELECT count(*) FROM winners"), 4,
+           "as four rows (a key each)");
+    is_int(query_int(path, "SELECT group_concat(softcap || sinks) = "
+                     "'00,10,01,11' FROM (SELECT softcap, sinks FROM winners "
+                     "ORDER BY median_ms)"), 1,
+           "keyed softcap 0/1 and sinks 0/1");
+    st = look(path, NULL, h100, &plain, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_USER_EXACT && mark == 16,
+       "the plain problem gets the plain winner");
+    st = look(path, NULL, h100, &cap, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_USER_EXACT && mark == 32,
+       "the softcapped problem gets the softcap winner, not the faster plain "
+       "one");
+    st = look(path, NULL, h100, &sinks, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_USER_EXACT && mark == 48,
+       "the problem with sinks gets the sinks winner");
+    st = look(path, NULL, h100, &both, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_USER_EXACT && mark == 64,
+       "softcap and sinks together get their own winner");
+    cap.softcap = 50;
+    st = look(path, NULL, h100, &cap, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_USER_EXACT && mark == 32,
+       "another cap (50, tuned at 30) is the same key: exact");
+    old.softcap = 30;
+    old.attention_sinks = 1;
+    old.struct_size = offsetof(fa4_problem, attention_sinks);
+    st = look(path, NULL, h100, &old, &mark, &src);
+    ok(st == FA4_OK && mark == 16, "fields past an old caller's struct_size "
+       "are not read: its problem is plain");
+
+    /* A database with only a softcapped winner, at another bucket. */
+    snprintf(only, sizeof only, "%s/softcap-only.db", tmpdir);
+    cap8k.softcap = 30;
+    ok(put(only, h100, &cap8k, marked(FA4_FAMILY_SM90, 80), 1.0),
+       "a database holds one softcap winner, at bucket 8192");
+    st = look(only, NULL, h100, &plain, &mark, &src);
+    ok(st == FA4_EDB && strstr(why, "no entry"),
+       "a plain problem finds no entry there, not even a nearest bucket");
+    st = look(only, NULL, h100_cut, &plain, &mark, &src);
+    ok(st == FA4_EDB && strstr(why, "no entry"),
+       "nor a same-arch one on another H100");
+    st = look(only, NULL, h100, &cap, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_NEAREST && mark == 80,
+       "a softcapped problem at 4096 takes it as the nearest bucket");
+    st = look(only, NULL, h100_cut, &cap, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_SAME_ARCH && mark == 80,
+       "and on another H100 as same arch");
+    st = look(only, NULL, h100, &both, &mark, &src);
+    ok(st == FA4_EDB && strstr(why, "no entry"),
+       "softcap with sinks does not take the softcap-only winner");
+    /* And the other way: only a plain winner. */
+    snprintf(only, sizeof only, "%s/plain-only.db", tmpdir);
+    ok(put(only, h100, &plain, marked(FA4_FAMILY_SM90, 96), 1.0),
+       "a database holds one plain winner");
+    st = look(only, NULL, h100, &cap, &mark, &src);
+    ok(st == FA4_EDB && strstr(why, "no entry"),
+       "a softcapped problem of its very shape finds no entry there");
+    st = look(only, NULL, h100, &sinks, &mark, &src);
+    ok(st == FA4_EDB && strstr(why, "no entry"), "nor one with sinks");
+
+    snprintf(only, sizeof only, "%s/softcap-empty.db", tmpdir);
+    st = look(only, path, h100, &sinks, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_SYSTEM_EXACT && mark == 48,
+       "from a system database too, each problem gets its variant's winner");
+}
+
 int main(int argc, char **argv)
 {
     char user[1024], sys[1024], alone[1024], *report = NULL;
@@ -422,6 +516,7 @@ int main(int argc, char **argv)
     free(report);
     db_close(d);
 
+    test_softcap_sinks(&h100, &h100_cut);
     test_plans();
     test_compile_fallback(argv[0]);
     remove_tmpdir();

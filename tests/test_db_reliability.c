@@ -452,6 +452,26 @@ static void test_json_import(void)
     snprintf(path, sizeof path, "%s/good.db", tmpdir);
     is_int(query_int(path, "SELECT work_bucket FROM winners"), 0,
            "and gets work_bucket 0, any work size");
+    is_int(query_int(path, "SELECT softcap + sinks FROM winners"), 0,
+           "and softcap 0, sinks 0: files written before them hold neither");
+    st = import_text("flags", doc(buf, sizeof buf, "90", "90", "1", "1.5", good,
+                                  ", \"softcap\": 1, \"sinks\": 1"));
+    snprintf(path, sizeof path, "%s/flags.db", tmpdir);
+    ok(st == FA4_OK && query_int(path, "SELECT softcap * 10 + sinks FROM "
+                                 "winners") == 11,
+       "a record with softcap 1 and sinks 1 imports with both");
+    st = import_text("cap2", doc(buf, sizeof buf, "90", "90", "1", "1.5", good,
+                                 ", \"softcap\": 30"));
+    ok(st == FA4_EINVAL && strstr(why, "softcap=30") && strstr(why, "0..1"),
+       "a softcap key of 30 is rejected: the key holds 0 or 1, not the cap");
+    st = import_text("sinks2", doc(buf, sizeof buf, "90", "90", "1", "1.5", good,
+                                   ", \"sinks\": -1"));
+    ok(st == FA4_EINVAL && strstr(why, "sinks=-1"),
+       "a sinks key of -1 is rejected");
+    st = import_text("cap3", doc(buf, sizeof buf, "90", "90", "1", "1.5", good,
+                                 ", \"softcap\": true"));
+    ok(st == FA4_EINVAL && strstr(why, "softcap is not an integer"),
+       "a softcap key that is not an integer is rejected");
     st = import_text("cc", doc(buf, sizeof buf, "4294967386", "90", "1", "1.5", good, ""));
     ok(st == FA4_EINVAL && strstr(why, "cc=4294967386") && strstr(why, "devices[0]"),
        "cc 2^32+90 is rejected, not truncated to 90");

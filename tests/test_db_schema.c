@@ -2,8 +2,10 @@
 ** test_db_schema.c -- the config database's schema: creation of a new
 ** file, the embedded SQL equal to db/schema.sql and db/migrations/, the
 ** migration of a version-1 database made by hand from
-** db/migrations/0001-initial.sql, and the clear errors for a newer schema
-** or a foreign SQLite file.  No GPU needed.
+** db/migrations/0001-initial.sql and of a version-3 one with rows (none
+** lost, softcap and sinks 0), a version-3 system database read as it is,
+** and the clear errors for a newer schema or a foreign SQLite file.  No
+** GPU needed.
 */
 #define _XOPEN_SOURCE 700
 
@@ -79,6 +81,155 @@ static char *schema_shape(const char *path)
     sqlite3_finalize(st);
     sqlite3_close(h);
     return out;
+}
+
+/* Make a version-3 database at PATH: 0001-initial.sql and the embedded
+** migrations to version 3, then ROWS (SQL).  1 on success. */
+static int make_v3(const char *path, const char *rows)
+{
+    char *v1 = slurp_src("db/migrations/0001-initial.sql");
+    sqlite3 *h = NULL;
+    int i, r = v1 && sqlite3_open(path, &h) == SQLITE_OK &&
+               sqlite3_exec(h, v1, NULL, NULL, NULL) == SQLITE_OK;
+
+    for (i = 0; r && db_migrations[i].sql && db_migrations[i].to <= 3; i++)
+        r = sqlite3_exec(h, db_migrations[i].sql, NULL, NULL, NULL) == SQLITE_OK;
+    if (r)
+        r = sqlite3_exec(h, rows, NULL, NULL, NULL) == SQLITE_OK;
+    if (!r)
+        diag("make_v3: %s", h ? sqlite3_errmsg(h) : "0001-initial.sql not found");
+    sqlite3_close(h);
+    free(v1);
+    return r;
+}
+
+/*
+** A version-3 database with two winners (one of any work size) and three
+** trials: migrated to the current version, every row is kept with its
+** values and trial id, softcap and sinks 0; a plain lookup finds its
+** winner, a softcapped or sink one does not.  The same file opened as a
+** read-only system database (not migrated) answers the same way.
+*/
+static void test_from_v3(const char *fresh, const device_limits *dev,
+                         const char *cfg)
+{
+    char path[1024], sys[1024], user[1024], fp[512], warn[512], why[1024];
+    char *rows, *a, *b;
+    const char *hash = jit_source_hash(FA4_FAMILY_SM90);
+    fa4_problem p = FA4_PROBLEM_INIT;
+    fa4_config got = FA4_CONFIG_INIT;
+    fa4_config_source src = 0;
+    fa4_status st;
+    db *d = NULL;
+
+    db_device_fingerprint(fp, sizeof fp, dev);
+    rows = sqlite3_mprintf(
+        "INSERT INTO devices (fingerprint, name, cc, sm_count, "
+        "smem_per_block_optin, driver_version, nvrtc_version) VALUES "
+        "(%Q, %Q, 90, 132, 232448, 12040, 12040);"
+        "INSERT INTO winners (device_id, family, source_hash, dtype, "
+        "head_dim_qk, head_dim_v, gqa_group, causal, window_left, "
+        "window_right, varlen, paged, page_size, seqlen_q_bucket, "
+        "seqlen_k_bucket, work_bucket, config, median_ms, tflops, "
+        "library_version) VALUES "
+        "(1, 90, %Q, 1, 128, 128, 4, 1, -1, 0, 0, 0, 0, 4096, 4096, 16, %Q, "
+        "1.5, 600, '0.0.9'),"
+        "(1, 90, %Q, 1, 128, 128, 4, 1, -1, 0, 0, 0, 0, 1024, 1024, 0, %Q, "
+        "0.5, 500, '0.0.8');"
+        "INSERT INTO trials (id, device_id, family, source_hash, dtype, "
+        "head_dim_qk, head_dim_v, gqa_group, causal, window_left, "
+        "window_right, varlen, paged, page_size, seqlen_q_bucket, "
+        "seqlen_k_bucket, work_bucket, batch, heads_q, seqlen_q, seqlen_k, "
+        "config, ok, failure) VALUES "
+        "(7, 1, 90, %Q, 1, 128, 128, 4, 1, -1, 0, 0, 0, 0, 4096, 4096, 16, "
+        "2, 32, 4096, 4096, %Q, 1, NULL),"
+        "(8, 1, 90, %Q, 1, 128, 128, 4, 1, -1, 0, 0, 0, 0, 4096, 4096, 16, "
+        "2, 32, 4096, 4096, %Q, 0, 'spill'),"
+        "(12, 1, 90, %Q, 1, 128, 128, 4, 1, -1, 0, 0, 0, 0, 1024, 1024, 0, "
+        "4, 32, 1000, 1000, %Q, 1, NULL);",
+        fp, dev->name, hash, cfg, hash, cfg, hash, cfg, hash, cfg, hash, cfg);
+    snprintf(path, sizeof path, "%s/v3.db", tmpdir);
+    ok(rows && make_v3(path, rows), "a version-3 database with 2 winners and "
+       "3 trials is made");
+    is_int(query_int(path, "PRAGMA user_version"), 3, "it has user_version 3");
+    snprintf(sys, sizeof sys, "%s/v3-system.db", tmpdir);
+    ok(make_v3(sys, rows), "and a copy of it, to serve as a system database");
+    sqlite3_free(rows);
+
+    st = db_open(&d, path, NULL, 0, warn, sizeof warn, why, sizeof why);
+    is_int(st, FA4_OK, "db_open migrates the version-3 database");
+    db_close(d);
+    d = NULL;
+    is_int(query_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION,
+           "it has user_version %d", DB_SCHEMA_VERSION);
+    is_int(query_int(path, "SELECT count(*) FROM winners"), 2,
+           "both winners are kept");
+    is_int(query_int(path, "SELECT count(*) FROM trials"), 3,
+           "all three trials are kept");
+    is_int(query_int(path, "SELECT count(*) FROM winners WHERE softcap = 0 "
+                     "AND sinks = 0"), 2, "the winners get softcap 0, sinks 0");
+    is_int(query_int(path, "SELECT count(*) FROM trials WHERE softcap = 0 "
+                     "AND sinks = 0"), 3, "the trials get softcap 0, sinks 0");
+    is_int(query_int(path, "SELECT group_concat(id) = '7,8,12' FROM (SELECT id "
+                     "FROM trials ORDER BY id)"), 1, "the trials keep their ids");
+    is_int(query_int(path, "SELECT count(*) FROM winners WHERE "
+                     "(seqlen_q_bucket = 4096 AND work_bucket = 16 AND "
+                     "median_ms = 1.5 AND tflops = 600 AND library_version = "
+                     "'0.0.9') OR (seqlen_q_bucket = 1024 AND work_bucket = 0 "
+                     "AND median_ms = 0.5 AND library_version = '0.0.8')"), 2,
+           "the winners keep their values (work_bucket 16 and 0 included)");
+    is_int(query_int(path, "SELECT count(*) FROM trials WHERE (id = 8 AND ok "
+                     "= 0 AND failure = 'spill' AND batch = 2) OR (id = 12 AND "
+                     "seqlen_q = 1000 AND batch = 4)"), 2,
+           "the trials keep their values");
+    a = schema_shape(path);
+    b = schema_shape(fresh);
+    ok(a && b && strlen(a) > 100 && strcmp(a, b) == 0,
+       "a database migrated from version 3 has the same tables, columns and "
+       "indexes as a new one");
+    free(a);
+    free(b);
+
+    p.batch = 2;
+    p.seqlen_q = p.seqlen_k = 4096;
+    p.heads_q = 32;
+    p.heads_kv = 8;
+    p.head_dim_qk = 128;
+    p.causal = 1;
+    st = db_open(&d, path, NULL, 0, warn, sizeof warn, why, sizeof why);
+    st = st == FA4_OK ? db_lookup(d, &got, &src, dev, &p, why, sizeof why) : st;
+    ok(st == FA4_OK && src == FA4_SOURCE_USER_EXACT,
+       "the migrated winner serves the plain problem");
+    p.softcap = 30;
+    st = d ? db_lookup(d, &got, &src, dev, &p, why, sizeof why) : FA4_EDB;
+    ok(st == FA4_EDB && strstr(why, "no entry"),
+       "but not the softcapped one (a plain winner is not its variant)");
+    p.softcap = 0;
+    p.attention_sinks = 1;
+    st = d ? db_lookup(d, &got, &src, dev, &p, why, sizeof why) : FA4_EDB;
+    ok(st == FA4_EDB && strstr(why, "no entry"), "nor the one with sinks");
+    db_close(d);
+    d = NULL;
+
+    /* Read-only and older: the file is read at version 3, its rows as
+       softcap 0 and sinks 0. */
+    snprintf(user, sizeof user, "%s/v3-user.db", tmpdir);
+    p.attention_sinks = 0;
+    st = db_open(&d, user, sys, 0, warn, sizeof warn, why, sizeof why);
+    st = st == FA4_OK ? db_lookup(d, &got, &src, dev, &p, why, sizeof why) : st;
+    ok(st == FA4_OK && src == FA4_SOURCE_SYSTEM_EXACT,
+       "a version-3 system database serves the plain problem");
+    p.softcap = 50;
+    st = d ? db_lookup(d, &got, &src, dev, &p, why, sizeof why) : FA4_EDB;
+    ok(st == FA4_EDB && strstr(why, "no entry"),
+       "and not the softcapped one, though it has no softcap column");
+    p.softcap = 0;
+    p.attention_sinks = 1;
+    st = d ? db_lookup(d, &got, &src, dev, &p, why, sizeof why) : FA4_EDB;
+    ok(st == FA4_EDB && strstr(why, "no entry"), "nor the one with sinks");
+    db_close(d);
+    is_int(query_int(sys, "PRAGMA user_version"), 3,
+           "the system database is left at version 3");
 }
 
 int main(void)
@@ -209,6 +360,8 @@ int main(void)
        "new one");
     free(a);
     free(b);
+
+    test_from_v3(path, &dev, buf);
 
     /* A database written by a newer libfa4. */
     snprintf(newer, sizeof newer, "%s/newer.db", tmpdir);

@@ -182,6 +182,49 @@ int main(void)
        !pl.items[5].problem.page_size,
        "--varlen applies to every row of a preset");
     problem_list_free(&pl);
+    rc = parse("tune", "--batch", "2", "--seqlen-q", "4096", "--heads-q", "16",
+               "--head-dim", "256", "--causal", "--softcap", "50", "--sinks",
+               NULL);
+    ok(rc == 0 && A.shape.softcap == 50.0f && A.shape.attention_sinks == 1 &&
+       (A.shape_set & TUNE_SHAPE_SOFTCAP) && (A.shape_set & TUNE_SHAPE_SINKS),
+       "--softcap X and --sinks set the problem");
+    {
+        char desc[160] = "";
+        int good = problems_build(&pl, &A, err, sizeof err) == 0 &&
+                   pl.count == 1 && pl.items[0].problem.softcap == 50.0f &&
+                   pl.items[0].problem.attention_sinks == 1 &&
+                   strstr(problems_describe(&pl.items[0].problem, desc,
+                                            sizeof desc), " softcap=50 sinks");
+        ok(good, "and the problem they make is valid, described as softcapped "
+           "with sinks (%s)", pl.count ? desc : err);
+        problem_list_free(&pl);
+    }
+    rc = parse("tune", "--batch", "1", "--seqlen-q", "64", "--heads-q", "2",
+               "--head-dim", "64", "--softcap=30.5", NULL);
+    ok(rc == 0 && A.shape.softcap == 30.5f && !A.shape.attention_sinks,
+       "--softcap=X takes a fraction; sinks stay off without --sinks");
+    rc = parse("space", "--head-dim", "128", "--softcap", "30", "--sinks",
+               "--arch", "sm_90a", NULL);
+    ok(rc == 0 && A.cmd == TUNE_CMD_SPACE && A.shape.softcap == 30.0f &&
+       A.shape.attention_sinks, "space takes --softcap and --sinks");
+    rc = parse("tune", "--preset", "llama3-8b", "--softcap", "30", "--sinks",
+               NULL);
+    {
+        int j, good = rc == 0 && problems_build(&pl, &A, err, sizeof err) == 0 &&
+                      pl.count == 6;
+        for (j = 0; good && j < pl.count; j++)
+            good = pl.items[j].problem.softcap == 30.0f &&
+                   pl.items[j].problem.attention_sinks == 1 &&
+                   pl.items[j].problem.causal;
+        ok(good, "--softcap and --sinks apply to every row of a preset");
+        problem_list_free(&pl);
+    }
+    rc = parse("tune", "--preset", "llama3-8b", NULL);
+    ok(rc == 0 && problems_build(&pl, &A, err, sizeof err) == 0 &&
+       pl.count == 6 && pl.items[0].problem.softcap == 0.0f &&
+       !pl.items[0].problem.attention_sinks,
+       "without them a preset is plain");
+    problem_list_free(&pl);
     rc = parse("space", "--arch", "sm_90a", "--head-dim", "128", NULL);
     ok(rc == 0 && A.cmd == TUNE_CMD_SPACE && A.shape.batch == 1 &&
        A.shape.seqlen_q == 4096 && A.shape.heads_q == 16,
@@ -286,6 +329,37 @@ int main(void)
           "size", "verify", "--page-size", "16");
     FAILS("no problem given", "serving options alone are no problem", "tune",
           "--varlen", "--page-size", "16");
+    FAILS("--softcap: -5 is negative", "negative softcap", "tune", "--batch",
+          "1", "--seqlen-q", "64", "--heads-q", "2", "--head-dim", "64",
+          "--softcap", "-5");
+    FAILS("--softcap: -0.5 is negative", "negative softcap with '='", "tune",
+          "--softcap=-0.5");
+    FAILS("--softcap: 'fifty' is not a number", "softcap not a number", "tune",
+          "--softcap", "fifty");
+    FAILS("--softcap: '50x' is not a number", "softcap with junk", "tune",
+          "--softcap", "50x");
+    FAILS("--softcap: '' is not a number", "empty softcap", "tune",
+          "--softcap=");
+    FAILS("--softcap: 'nan' is not a number", "softcap NaN", "tune",
+          "--softcap", "nan");
+    FAILS("--softcap: 'inf' is not a number", "softcap infinite", "tune",
+          "--softcap", "inf");
+    FAILS("--softcap: 0 is no cap", "softcap 0", "space", "--head-dim", "64",
+          "--softcap", "0");
+    FAILS("--softcap: 1e39 does not fit a float", "softcap beyond a float",
+          "tune", "--softcap", "1e39");
+    FAILS("--softcap needs a value", "softcap without a value", "tune",
+          "--softcap");
+    FAILS("--sinks takes no value", "--sinks given a value", "tune",
+          "--sinks=1");
+    FAILS("--softcap cannot be combined with --problems", "softcap with a file",
+          "tune", "--problems", "p.json", "--softcap", "50");
+    FAILS("set \"attention_sinks\": true per problem", "sinks with a file",
+          "tune", "--problems", "p.json", "--sinks");
+    FAILS("--softcap is not an option of 'verify'", "verify takes no softcap",
+          "verify", "--softcap", "50");
+    FAILS("no problem given", "score options alone are no problem", "tune",
+          "--softcap", "50", "--sinks");
     FAILS("--arch: 'sm_75'", "unknown arch", "space", "--arch", "sm_75",
           "--head-dim", "64");
     FAILS("--family: 'sm70'", "unknown family", "space", "--family", "sm70",
@@ -457,11 +531,18 @@ int main(void)
             "  \"window\": [1024, -1]},\n"
             " {\"name\": \"serve\", \"batch\": 4, \"seqlen_q\": 1, \"seqlen_k\": 4096,"
             "  \"heads_q\": 32, \"heads_kv\": 8, \"head_dim\": 128, \"varlen\": true,"
-            "  \"page_size\": 16}]}\n");
+            "  \"page_size\": 16},\n"
+            " {\"name\": \"gemma\", \"batch\": 1, \"seqlen_q\": 2048, \"heads_q\": 16,"
+            "  \"head_dim\": 256, \"causal\": true, \"softcap\": 50},\n"
+            " {\"name\": \"oss\", \"batch\": 1, \"seqlen_q\": 2048, \"heads_q\": 64,"
+            "  \"heads_kv\": 8, \"head_dim\": 64, \"attention_sinks\": true,"
+            "  \"window\": [127, 0], \"softcap\": 0},\n"
+            " {\"batch\": 1, \"seqlen_q\": 64, \"heads_q\": 2, \"head_dim\": 64,"
+            "  \"sinks\": 1, \"softcap\": 12.5}]}\n");
         tune_args a2;
         parse("tune", "--problems", good, NULL);
         a2 = A;
-        ok(problems_build(&pl, &a2, err, sizeof err) == 0 && pl.count == 3 &&
+        ok(problems_build(&pl, &a2, err, sizeof err) == 0 && pl.count == 6 &&
            !strcmp(pl.items[0].name, "a") && pl.items[0].problem.causal &&
            pl.items[0].problem.seqlen_k == 512 &&
            pl.items[1].problem.dtype == FA4_DTYPE_FP16 &&
@@ -472,7 +553,16 @@ int main(void)
            pl.items[2].problem.varlen == 1 && pl.items[2].problem.page_size == 16,
            "a JSON problem file is read, defaults filled, varlen and page_size "
            "per problem");
-        if (pl.count != 3)
+        ok(pl.count == 6 && pl.items[3].problem.softcap == 50.0f &&
+           !pl.items[3].problem.attention_sinks &&
+           pl.items[4].problem.softcap == 0.0f &&
+           pl.items[4].problem.attention_sinks == 1 &&
+           pl.items[5].problem.softcap == 12.5f &&
+           pl.items[5].problem.attention_sinks == 1 &&
+           pl.items[0].problem.softcap == 0.0f &&
+           !pl.items[0].problem.attention_sinks,
+           "softcap and attention_sinks (or sinks) per problem; absent, neither");
+        if (pl.count != 6)
             diag("  %s", err);
         problem_list_free(&pl);
         unlink(good);
@@ -509,6 +599,19 @@ int main(void)
             { "[{\"batch\": 1, \"seqlen_q\": 64, \"heads_q\": 2, \"head_dim\": 64,"
               " \"varlen\": \"yes\"}]", "problems[0].varlen: expected true or false",
               "varlen of the wrong type" },
+            { "[{\"batch\": 1, \"seqlen_q\": 64, \"heads_q\": 2, \"head_dim\": 64,"
+              " \"softcap\": -1}]", "problems[0].softcap: -1 is out of range",
+              "a negative softcap" },
+            { "[{\"batch\": 1, \"seqlen_q\": 64, \"heads_q\": 2, \"head_dim\": 64,"
+              " \"softcap\": \"50\"}]", "problems[0].softcap: expected a number",
+              "a softcap that is not a number" },
+            { "[{\"batch\": 1, \"seqlen_q\": 64, \"heads_q\": 2, \"head_dim\": 64,"
+              " \"softcap\": 1e39}]", "problems[0].softcap: 1e+39 is out of range",
+              "a softcap beyond a float" },
+            { "[{\"batch\": 1, \"seqlen_q\": 64, \"heads_q\": 2, \"head_dim\": 64,"
+              " \"attention_sinks\": \"yes\"}]",
+              "problems[0].attention_sinks: expected true or false",
+              "attention_sinks of the wrong type" },
         };
         size_t i;
         for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -306,5 +306,18 @@ int main(void)
            "tune --dry-run --varlen --page-size 64 compiles (varlen Q, paged "
            "K/V)");
     }
+    if (jit_nvrtc_version() == 0) {
+        skip("NVRTC not available: no dry-run compile");
+    } else {
+        ok(run(out, sizeof out, "tune", "--dry-run", "--arch", "sm_90a",
+               "--batch", "2", "--seqlen-q", "2048", "--heads-q", "16",
+               "--head-dim", "256", "--causal", "--softcap", "50", "--sinks",
+               "--max-trials", "1", "--quiet", "--json", NULL) == 0 &&
+           strstr(out, "\"softcap\": 50") &&
+           strstr(out, "\"attention_sinks\": true") &&
+           strstr(out, "\"spill_bytes\": 0"),
+           "tune --dry-run --softcap 50 --sinks compiles the softcap and sinks "
+           "variant's default");
+    }
     return done_testing();
 }

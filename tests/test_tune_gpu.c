@@ -4,9 +4,11 @@
 ** and stored; a later fa4_plan_create() then takes the stored winner from
 ** the user database (FA4_SOURCE_USER_EXACT).  The same for the serving
 ** layouts: a varlen prefill and a paged decode (verified on ragged
-** sequences and shuffled pages, timed on full ones).  Also the CLI path
-** with --json, for a shape and for a paged preset's row.  Skips when
-** there is no GPU.
+** sequences and shuffled pages, timed on full ones), and for softcapping
+** with attention sinks (the tuner's sink logits in the reference and on
+** the device), whose winners a plain problem does not take.  Also the CLI
+** path with --json, for a shape, a paged preset's row and --softcap with
+** --sinks.  Skips when there is no GPU.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -255,6 +257,30 @@ int main(void)
         pp.heads_q = 16; pp.heads_kv = 2; pp.head_dim_qk = 128; pp.causal = 1;
         tune_serving(ctx, &pp, "paged decode", seed);
     }
+    /* softcap and sinks: other variants, other keys */
+    {
+        fa4_problem sp = FA4_PROBLEM_INIT, dp = FA4_PROBLEM_INIT, plain;
+
+        sp.batch = 2; sp.seqlen_q = sp.seqlen_k = 700;
+        sp.heads_q = 8; sp.heads_kv = 2; sp.head_dim_qk = 128; sp.causal = 1;
+        sp.softcap = 30; sp.attention_sinks = 1;
+        tune_serving(ctx, &sp, "softcap with sinks", seed);
+        plain = sp;
+        plain.softcap = 0;
+        plain.attention_sinks = 0;
+        st = fa4_plan_create(&plan, ctx, &plain, NULL);
+        if (st == FA4_OK)
+            fa4_plan_config(plan, &got, &src);
+        ok(st == FA4_OK && src == FA4_SOURCE_HEURISTIC,
+           "the plain problem of that shape does not take its winner (source "
+           "%d)", (int)src);
+        fa4_plan_destroy(plan);
+        plan = NULL;
+        dp.batch = 8; dp.seqlen_q = 1; dp.seqlen_k = 2048; dp.page_size = 16;
+        dp.heads_q = 16; dp.heads_kv = 2; dp.head_dim_qk = 128; dp.causal = 1;
+        dp.attention_sinks = 1;
+        tune_serving(ctx, &dp, "paged decode with sinks", seed);
+    }
     fa4_context_destroy(ctx);
 
     /* the command line, with JSON output */
@@ -290,6 +316,26 @@ int main(void)
                 json_is_true(json_object_get(prob, "stored")),
                 "fa4-tune tune --preset decode-llama3-8b-paged --shard 0/42 "
                 "stores a winner for a paged row"))
+            diag("  exit %d, json %s", rc, doc ? "parsed" : "unparsed");
+        json_decref(doc);
+    }
+    /* --softcap and --sinks through the command line */
+    {
+        char *argv[] = { "fa4-tune", "tune", "--batch", "1", "--seqlen-q",
+                         "256", "--heads-q", "4", "--heads-kv", "1",
+                         "--head-dim", "64", "--softcap", "50", "--sinks",
+                         "--max-trials", "2", "-j", "4", "--db", dbpath,
+                         "--json", "--quiet", "--seed", NULL, NULL };
+        json_t *doc, *prob, *pj;
+        int rc = tune_json(argv, 25, seed, "softcap and sinks arguments parse",
+                           &doc, &prob);
+
+        pj = json_object_get(prob, "problem");
+        if (!ok(rc == 0 && prob &&
+                json_number_value(json_object_get(pj, "softcap")) == 50.0 &&
+                json_is_true(json_object_get(pj, "attention_sinks")) &&
+                json_is_true(json_object_get(prob, "stored")),
+                "fa4-tune tune --softcap 50 --sinks stores a winner"))
             diag("  exit %d, json %s", rc, doc ? "parsed" : "unparsed");
         json_decref(doc);
     }

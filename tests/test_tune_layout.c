@@ -3,10 +3,12 @@
 ** without a GPU: cu_seqlens as multiples of the lengths, the shuffled and
 ** deterministic block table of a paged pool, ragged verification
 ** lengths, the row maps (every (sequence, row) its own row, gathered
-** back exactly as scattered), the index arrays' device image, and the
-** per-sequence reference agreeing with the dense one.
+** back exactly as scattered), the index arrays' device image, the sink
+** logits that travel with them, and the per-sequence reference agreeing
+** with the dense one (sinks and softcap included).
 */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +209,69 @@ static void check_ragged(void)
     layout_free(&l);
 }
 
+/* Sink logits: a float per query head in the layout and its device image,
+** deterministic, spread over [-2, ln(seqlen_k) + 2); none without sinks. */
+static void check_sinks(void)
+{
+    fa4_problem p = make(2, 300, 1000, 1, 16), plain = p;
+    tune_layout l, l2;
+    fa4_tensors t = FA4_TENSORS_INIT;
+    char *img = NULL;
+    float lo = 1e9f, hi = -1e9f;
+    int h, good = 1;
+
+    p.attention_sinks = 1;
+    p.heads_q = 16;
+    p.heads_kv = 2;
+    ok(layout_build(&l, &p, LAYOUT_FULL) == 0 && l.sinks != NULL,
+       "a layout with sinks builds, with a logit per query head");
+    for (h = 0; h < 16; h++) {
+        good &= l.sinks[h] >= -2.0f && l.sinks[h] < logf(1000.0f) + 2.0f;
+        lo = l.sinks[h] < lo ? l.sinks[h] : lo;
+        hi = l.sinks[h] > hi ? l.sinks[h] : hi;
+    }
+    ok(good && hi - lo > 2.0f, "the logits lie in [-2, ln(1000) + 2) and "
+       "spread (%.2f .. %.2f)", lo, hi);
+    ok(layout_build(&l2, &p, LAYOUT_RAGGED) == 0 && l2.sinks &&
+       memcmp(l.sinks, l2.sinks, 16 * sizeof(float)) == 0,
+       "the same problem gets the same logits, full or ragged");
+    layout_free(&l2);
+    ok(l.off_sinks % 16 == 0 && l.off_sinks >= l.off_used + 2 * 4 &&
+       l.index_bytes >= l.off_sinks + 16 * 4,
+       "they follow the index arrays in the device block, 16-byte aligned");
+    img = malloc(l.index_bytes);
+    if (img)
+        layout_index_image(&l, img);
+    ok(img && memcmp(img + l.off_sinks, l.sinks, 16 * sizeof(float)) == 0,
+       "the device image holds them");
+    free(img);
+    layout_tensors(&t, &l, 0x10000);
+    ok(t.sinks == (const float *)(uintptr_t)(0x10000 + l.off_sinks) &&
+       t.block_table && t.cu_seqlens_q,
+       "tensors.sinks points at them, beside the table and cu_seqlens_q");
+    layout_free(&l);
+
+    plain.heads_q = 16;
+    plain.heads_kv = 2;
+    memset(&t, 0, sizeof t);
+    ok(layout_build(&l, &plain, LAYOUT_FULL) == 0 && l.sinks == NULL &&
+       l.off_sinks == 0, "without sinks there are none");
+    layout_tensors(&t, &l, 0x10000);
+    ok(t.sinks == NULL, "and tensors.sinks stays NULL");
+    layout_free(&l);
+
+    plain = make(2, 64, 64, 0, 0);
+    plain.attention_sinks = 1;
+    memset(&t, 0, sizeof t);
+    ok(layout_build(&l, &plain, LAYOUT_FULL) == 0 && l.index_bytes == 16 &&
+       l.off_sinks == 0, "a dense problem with sinks has a block of its "
+       "logits alone");
+    layout_tensors(&t, &l, 0x20000);
+    ok(t.sinks == (const float *)(uintptr_t)0x20000 && !t.cu_seqlens_q &&
+       !t.block_table, "and only tensors.sinks set");
+    layout_free(&l);
+}
+
 /* The per-sequence reference on gathered rows is the dense reference. */
 static void check_reference(void)
 {
@@ -238,6 +303,29 @@ static void check_reference(void)
     }
     ok(same, "a sequence's reference on its gathered rows equals the dense "
        "reference (bit for bit)");
+    layout_free(&l);
+
+    /* With sinks and softcap: the logits come from the layout. */
+    p.attention_sinks = 1;
+    p.softcap = 5;
+    layout_build(&l, &p, LAYOUT_RAGGED);
+    for (s = 0, same = 1; s < 3; s++) {
+        fa4_problem sp = layout_sequence(&l, &p, s);
+        layout_gather(&l, s, q, k, v, gq, gk, gv);
+        same &= sp.attention_sinks == 1 && sp.softcap == 5;
+        for (i = 0; i < 70; i += 23)
+            for (h = 0; h < 4; h++) {
+                double c[64], lc;
+                ref_attention_row_sinks(a, &la, &p, q, k, v, l.sinks, s, i, h);
+                ref_attention_row_sinks(b, &lb, &sp, gq, gk, gv, l.sinks, 0, i,
+                                        h);
+                ref_attention_row(c, &lc, &sp, gq, gk, gv, 0, i, h);
+                for (x = 0; x < 64; x++)
+                    same &= a[x] == b[x];
+                same &= la == lb && lb > lc;   /* the sink adds to the sum */
+            }
+    }
+    ok(same, "with sinks and softcap too, and the sink logits change LSE");
     free(q); free(k); free(v); free(gq); free(gk); free(gv);
     layout_free(&l);
 }
@@ -248,6 +336,7 @@ int main(void)
     check_full_varlen();
     check_full_paged();
     check_ragged();
+    check_sinks();
     check_reference();
     return done_testing();
 }

@@ -145,6 +145,36 @@ int main(void)
        "db_verify_drop removes exactly that row");
     free(ws);
     ws = NULL;
+
+    /* A softcap winner with sinks beside a plain one of the same shape. */
+    {
+        fa4_problem ps = p, p4 = p;   /* one work bucket: 3 x 8, 4 x 8 */
+        char flagged[1024];
+
+        snprintf(flagged, sizeof flagged, "%s/flags.db", tmpdir);
+        ps.softcap = 30;
+        ps.attention_sinks = 1;
+        p4.batch = 4;
+        ok(store_winner_file(flagged, &h100, &p, &cfg, 1.0) &&
+           store_trial_file(flagged, &h100, &ps, &cfg) &&
+           store_winner_file(flagged, &h100, &ps, &cfg, 4.0) &&
+           store_trial_file(flagged, &h100, &p4, &cfg),
+           "a plain and a softcap-with-sinks winner of one shape are stored, "
+           "each with a trial");
+        ok(db_verify_list(&ws, &n, flagged, &h100, why, sizeof why) == FA4_OK &&
+           n == 2 && !ws[0].softcap && !ws[0].sinks && ws[1].softcap == 1 &&
+           ws[1].sinks == 1 && ws[1].median_ms == 4.0,
+           "the list reads softcap and sinks (plain first)");
+        ok(n == 2 && ws[1].batch == 3 && ws[0].batch == 4,
+           "each takes its tuned shape from a trial of its own variant, not "
+           "the other's later one");
+        ok(n == 2 && db_verify_drop(flagged, &ws[1], why, sizeof why) == FA4_OK &&
+           query_int(flagged, "SELECT count(*) FROM winners") == 1 &&
+           query_int(flagged, "SELECT softcap + sinks FROM winners") == 0,
+           "db_verify_drop of the softcap row leaves the plain one");
+        free(ws);
+        ws = NULL;
+    }
     ok(db_verify_list(&ws, &n, missing, &h100, why, sizeof why) == FA4_EDB &&
        strstr(why, "none.db"), "listing a missing file is FA4_EDB naming it");
     free(ws);

@@ -29,8 +29,8 @@
 enum opt_id {
     O_PRESET, O_PROBLEMS, O_DTYPE, O_BATCH, O_SEQLEN_Q, O_SEQLEN_K,
     O_HEADS_Q, O_HEADS_KV, O_HEAD_DIM, O_HEAD_DIM_V, O_CAUSAL, O_WINDOW,
-    O_RETURN_LSE, O_VARLEN, O_PAGE_SIZE, O_DEVICE, O_DEVICES, O_SHARD, O_TIME_BUDGET, O_MAX_TRIALS,
-    O_STRATEGY, O_JOBS, O_REPS, O_GROUPS, O_L2, O_RETIME, O_CONFIRM, O_SEED,
+    O_RETURN_LSE, O_VARLEN, O_PAGE_SIZE, O_SOFTCAP, O_SINKS, O_DEVICE,
+    O_DEVICES, O_SHARD, O_TIME_BUDGET, O_MAX_TRIALS, O_STRATEGY, O_JOBS, O_REPS, O_GROUPS, O_L2, O_RETIME, O_CONFIRM, O_SEED,
     O_DB, O_JSON, O_QUIET, O_DRY_RUN, O_ARCH, O_FAMILY, O_TABLE, O_SYSTEM,
     O_TRIALS, O_DROP, O_HELP
 };
@@ -58,6 +58,8 @@ static const opt_spec options[] = {
     { "--return-lse", 0, C_TUNE | C_SPACE, O_RETURN_LSE },
     { "--varlen", 0, C_TUNE | C_SPACE, O_VARLEN },
     { "--page-size", 1, C_TUNE | C_SPACE, O_PAGE_SIZE },
+    { "--softcap", 1, C_TUNE | C_SPACE, O_SOFTCAP },
+    { "--sinks", 0, C_TUNE | C_SPACE, O_SINKS },
     { "--device", 1, C_TUNE | C_SPACE | C_VERIFY, O_DEVICE },
     { "--devices", 1, C_TUNE, O_DEVICES },
     { "--shard", 1, C_TUNE, O_SHARD },
@@ -276,6 +278,31 @@ static int parse_page_size(int *out, const char *text, char *err, size_t size)
     return 0;
 }
 
+/* Parse a softcap: a finite number above 0, as fa4_problem.softcap takes
+** it (a float); 0 or -1 with ERR. */
+static int parse_softcap(float *out, const char *text, char *err, size_t size)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(text, &end);
+    if (errno || end == text || *end != '\0' || !isfinite(v))
+        return tune_fail(err, size, "--softcap: '%s' is not a number; give the "
+                         "cap, e.g. 50 (Gemma 2)", text);
+    if (v < 0)
+        return tune_fail(err, size, "--softcap: %s is negative; the cap is a "
+                         "number above 0, e.g. 50", text);
+    if (v == 0)
+        return tune_fail(err, size, "--softcap: 0 is no cap; give a number "
+                         "above 0 (without --softcap, scores are not capped)");
+    if (!isfinite((float)v) || (float)v <= 0)
+        return tune_fail(err, size, "--softcap: %s does not fit a float above 0",
+                         text);
+    *out = (float)v;
+    return 0;
+}
+
 /* Parse "sm80"/"sm90"/"sm100" (also 80, 90, 100); 0 or -1. */
 static int parse_family(fa4_family *out, const char *text)
 {
@@ -364,6 +391,13 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
     case O_PAGE_SIZE:
         a->shape_set |= TUNE_SHAPE_PAGE_SIZE;
         return parse_page_size(&s->page_size, value, err, size);
+    case O_SOFTCAP:
+        a->shape_set |= TUNE_SHAPE_SOFTCAP;
+        return parse_softcap(&s->softcap, value, err, size);
+    case O_SINKS:
+        s->attention_sinks = 1;
+        a->shape_set |= TUNE_SHAPE_SINKS;
+        return 0;
     case O_DEVICE:
         if (parse_int(&a->device, value, 0, 1023) != 0)
             return tune_fail(err, size, "--device: '%s' is not a device ordinal "
@@ -527,6 +561,14 @@ static int check_combination(tune_args *a, char *err, size_t size)
             return tune_fail(err, size, "--page-size cannot be combined with "
                              "--problems; set \"page_size\" per problem in "
                              "the file");
+        if (a->problems_file && (a->shape_set & TUNE_SHAPE_SOFTCAP))
+            return tune_fail(err, size, "--softcap cannot be combined with "
+                             "--problems; set \"softcap\" per problem in "
+                             "the file");
+        if (a->problems_file && (a->shape_set & TUNE_SHAPE_SINKS))
+            return tune_fail(err, size, "--sinks cannot be combined with "
+                             "--problems; set \"attention_sinks\": true per "
+                             "problem in the file");
         if (sources == 0)
             return tune_fail(err, size, "no problem given; use --preset NAME, "
                              "--problems FILE.json, or --batch, --seqlen-q, "
@@ -704,6 +746,8 @@ const char *tune_args_usage(void)
 "              [--window L,R]\n"
 "    serving:  --varlen (packed sequences, cu_seqlens)  --page-size N (paged\n"
 "              K/V, N a power of two); with --preset: applied to every row\n"
+"    scores:   --softcap X (cap > 0: X tanh(s / X))  --sinks (a sink logit\n"
+"              per query head); with --preset: applied to every row\n"
 "    devices:  --device N | --devices 0,1|all      work:  --shard i/N\n"
 "    bounds:   --time-budget SECONDS (600; 0: none)  --max-trials N\n"
 "              --strategy exhaustive|coarse  -j N (compile threads)\n"

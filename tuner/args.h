@@ -44,13 +44,16 @@ enum {
     TUNE_SHAPE_WINDOW = 1 << 9,
     TUNE_SHAPE_LSE = 1 << 10,
     TUNE_SHAPE_VARLEN = 1 << 11,
-    TUNE_SHAPE_PAGE_SIZE = 1 << 12
+    TUNE_SHAPE_PAGE_SIZE = 1 << 12,
+    TUNE_SHAPE_SOFTCAP = 1 << 13,
+    TUNE_SHAPE_SINKS = 1 << 14
 };
 
 /* The shape options that also apply to every row of a preset (and may
 ** not be combined with a problem file, whose rows set them). */
 #define TUNE_SHAPE_MODIFIERS (TUNE_SHAPE_DTYPE | TUNE_SHAPE_LSE | \
-                              TUNE_SHAPE_VARLEN | TUNE_SHAPE_PAGE_SIZE)
+                              TUNE_SHAPE_VARLEN | TUNE_SHAPE_PAGE_SIZE | \
+                              TUNE_SHAPE_SOFTCAP | TUNE_SHAPE_SINKS)
 
 typedef struct tune_args {
     tune_cmd cmd;

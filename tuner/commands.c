@@ -239,8 +239,8 @@ typedef struct tune_worker {
 } tune_worker;
 
 /* 1 when A and B build the same kernel variants (the problem key without
-** the sequence buckets, and return_lse; varlen and paging are compiled
-** in). */
+** the sequence buckets, and return_lse; varlen, paging, softcapping and
+** sinks are compiled in). */
 static int same_class(const fa4_problem *a, const fa4_problem *b)
 {
     int adv = a->head_dim_v ? a->head_dim_v : a->head_dim_qk;
@@ -251,7 +251,9 @@ static int same_class(const fa4_problem *a, const fa4_problem *b)
            a->causal == b->causal && a->window_left == b->window_left &&
            (a->causal || a->window_right == b->window_right) &&
            a->return_lse == b->return_lse && a->varlen == b->varlen &&
-           a->page_size == b->page_size;
+           a->page_size == b->page_size &&
+           (a->softcap > 0) == (b->softcap > 0) &&
+           (a->attention_sinks != 0) == (b->attention_sinks != 0);
 }
 
 /*

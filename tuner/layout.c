@@ -5,6 +5,7 @@
 */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,16 @@ static int fill_table(tune_layout *l)
     return 0;
 }
 
+void layout_fill_sinks(float *out, int n, int seqlen_k, uint64_t *seed)
+{
+    double hi = log(seqlen_k > 1 ? (double)seqlen_k : 1.0) + 2.0;
+    int i;
+
+    for (i = 0; i < n; i++)
+        out[i] = (float)(-2.0 + (hi + 2.0) *
+                         (double)(next_random(seed) >> 11) / 9007199254740992.0);
+}
+
 /* Offsets of the index arrays within their device block. */
 static void place_index(tune_layout *l)
 {
@@ -142,6 +153,10 @@ static void place_index(tune_layout *l)
         off += align16((size_t)l->batch * l->table_stride * 4);
         l->off_used = off;
         off += align16((size_t)l->batch * 4);
+    }
+    if (l->sinks) {
+        l->off_sinks = off;
+        off += align16((size_t)l->heads_q * 4);
     }
     l->index_bytes = off;
 }
@@ -175,6 +190,16 @@ int layout_build(tune_layout *l, const fa4_problem *p, layout_lengths lengths)
         if (fill_table(l) != 0)
             goto fail;
     }
+    if (p->attention_sinks) {
+        /* Seeded by the sizes, as the table: the same problem always gets
+           the same logits. */
+        uint64_t s = 0xD1B54A32D192ED03ull ^ ((uint64_t)l->heads_q << 32) ^
+                     (uint64_t)l->seqlen_k;
+
+        if (!(l->sinks = malloc((size_t)l->heads_q * sizeof *l->sinks)))
+            goto fail;
+        layout_fill_sinks(l->sinks, l->heads_q, l->seqlen_k, &s);
+    }
     l->q_rows = l->varlen ? (size_t)l->cu_q[l->batch]
                           : (size_t)l->batch * l->seqlen_q;
     l->kv_rows = l->page_size ? (size_t)l->num_pages * l->page_size
@@ -200,6 +225,7 @@ void layout_free(tune_layout *l)
     free(l->cu_k);
     free(l->table);
     free(l->used);
+    free(l->sinks);
     memset(l, 0, sizeof *l);
 }
 
@@ -275,6 +301,8 @@ void layout_index_image(const tune_layout *l, void *host)
                (size_t)l->batch * l->table_stride * 4);
         memcpy(h + l->off_used, l->used, (size_t)l->batch * 4);
     }
+    if (l->sinks)
+        memcpy(h + l->off_sinks, l->sinks, (size_t)l->heads_q * 4);
 }
 
 fa4_status layout_upload(CUdeviceptr *out, const tune_layout *l,
@@ -320,6 +348,8 @@ void layout_tensors(fa4_tensors *t, const tune_layout *l, CUdeviceptr index)
         t->block_table = (const int32_t *)(uintptr_t)(index + l->off_table);
         t->seqused_k = (const int32_t *)(uintptr_t)(index + l->off_used);
     }
+    if (l->sinks)
+        t->sinks = (const float *)(uintptr_t)(index + l->off_sinks);
 }
 
 char *layout_describe(const tune_layout *l, char *buf, size_t size)

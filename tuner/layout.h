@@ -7,7 +7,9 @@
 ** with ragged lengths, so that sequence boundaries fall inside tiles and
 ** pages end part-used.  Both map (sequence, row) to a row of the tensors
 ** as laid out, which is how the verification gathers one sequence for
-** the float64 reference.  No device is needed but for layout_upload().
+** the float64 reference.  A problem with attention sinks gets its sink
+** logits here too, with the index arrays (one small read-only block).  No
+** device is needed but for layout_upload().
 */
 #ifndef FA4_TUNE_LAYOUT_H
 #define FA4_TUNE_LAYOUT_H
@@ -26,13 +28,16 @@ typedef struct tune_layout {
                                     not paged) */
     int32_t *table;              /* paged: [batch][table_stride] pages */
     int32_t *used;               /* paged: seqused_k, [batch] */
+    float *sinks;                /* attention_sinks: [heads_q] logits, else
+                                    NULL */
     int table_stride, num_pages;
     size_t q_rows;               /* rows of Q and O */
     size_t kv_rows;              /* rows of K and V (paged: the pool) */
     size_t nq, nk, nv, no, nlse; /* elements of each tensor (nlse: LSE
                                     floats, with or without return_lse) */
-    /* The index arrays, one device block: byte offsets and total size. */
-    size_t off_cu_q, off_cu_k, off_table, off_used, index_bytes;
+    /* The index arrays (and the sink logits), one device block: byte
+       offsets and total size. */
+    size_t off_cu_q, off_cu_k, off_table, off_used, off_sinks, index_bytes;
 } tune_layout;
 
 /* How sequence lengths are chosen. */
@@ -47,12 +52,22 @@ typedef enum layout_lengths {
 ** Lay PROBLEM (resolved: problem_resolve) out: sequence lengths, offsets,
 ** and for a paged cache a pool of batch x ceil(seqlen_k / page_size)
 ** pages plus two spare, assigned to the sequences in a shuffled order
-** that depends only on the problem.  0, or -1 when out of host memory.
-** Release with layout_free().
+** that depends only on the problem; with attention sinks, a logit per
+** query head, also from the problem alone (layout_fill_sinks).  0, or -1
+** when out of host memory.  Release with layout_free().
 */
 int layout_build(tune_layout *l, const fa4_problem *problem,
                  layout_lengths lengths);
 void layout_free(tune_layout *l);
+
+/*
+** N sink logits for a problem whose longest key sequence is SEQLEN_K,
+** random from *SEED (not 0): uniform over [-2, ln(SEQLEN_K) + 2), so that
+** some heads' sinks are negligible next to their keys' sum and others
+** outweigh it (the scaled scores of the tuner's inputs are near 0, each
+** key adding about 1 to the sum).
+*/
+void layout_fill_sinks(float *out, int n, int seqlen_k, uint64_t *seed);
 
 /* Row of Q and O holding query row I of sequence B. */
 size_t layout_q_row(const tune_layout *l, int b, int i);
@@ -89,8 +104,8 @@ void layout_index_image(const tune_layout *l, void *host);
 fa4_status layout_upload(CUdeviceptr *out, const tune_layout *l,
                          const cuda_api *cu, char *why, size_t why_size);
 
-/* Point T's cu_seqlens_q/k, block_table and seqused_k at the arrays
-** uploaded to INDEX, as far as the layout uses them. */
+/* Point T's cu_seqlens_q/k, block_table, seqused_k and sinks at the
+** arrays uploaded to INDEX, as far as the layout uses them. */
 void layout_tensors(fa4_tensors *t, const tune_layout *l, CUdeviceptr index);
 
 /* "varlen, paged 16 (52 pages, shuffled)" or "dense"; returns BUF. */

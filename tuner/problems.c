@@ -3,6 +3,7 @@
 ** files, the command-line shape; and the shard split.
 */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,12 +328,15 @@ static int json_problem(fa4_problem *p, char *name, size_t name_size,
         } else if (!strcmp(key, "head_dim_v")) {
             r = json_int(&p->head_dim_v, v, where, key, 0, err, size);
         } else if (!strcmp(key, "causal") || !strcmp(key, "return_lse") ||
-                   !strcmp(key, "varlen")) {
+                   !strcmp(key, "varlen") || !strcmp(key, "attention_sinks") ||
+                   !strcmp(key, "sinks")) {
             if (!json_is_boolean(v) && !json_is_integer(v))
                 return tune_fail(err, size, "%s.%s: expected true or false", where,
                                  key);
             *(!strcmp(key, "causal") ? &p->causal
-              : !strcmp(key, "varlen") ? &p->varlen : &p->return_lse) =
+              : !strcmp(key, "varlen") ? &p->varlen
+              : !strcmp(key, "return_lse") ? &p->return_lse
+              : &p->attention_sinks) =
                 json_is_boolean(v) ? json_is_true(v)
                                    : (int)json_integer_value(v);
         } else if (!strcmp(key, "page_size")) {
@@ -359,12 +363,25 @@ static int json_problem(fa4_problem *p, char *name, size_t name_size,
                 return tune_fail(err, size, "%s.softmax_scale: expected a number",
                                  where);
             p->softmax_scale = (float)json_number_value(v);
+        } else if (!strcmp(key, "softcap")) {
+            double x;
+
+            if (!json_is_number(v))
+                return tune_fail(err, size, "%s.softcap: expected a number (the "
+                                 "cap, e.g. 50; 0: none)", where);
+            /* 0: none, as fa4_problem.softcap; a cap must fit a float. */
+            x = json_number_value(v);
+            if (!(x >= 0) || !isfinite((float)x) || (x > 0 && (float)x <= 0))
+                return tune_fail(err, size, "%s.softcap: %g is out of range (0: "
+                                 "none, else a cap above 0 that fits a float)",
+                                 where, x);
+            p->softcap = (float)x;
         } else {
             return tune_fail(err, size, "%s: unknown key \"%s\" (known: name dtype "
                              "batch seqlen_q seqlen_k heads_q heads_kv head_dim "
                              "head_dim_v causal window window_left window_right "
-                             "softmax_scale return_lse varlen page_size)", where,
-                             key);
+                             "softmax_scale return_lse varlen page_size softcap "
+                             "attention_sinks)", where, key);
         }
         if (r)
             return -1;
@@ -444,6 +461,10 @@ int problems_build(problem_list *list, const tune_args *args, char *err,
                 p->varlen = 1;
             if (args->shape_set & TUNE_SHAPE_PAGE_SIZE)
                 p->page_size = args->shape.page_size;
+            if (args->shape_set & TUNE_SHAPE_SOFTCAP)
+                p->softcap = args->shape.softcap;
+            if (args->shape_set & TUNE_SHAPE_SINKS)
+                p->attention_sinks = 1;
         }
     } else if (args->problems_file) {
         if (problems_add_json(list, args->problems_file, err, err_size) != 0)
@@ -529,7 +550,7 @@ double problems_flops(const fa4_problem *p)
 
 char *problems_describe(const fa4_problem *p, char *buf, size_t size)
 {
-    char dv[32] = "", win[48] = "", page[24] = "";
+    char dv[32] = "", win[48] = "", page[24] = "", cap[32] = "";
 
     if (p->head_dim_v && p->head_dim_v != p->head_dim_qk)
         snprintf(dv, sizeof dv, " dv=%d", p->head_dim_v);
@@ -538,10 +559,12 @@ char *problems_describe(const fa4_problem *p, char *buf, size_t size)
                  p->window_right);
     if (p->page_size > 0)
         snprintf(page, sizeof page, " page=%d", p->page_size);
-    snprintf(buf, size, "%s b=%d sq=%d sk=%d hq=%d hkv=%d d=%d%s%s%s%s%s",
+    if (p->softcap > 0)
+        snprintf(cap, sizeof cap, " softcap=%g", (double)p->softcap);
+    snprintf(buf, size, "%s b=%d sq=%d sk=%d hq=%d hkv=%d d=%d%s%s%s%s%s%s%s",
              tune_dtype_name(p->dtype), p->batch, p->seqlen_q, p->seqlen_k,
              p->heads_q, p->heads_kv, p->head_dim_qk, dv,
              p->causal ? " causal" : "", win, p->varlen ? " varlen" : "",
-             page);
+             page, cap, p->attention_sinks ? " sinks" : "");
     return buf;
 }

@@ -40,16 +40,17 @@ int problems_add_preset(problem_list *list, const char *name, fa4_dtype dtype,
 ** array of objects, or {"problems": [...]}; keys: name, dtype, batch,
 ** seqlen_q, seqlen_k, heads_q, heads_kv, head_dim (or head_dim_qk),
 ** head_dim_v, causal, window ([L, R]), window_left, window_right,
-** softmax_scale, return_lse, varlen, page_size.  0, or -1 with ERR naming
-** the file, the line or the entry and key.
+** softmax_scale, return_lse, varlen, page_size, softcap (0: none),
+** attention_sinks (or sinks).  0, or -1 with ERR naming the file, the line
+** or the entry and key.
 */
 int problems_add_json(problem_list *list, const char *path, char *err,
                       size_t err_size);
 
 /*
 ** Build the list ARGS asks for (preset, file or shape; --dtype,
-** --return-lse, --varlen and --page-size apply to every row of a preset),
-** check every
+** --return-lse, --varlen, --page-size, --softcap and --sinks apply to
+** every row of a preset), check every
 ** problem with fa4_problem_check(), then keep shard ARGS->shard_index of
 ** ARGS->shard_count.  0, or -1 with ERR naming the problem and field.
 ** Release *LIST with problem_list_free() in either case.
@@ -78,8 +79,8 @@ void problem_list_free(problem_list *list);
 double problems_flops(const fa4_problem *p);
 
 /* One-line description: "bf16 b=4 sq=4096 sk=4096 hq=32 hkv=8 d=128
-** causal", then " varlen" and " page=16" for serving layouts.  Returns
-** BUF. */
+** causal", then " varlen" and " page=16" for serving layouts, " softcap=50"
+** and " sinks" for the score options.  Returns BUF. */
 char *problems_describe(const fa4_problem *p, char *buf, size_t size);
 
 #endif

@@ -368,7 +368,7 @@ void report_dryrun(FILE *out, const search_result *r, const device_limits *dev)
 static json_t *problem_json(const fa4_problem *p)
 {
     return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:i, s:i,"
-                     " s:f, s:b, s:i}",
+                     " s:f, s:b, s:i, s:f, s:b}",
                      "dtype", tune_dtype_name(p->dtype), "batch", p->batch,
                      "seqlen_q", p->seqlen_q, "seqlen_k", p->seqlen_k,
                      "heads_q", p->heads_q, "heads_kv", p->heads_kv,
@@ -377,7 +377,9 @@ static json_t *problem_json(const fa4_problem *p)
                      "causal", p->causal, "window_left", p->window_left,
                      "window_right", p->window_right,
                      "softmax_scale", (double)p->softmax_scale,
-                     "varlen", p->varlen, "page_size", p->page_size);
+                     "varlen", p->varlen, "page_size", p->page_size,
+                     "softcap", (double)p->softcap,
+                     "attention_sinks", p->attention_sinks);
 }
 
 /* One trial of R as JSON: config text, layout, and what WHAT asks for. */

@@ -624,7 +624,8 @@ fa4_problem search_verify_problem(const fa4_problem *p, int sm_count)
 ** every boundary is covered, and two pseudo-random rows.  Each sequence
 ** is gathered into a dense problem of its own for the reference
 ** (through the block table when paged), so the reference needs no
-** notion of packing or pages.
+** notion of packing or pages.  Softcapping comes with the problem, the
+** sink logits with the layout (uploaded with its index arrays).
 */
 typedef struct verifier {
     fa4_problem p;
@@ -709,8 +710,9 @@ static int verifier_reference(verifier *v, const uint16_t *q,
             for (x = 0; x < n; x++) {
                 int r = v->nrows++;
                 v->rows[r] = j * p->seqlen_q + rows[x];
-                ref_attention_row(v->ref_o + (size_t)r * v->dv, &v->ref_lse[r],
-                                  &sp, gq, gk, gv, 0, rows[x], h);
+                ref_attention_row_sinks(v->ref_o + (size_t)r * v->dv,
+                                        &v->ref_lse[r], &sp, gq, gk, gv,
+                                        l->sinks, 0, rows[x], h);
             }
         }
     }

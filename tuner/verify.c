@@ -52,10 +52,16 @@ typedef struct vrow {
     int dropped;
 } vrow;
 
+/* The cap a softcap winner is timed with: the key records only that the
+** scores are capped (the variant), not the cap, which does not change the
+** kernel's work.  Gemma 2's attention cap. */
+#define VERIFY_SOFTCAP 50.0f
+
 /* The problem to time W at: its tuned shape when a trial recorded one,
 ** else the bucket lengths, 16 query heads (or the GQA group) and the
-** batch of the work bucket (without one: 16,384 tokens); varlen and
-** paged as its key (the timing lays them out, tuner/layout.h). */
+** batch of the work bucket (without one: 16,384 tokens); varlen, paged,
+** softcap and sinks as its key (the timing lays them out, with the sink
+** logits, tuner/layout.h). */
 static fa4_problem winner_problem(const db_verify_winner *w)
 {
     fa4_problem p = FA4_PROBLEM_INIT;
@@ -69,6 +75,8 @@ static fa4_problem winner_problem(const db_verify_winner *w)
     p.page_size = w->paged ? w->page_size : 0;
     p.window_left = w->window_left;
     p.window_right = w->causal ? 0 : w->window_right;
+    p.softcap = w->softcap ? VERIFY_SOFTCAP : 0.0f;
+    p.attention_sinks = w->sinks != 0;
     if (w->batch > 0) {
         p.batch = w->batch;
         p.heads_q = w->heads_q;
