@@ -526,15 +526,19 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
         out->scheduler = FA4_SCHED_PERSISTENT;
 }
 
-/* fp8 inputs (dense only): 128 B swizzle (a 128-key V^T chunk, 128
-** columns of Q and K) except d64, which 128 B would pad to 128 columns; bn
-** 128, two stages, ping-pong; the 16-bit path's schedulers.  Untuned: a
-** first choice until fa4-tune has run (bench/NOTES.md, fp8 v1). */
+/* fp8 inputs (dense only), from the first H100 runs (bench/NOTES.md, fp8
+** v1; 16k tokens, TFLOP/s): d64 three consumer warpgroups, 192x128, 64 B
+** swizzle (646 vs 472 with 128x128); d96..d128 128x192, 64 B swizzle (933
+** vs 908 with 128x128 at 128 B); wider heads 128x128, 128 B swizzle (d256
+** 1239).  Two stages, ping-pong; the dynamic scheduler for short causal. */
 static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
 {
-    sm90_base(out, 2, 128, 2);
+    if (pb->head_dim_qk <= 64)
+        sm90_base(out, 3, 128, 2);
+    else
+        sm90_base(out, 2, pb->head_dim_qk <= 128 ? 192 : 128, 2);
     out->pingpong = 1;
-    out->swizzle = pb->head_dim_qk <= 64 ? 64 : 128;
+    out->swizzle = pb->head_dim_qk <= 128 ? 64 : 128;
     if (sm90_masked(pb) && pb->seqlen_k <= 4096)
         out->scheduler = FA4_SCHED_DYNAMIC;
 }
