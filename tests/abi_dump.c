@@ -78,6 +78,7 @@ static void problem(void)
     FIELD(fa4_problem, num_pages);
     FIELD(fa4_problem, reserved);
     FIELD(fa4_problem, softcap);
+    FIELD(fa4_problem, out_dtype);
     INIT_INT(x, fa4_problem, struct_size);
     INIT_INT(x, fa4_problem, dtype);
     INIT_INT(x, fa4_problem, batch);
@@ -103,6 +104,7 @@ static void problem(void)
     INIT_INT(x, fa4_problem, num_pages);
     INIT_INT(x, fa4_problem, reserved);
     INIT_FLOAT(x, fa4_problem, softcap);
+    INIT_INT(x, fa4_problem, out_dtype);
 }
 
 static void config(void)
@@ -187,6 +189,9 @@ static void tensors(void)
     FIELD(fa4_tensors, seqlen_k);
     FIELD(fa4_tensors, batch);
     FIELD(fa4_tensors, sinks);
+    FIELD(fa4_tensors, q_descale);
+    FIELD(fa4_tensors, k_descale);
+    FIELD(fa4_tensors, v_descale);
     INIT_INT(x, fa4_tensors, struct_size);
     INIT_PTR(x, fa4_tensors, q);
     INIT_PTR(x, fa4_tensors, k);
@@ -202,6 +207,9 @@ static void tensors(void)
     INIT_INT(x, fa4_tensors, seqlen_k);
     INIT_INT(x, fa4_tensors, batch);
     INIT_PTR(x, fa4_tensors, sinks);
+    INIT_PTR(x, fa4_tensors, q_descale);
+    INIT_PTR(x, fa4_tensors, k_descale);
+    INIT_PTR(x, fa4_tensors, v_descale);
 }
 
 /* Enum types are passed as C int by the binding: their size must say so. */

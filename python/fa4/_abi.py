@@ -105,6 +105,7 @@ class Problem(_Versioned):
         ("num_pages", C.c_int),
         ("reserved", C.c_int),
         ("softcap", C.c_float),
+        ("out_dtype", C.c_int),
     ]
     _defaults_ = {"dtype": DTYPE_BF16, "window_left": -1, "window_right": -1}
 
@@ -149,6 +150,9 @@ class Tensors(_Versioned):
         ("seqlen_k", C.c_int),
         ("batch", C.c_int),
         ("sinks", C.c_void_p),
+        ("q_descale", C.c_void_p),
+        ("k_descale", C.c_void_p),
+        ("v_descale", C.c_void_p),
     ]
 
 
