@@ -62,13 +62,15 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, ret
     """
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
-    if torch.compiler.is_compiling() or _ops.use_op(q, k, v, out):
-        if out is None:
-            out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse)
-        else:
-            lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse)
+    done = None
+    if not torch.compiler.is_compiling():
+        done = _ops.dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse)
+    if done is not None:
+        out, lse = done
+    elif out is None:
+        out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse)
     else:
-        out, lse = _ops.dense(q, k, v, out, causal, wl, wr, scale, return_lse)
+        lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse)
     return (out, lse) if return_lse else out
 
 
@@ -122,7 +124,13 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=
     """
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
-    if torch.compiler.is_compiling() or _ops.use_op(q, k_cache, v_cache, out):
+    done = None
+    if not torch.compiler.is_compiling():
+        done = _ops.kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale,
+                                  return_lse)
+    if done is not None:
+        out, lse = done
+    else:
         tensor_lens = cache_seqlens if isinstance(cache_seqlens, torch.Tensor) else None
         int_lens = -1 if cache_seqlens is None or tensor_lens is not None else int(cache_seqlens)
         if out is None:
@@ -131,9 +139,6 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=
         else:
             lse = torch.ops.fa4.attention_with_kvcache_out(q, k_cache, v_cache, tensor_lens, int_lens,
                                                            block_table, out, causal, wl, wr, scale, return_lse)
-    else:
-        out, lse = _ops.kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale,
-                                return_lse)
     return (out, lse) if return_lse else out
 
 

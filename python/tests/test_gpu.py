@@ -1,9 +1,10 @@
 """fa4 on a GPU against a float64 reference: dense (ragged lengths 1, 17, 1000,
 causal and not, GQA/MQA, windows, strided views, fp16, head_dim_v < head_dim),
-varlen, KV caches dense and paged (shuffled pages), plans reused across sizes,
-errors with the library's message, torch.compile(fullgraph=True), CUDA-graph
-capture and two streams at once.  Outputs are poisoned with NaN beforehand, so
-a row the kernel leaves unwritten fails.  Skips without PyTorch or a GPU."""
+varlen, KV caches dense and paged (shuffled pages), remembered call classes
+that still check what differs, plans reused across sizes, errors with the
+library's message, torch.compile(fullgraph=True), CUDA-graph capture and two
+streams at once.  Outputs are poisoned with NaN beforehand, so a row the
+kernel leaves unwritten fails.  Skips without PyTorch or a GPU."""
 import math
 import zlib
 
@@ -266,6 +267,47 @@ def test_kvcache_int_and_full_lengths():
     check(o, reference(q, k[:, :700], v[:, :700], True)[0], "cache_seqlens=700")
     o = fa4.attention_with_kvcache(q, k, v, causal=True)
     check(o, reference(q, k, v, True)[0], "whole cache")
+
+
+def test_remembered_calls_still_check():
+    """A call whose class fa4 remembers (shapes, strides, dtypes, devices) skips
+    the checks; anything that differs takes the long way and its errors."""
+    torch, fa4 = _torch()
+    from fa4 import _ops
+    q = _rand(torch, 2, 17, 4, 128, seed=141)
+    k = _rand(torch, 2, 40, 2, 128, seed=142)
+    out = _poisoned(torch, q.shape, q.dtype)
+    for _ in range(2):
+        fa4.attention(q, k, k, out=out)
+    assert any(key[0] == q.shape for key in _ops._dense_calls), "the call was not remembered"
+    check(out, reference(q, k, k)[0], "remembered dense call")
+    bad = [((q, k, k), dict(out=out.half()), ValueError),
+           ((q, k.transpose(2, 3).contiguous().transpose(2, 3), k), {}, ValueError),
+           ((q.half(), k, k), dict(out=out), TypeError),
+           ((q, k[:1], k[:1]), dict(out=out), ValueError)]
+    for args, kwargs, exc in bad:
+        try:
+            fa4.attention(*args, **kwargs)
+        except exc:
+            pass
+        else:
+            raise AssertionError("%s not raised after a remembered call" % exc.__name__)
+    # Autograd still goes through the op (whose backward raises), not straight to the library.
+    o = fa4.attention(q.detach().requires_grad_(), k, k, out=None)
+    assert o.grad_fn is not None, "a call that autograd records went straight to the library"
+    # An int cache_seqlens is checked on each call, not remembered.
+    kc, vc = _cache(torch, (0, 0), 1024, 2, 128, seed=143)
+    qd = _rand(torch, 2, 1, 4, 128, seed=144)
+    for n in (700, 701):
+        check(fa4.attention_with_kvcache(qd, kc, vc, n), reference(qd, kc[:, :n], vc[:, :n])[0], "length %d" % n)
+    o, lse = fa4.attention_with_kvcache(qd, kc, vc, 0, return_lse=True)
+    assert torch.equal(o, torch.zeros_like(o)) and torch.isinf(lse).all(), "cache_seqlens=0"
+    try:
+        fa4.attention_with_kvcache(qd, kc, vc, 1025)
+    except ValueError as e:
+        assert "cache_seqlens=1025" in str(e), e
+    else:
+        raise AssertionError("cache_seqlens past the cache accepted")
 
 
 def test_varlen_paged():
