@@ -482,6 +482,60 @@ def kvcache_shapes(q, k_cache, v_cache, used, block_table):
     return b, sq, hq, d, hkv, dv, paged, capacity
 
 
+def append_kv(q, k_cache, v_cache, k, v, cache_seqlens, block_table):
+    """flash_attn_with_kvcache's append: K, V [batch, seqlen_new, heads_kv, dim]
+    written into the caches at rows cache_seqlens[b] .. cache_seqlens[b] +
+    seqlen_new - 1 of each sequence (through BLOCK_TABLE when paged).  Returns
+    the key counts to attend over, cache_seqlens + seqlen_new (a new tensor
+    when cache_seqlens is one).  PyTorch indexing on the current stream: the
+    lengths are never read on the host (no synchronisation, CUDA-graph
+    capturable), so a row past the cache is caught by the indexing kernels'
+    bounds assertion, not here."""
+    if k is None or v is None:
+        raise ValueError("fa4.attention_with_kvcache: k and v go together (got only %s)"
+                         % ("v" if k is None else "k"))
+    used = cache_seqlens if isinstance(cache_seqlens, torch.Tensor) else None
+    b, _, _, _, _, _, paged, capacity = kvcache_shapes(q, k_cache, v_cache, used, block_table)
+    if k.dim() != 4 or v.dim() != 4 or tuple(k.shape[2:]) != tuple(k_cache.shape[2:]) or \
+            tuple(v.shape[2:]) != tuple(v_cache.shape[2:]) or k.shape[0] != b or v.shape[:2] != k.shape[:2]:
+        raise ValueError("fa4.attention_with_kvcache: k and v must be [batch, seqlen_new, heads_kv, head_dim] "
+                         "like the caches' rows (got k %s, v %s; q %s, k_cache %s, v_cache %s)" % (
+                             tuple(k.shape), tuple(v.shape), tuple(q.shape), tuple(k_cache.shape),
+                             tuple(v_cache.shape)))
+    if k.dtype != k_cache.dtype or v.dtype != v_cache.dtype:
+        raise TypeError("fa4.attention_with_kvcache: k and v must have the caches' dtype %s (got %s, %s)"
+                        % (k_cache.dtype, k.dtype, v.dtype))
+    for t in (k, v, block_table, used):
+        if t is not None and t.device != k_cache.device:
+            raise ValueError("fa4.attention_with_kvcache: k, v, cache_seqlens and block_table must be on the "
+                             "caches' device %s (got one on %s)" % (k_cache.device, t.device))
+    s = k.shape[1]
+    if cache_seqlens is None:
+        raise ValueError("fa4.attention_with_kvcache: appending k and v needs cache_seqlens (where each "
+                         "sequence's new rows go)")
+    if used is None:
+        n = int(cache_seqlens)
+        if not 0 <= n <= capacity - s:
+            raise ValueError("fa4.attention_with_kvcache: cache_seqlens=%d and %d new rows; the cache holds %d"
+                             % (n, s, capacity))
+        pos = torch.arange(n, n + s, device=k_cache.device).expand(b, s)
+        lens = n + s
+    else:
+        if s > capacity:
+            raise ValueError("fa4.attention_with_kvcache: %d new rows; the cache holds %d" % (s, capacity))
+        pos = used.long().unsqueeze(1) + torch.arange(s, device=k_cache.device)
+        lens = used + s
+    # [batch, seqlen_new] index pairs select [batch, seqlen_new, heads_kv, dim] rows, k's shape.
+    if paged:
+        page = k_cache.shape[1]
+        first, row = block_table.gather(1, pos // page).long(), pos % page
+    else:
+        first, row = torch.arange(b, device=k_cache.device).unsqueeze(1), pos
+    k_cache[first, row] = k
+    v_cache[first, row] = v
+    return lens
+
+
 def kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale, return_lse):
     """fa4.attention_with_kvcache outside torch.compile; see dense_eager()."""
     key = None

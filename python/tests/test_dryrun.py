@@ -236,3 +236,22 @@ def test_remembered_calls():
         else:
             raise AssertionError("cache_seqlens past the cache accepted")
 
+
+def test_kvcache_append():
+    """k=, v=: the caches get the new rows and fa4_forward reads
+    cache_seqlens + seqlen_new keys of each sequence."""
+    with dry() as (torch, fa4, dev):
+        b, L = 3, 1024
+        kc = torch.zeros(b, L, 2, 128, dtype=torch.bfloat16)
+        vc = torch.zeros(b, L, 2, 128, dtype=torch.bfloat16)
+        q = torch.randn(b, 3, 8, 128, dtype=torch.bfloat16)
+        k, v = torch.randn(b, 3, 2, 128, dtype=torch.bfloat16), torch.randn(b, 3, 2, 128, dtype=torch.bfloat16)
+        lens = torch.tensor([0, 17, 1000], dtype=torch.int32)
+        fa4.attention_with_kvcache(q, kc, vc, lens, k=k, v=v, causal=True)
+        t = dev.launches[-1]
+        assert t["seqused_k_values"] == [3, 20, 1003] and lens.tolist() == [0, 17, 1000], t
+        for i, n in enumerate(lens.tolist()):
+            assert torch.equal(kc[i, n:n + 3], k[i]) and torch.equal(vc[i, n:n + 3], v[i])
+        assert int((kc != 0).any(-1).any(-1).sum()) == 9, "rows written outside the append"
+        fa4.attention_with_kvcache(q, kc, vc, 500, k=k, v=v)
+        assert dev.launches[-1]["seqlen_k"] == 503 and torch.equal(kc[:, 500:503], k)
