@@ -9,7 +9,9 @@ For each shape, the host time per call of
 each the median over GROUPS groups of CALLS calls timed on the host
 (perf_counter) and synchronised between groups, so that the GPU queue never
 fills and the figure is the host's.  The overhead is out= minus raw; the
-target is OVERHEAD_TARGET_US.  Needs PyTorch and a GPU.
+target is OVERHEAD_TARGET_US.  Then the host time of the pieces a call is
+made of (the capture query, the stream lookup, tensor attributes, ...), to
+say where the overhead goes on this machine.  Needs PyTorch and a GPU.
 
     python3 python/bench_overhead.py [--calls 200] [--groups 30] [--json out.json]
 """
@@ -20,6 +22,7 @@ import os
 import statistics
 import sys
 import time
+import timeit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # this tree's fa4
 
@@ -76,7 +79,7 @@ def main():
     print("device: %s, torch %s, libfa4 %s (%s)" % (torch.cuda.get_device_name(), torch.__version__,
                                                    fa4.library().version(), fa4.library().path))
     print("host time per call, median of %d groups of %d calls (us)" % (args.groups, args.calls))
-    print("%-44s %8s %8s %8s %8s %9s" % ("shape", "raw", "out=", "alloc", "op", "overhead"))
+    print("%-44s %8s %8s %8s %8s %9s %10s" % ("shape", "raw", "out=", "alloc", "op", "overhead", "family/ws"))
 
     # Dense prefill (small: the host, not the GPU, is what is timed).
     for (b, s, hq, hkv, d, causal) in [(1, 128, 8, 8, 128, True), (4, 1024, 16, 4, 128, False)]:
@@ -92,6 +95,7 @@ def main():
                      alloc=lambda: fa4.attention(q, k, v, causal=causal),
                      op=lambda: torch.ops.fa4.attention(q, k, v, causal, -1, -1, 0.0, False))
         rows.append(dict(shape="attention b%d s%d %d/%d d%d%s" % (b, s, hq, hkv, d, " causal" if causal else ""),
+                         family=e.plan.family, workspace_bytes=e.ws_bytes,
                          **{n: per_call_us(f, args.calls, args.groups, torch) for n, f in cases.items()}))
         print_row(rows[-1])
 
@@ -120,9 +124,11 @@ def main():
                                                                      0.0, False))
         rows.append(dict(shape="kvcache decode b%d L%d %d/%d d%d%s" % (b, L, hq, hkv, d,
                                                                       " page%d" % page if page else ""),
+                         family=e.plan.family, workspace_bytes=e.ws_bytes,
                          **{n: per_call_us(f, args.calls, args.groups, torch) for n, f in cases.items()}))
         print_row(rows[-1])
 
+    pieces(torch, q)
     worst = max(r["out"] - r["raw"] for r in rows)
     verdict = "within" if worst <= OVERHEAD_TARGET_US else "OVER"
     print("largest overhead (out= - raw): %.2f us, %s the %.0f us target" % (worst, verdict, OVERHEAD_TARGET_US))
@@ -135,8 +141,27 @@ def main():
 
 
 def print_row(r):
-    print("%-44s %8.2f %8.2f %8.2f %8.2f %9.2f" % (r["shape"], r["raw"], r["out"], r["alloc"], r["op"],
-                                                   r["out"] - r["raw"]))
+    print("%-44s %8.2f %8.2f %8.2f %8.2f %9.2f %6d/%d" % (r["shape"], r["raw"], r["out"], r["alloc"], r["op"],
+                                                         r["out"] - r["raw"], r["family"], r["workspace_bytes"]))
+
+
+def pieces(torch, q):
+    """Host time of what a call does besides the launch, one by one (a call
+    with a workspace asks whether the stream is capturing)."""
+    from fa4 import _abi, _ops
+    index = q.get_device()
+    pack = _abi.TENSORS_PACK.pack
+    g = dict(torch=torch, q=q, _ops=_ops, index=index, pack=pack, d={}, T=torch.Tensor)
+    stmts = ["_ops._capturing()", "_ops._raw_stream(index)", "torch.compiler.is_compiling()",
+             "torch.is_grad_enabled()", "q.data_ptr()", "q.shape", "q.stride()", "q.is_contiguous()", "q.dtype",
+             "q.get_device()", "q.requires_grad", "type(q) is T",
+             "d.get((q.shape, q.is_contiguous() or q.stride(), q.dtype, q.get_device()))",
+             "pack(112, 1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0)"]
+    print("host time of the pieces of a call (us)")
+    for stmt in stmts:
+        n = 20000
+        t = min(timeit.repeat(stmt, globals=g, number=n, repeat=5)) / n * 1e6
+        print("  %-78s %6.3f" % (stmt, t))
 
 
 if __name__ == "__main__":

@@ -62,13 +62,15 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, ret
     """
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
-    if torch.compiler.is_compiling() or _ops.use_op(q, k, v, out):
-        if out is None:
-            out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse)
-        else:
-            lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse)
+    done = None
+    if not torch.compiler.is_compiling():
+        done = _ops.dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse)
+    if done is not None:
+        out, lse = done
+    elif out is None:
+        out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse)
     else:
-        out, lse = _ops.dense(q, k, v, out, causal, wl, wr, scale, return_lse)
+        lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse)
     return (out, lse) if return_lse else out
 
 
@@ -106,10 +108,10 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     return (out, lse) if return_lse else out
 
 
-def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=None, *, causal=False,
-                           window=(-1, -1), softmax_scale=None, return_lse=False, out=None):
-    """Attention of new queries against a KV cache (flash_attn_with_kvcache's
-    conventions; the cache is read, not appended to).
+def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=None, *, k=None, v=None,
+                           causal=False, window=(-1, -1), softmax_scale=None, return_lse=False, out=None):
+    """Attention of new queries against a KV cache, optionally appending new keys
+    and values first (flash_attn_with_kvcache's conventions).
 
     q: [batch, seqlen_q, heads_q, head_dim].  k_cache, v_cache: dense [batch,
     seqlen_cache, heads_kv, head_dim(_v)], or paged [num_pages, page_size,
@@ -118,11 +120,32 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=
     None: the whole cache.  The causal mask aligns each sequence's queries with
     the end of its used keys (decode: the new token sees every key).
 
+    k, v: new keys and values [batch, seqlen_new, heads_kv, head_dim(_v)],
+    written into the caches at rows cache_seqlens[b] .. cache_seqlens[b] +
+    seqlen_new - 1 of each sequence (through block_table when paged) before the
+    attention, which then reads cache_seqlens[b] + seqlen_new keys.  Keyword
+    arguments here (flash_attn's 4th and 5th), so that cache_seqlens and
+    block_table keep their places.  cache_seqlens is needed with them and is not
+    changed: the caller advances it.  The cache must have room:
+    cache_seqlens[b] + seqlen_new <= seqlen_cache (paged: pages per sequence x
+    page_size).  A tensor cache_seqlens is not read on the host, so that is not
+    checked here: a row past the cache stops the GPU with PyTorch's index
+    assertion.  The append is PyTorch indexing on the current stream: no host
+    synchronisation, and it can be captured in a CUDA graph.
+
     Returns out [batch, seqlen_q, heads_q, head_dim_v], or (out, lse).
     """
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
-    if torch.compiler.is_compiling() or _ops.use_op(q, k_cache, v_cache, out):
+    if k is not None or v is not None:
+        cache_seqlens = _ops.append_kv(q, k_cache, v_cache, k, v, cache_seqlens, block_table)
+    done = None
+    if not torch.compiler.is_compiling():
+        done = _ops.kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale,
+                                  return_lse)
+    if done is not None:
+        out, lse = done
+    else:
         tensor_lens = cache_seqlens if isinstance(cache_seqlens, torch.Tensor) else None
         int_lens = -1 if cache_seqlens is None or tensor_lens is not None else int(cache_seqlens)
         if out is None:
@@ -131,9 +154,6 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=
         else:
             lse = torch.ops.fa4.attention_with_kvcache_out(q, k_cache, v_cache, tensor_lens, int_lens,
                                                            block_table, out, causal, wl, wr, scale, return_lse)
-    else:
-        out, lse = _ops.kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale,
-                                return_lse)
     return (out, lse) if return_lse else out
 
 

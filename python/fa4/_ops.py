@@ -15,6 +15,15 @@ fa4_forward(3) says launches that may overlap (different streams) each need
 their own, and the plan's built-in one may serve only one at a time.  During
 CUDA-graph capture every launch gets a fresh buffer from the graph's pool, so
 the graph owns it and its zero fill is part of the graph.
+
+The host time of a call is most of what decode pays for it, so fa4.attention
+and fa4.attention_with_kvcache remember each class of call they have checked
+(_Call, in _dense_calls and _kvcache_calls): the key is what the checks and the
+plan depend on (each tensor's shape, contiguity or strides, dtype and device,
+and the scalar arguments), so a call whose key is known skips the checks and
+the plan lookup and only reads its data pointers.  Anything new goes the long
+way, which raises the same errors as before and remembers the class when it
+launches.
 """
 import ctypes as C
 import threading
@@ -27,8 +36,9 @@ from . import _abi, _lib
 
 _DTYPES = {torch.bfloat16: _abi.DTYPE_BF16, torch.float16: _abi.DTYPE_FP16}
 _TENSORS_SIZE = C.sizeof(_abi.Tensors)
-_Tensors = _abi.Tensors
-_addressof = C.addressof
+_pack = _abi.TENSORS_PACK.pack
+_float32 = torch.float32
+_empty = torch.empty
 # A warning, once per device, past this many cached plans (each distinct set of
 # explicit strides is a plan of its own; contiguous inputs share one).
 PLAN_WARNING = 1024
@@ -39,6 +49,7 @@ except AttributeError:  # pragma: no cover
     def _raw_stream(index):
         return torch.cuda.current_stream(index).cuda_stream
 _capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing", torch.cuda.is_current_stream_capturing)
+_grad_enabled = torch.is_grad_enabled
 
 
 def _pow2(n):
@@ -71,6 +82,7 @@ class _Device:
 
     def __init__(self, index):
         self.index = index
+        self.device = torch.device("cuda", index)
         self.context = _lib.Context(index)
         self.forward = self.context.lib.fa4_forward
         self.plans = {}
@@ -141,6 +153,8 @@ def _open(index):
 def clear_cache():
     """Destroy every cached plan and workspace (after synchronising each device).
     Not while other threads launch fa4 kernels, nor during CUDA-graph capture."""
+    _dense_calls.clear()
+    _kvcache_calls.clear()
     for dev in list(_devices.values()):
         dev.clear()
 
@@ -156,18 +170,47 @@ def _workspace(e, stream, device):
 
 
 def _launch(dev, e, q, k, v, o, lse, cu_q, cu_k, table, used, sq, sk, b):
+    """fa4_forward of plan entry E on the current stream.  The tensors are data
+    pointers (ints; 0 for none)."""
     stream = _raw_stream(dev.index)
-    ws = _workspace(e, stream, q.device) if e.ws_bytes else None
-    t = _Tensors(_TENSORS_SIZE, q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-                 None if lse is None else lse.data_ptr(),
-                 None if cu_q is None else cu_q.data_ptr(),
-                 None if cu_k is None else cu_k.data_ptr(),
-                 None if table is None else table.data_ptr(),
-                 None if used is None else used.data_ptr(),
-                 None if ws is None else ws.data_ptr(), sq, sk, b)
-    st = dev.forward(e.handle, _addressof(t), stream)
+    # WS stays referenced until the launch is queued (in a capture it is nobody else's).
+    ws = _workspace(e, stream, dev.device) if e.ws_bytes else None
+    st = dev.forward(e.handle, _pack(_TENSORS_SIZE, q, k, v, o, lse, cu_q, cu_k, table, used,
+                                     0 if ws is None else ws.data_ptr(), sq, sk, b, 0), stream)
     if st:
         raise dev.context.error("fa4_forward", st)
+
+
+def _ptr(t):
+    return 0 if t is None else t.data_ptr()
+
+
+# ----------------------------------------------------------- remembered calls
+
+
+class _Call:
+    """A class of calls that passed the checks (see the module's docstring): the
+    device, the plan entry, the sizes fa4_tensors gets (SK: the cache's capacity
+    for a KV cache), and the shapes of what a call allocates."""
+    __slots__ = ("dev", "e", "sq", "sk", "b", "o_shape", "lse_shape")
+
+    def __init__(self, dev, e, sq, sk, b, o_shape, lse_shape):
+        self.dev, self.e, self.sq, self.sk, self.b = dev, e, sq, sk, b
+        self.o_shape, self.lse_shape = o_shape, lse_shape
+
+
+_dense_calls = {}
+_kvcache_calls = {}
+# Past this many classes a table starts again (a workload whose shapes never
+# repeat would otherwise grow it without end; the long way refills it).
+CALLS_MAX = 4096
+_INT = object()     # a key's cache_seqlens when it is an int (the int itself is not part of the key)
+
+
+def _remember(calls, key, c):
+    if len(calls) >= CALLS_MAX:
+        calls.clear()
+    calls[key] = c
 
 
 # ----------------------------------------------------------------- checking
@@ -287,9 +330,39 @@ def dense_shapes(q, k, v):
     return b, sq, hq, d, sk, hkv, v.shape[3]
 
 
-def dense(q, k, v, out, causal, wl, wr, scale, return_lse, plan_only=False):
+def dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse):
+    """fa4.attention outside torch.compile: (out, lse or None), or None when the
+    call must go through the op (use_op)."""
+    key = None
+    if type(q) is _Tensor and type(k) is _Tensor and type(v) is _Tensor and (out is None or type(out) is _Tensor):
+        # What the checks read (strides only of a tensor that is not contiguous:
+        # _strides), flat: a tuple of tuples costs more to hash.
+        key = (q.shape, q.is_contiguous() or q.stride(), q.dtype, q.get_device(),
+               k.shape, k.is_contiguous() or k.stride(), k.dtype, k.get_device(),
+               v.shape, v.is_contiguous() or v.stride(), v.dtype, v.get_device(),
+               causal, wl, wr, scale, return_lse)
+        if out is not None:
+            key += (out.shape, out.is_contiguous() or out.stride(), out.dtype, out.get_device())
+        c = _dense_calls.get(key)
+        # A known key means CUDA tensors: use_op() is left with modes and autograd.
+        if c is not None and not _dispatch_modes() and not _function_modes() and not (_grad_enabled() and (
+                q.requires_grad or k.requires_grad or v.requires_grad or out is not None and out.requires_grad)):
+            dev = c.dev
+            if out is None:
+                out = _empty(c.o_shape, dtype=q.dtype, device=dev.device)
+            lse = _empty(c.lse_shape, dtype=_float32, device=dev.device) if return_lse else None
+            _launch(dev, c.e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                    0 if lse is None else lse.data_ptr(), 0, 0, 0, 0, c.sq, c.sk, c.b)
+            return out, lse
+    if use_op(q, k, v, out):
+        return None
+    return dense(q, k, v, out, causal, wl, wr, scale, return_lse, key=key)
+
+
+def dense(q, k, v, out, causal, wl, wr, scale, return_lse, plan_only=False, key=None):
     """fa4.attention on real CUDA tensors.  Returns (out, lse or None); with
-    PLAN_ONLY, the cached plan entry instead (fa4.plan_info)."""
+    PLAN_ONLY, the cached plan entry instead (fa4.plan_info).  KEY: dense_eager's
+    key of this call, to remember it by."""
     dev = _device_of(q, k, v, out)
     dt = _DTYPES.get(q.dtype)
     b, sq, hq, d, sk, hkv, dv = dense_shapes(q, k, v)
@@ -300,12 +373,14 @@ def dense(q, k, v, out, causal, wl, wr, scale, return_lse, plan_only=False):
             return done
     strides = (_strides(q), _strides(k), _strides(v), None if out is None else _strides(out))
     bmax, sqmax, skmax = _batch_max(b, hkv), _pow2(sq), _pow2(sk)
-    key = ("dense", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, skmax)
-    e = dev.plans.get(key) or dev.entry(key, lambda: _problem(
+    pkey = ("dense", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, skmax)
+    e = dev.plans.get(pkey) or dev.entry(pkey, lambda: _problem(
         dt, bmax, sqmax, skmax, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides))
     if plan_only:
         return e
-    _launch(dev, e, q, k, v, out, lse, None, None, None, None, sq, sk, b)
+    if key is not None:
+        _remember(_dense_calls, key, _Call(dev, e, sq, sk, b, (b, sq, hq, dv), (b, hq, sq)))
+    _launch(dev, e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), _ptr(lse), 0, 0, 0, 0, sq, sk, b)
     return out, lse
 
 
@@ -372,8 +447,8 @@ def varlen(q, k, v, cu_q, cu_k, max_sq, max_sk, seqused_k, block_table, out, cau
         dt, bmax, sqmax, skmax, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, **extra))
     if plan_only:
         return e
-    _launch(dev, e, q, k, v, out, lse, cu_q, None if paged else cu_k, block_table, seqused_k,
-            max_sq, max_sk, b)
+    _launch(dev, e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), _ptr(lse), cu_q.data_ptr(),
+            0 if paged else cu_k.data_ptr(), _ptr(block_table), _ptr(seqused_k), max_sq, max_sk, b)
     return out, lse
 
 
@@ -407,8 +482,110 @@ def kvcache_shapes(q, k_cache, v_cache, used, block_table):
     return b, sq, hq, d, hkv, dv, paged, capacity
 
 
+def append_kv(q, k_cache, v_cache, k, v, cache_seqlens, block_table):
+    """flash_attn_with_kvcache's append: K, V [batch, seqlen_new, heads_kv, dim]
+    written into the caches at rows cache_seqlens[b] .. cache_seqlens[b] +
+    seqlen_new - 1 of each sequence (through BLOCK_TABLE when paged).  Returns
+    the key counts to attend over, cache_seqlens + seqlen_new (a new tensor
+    when cache_seqlens is one).  PyTorch indexing on the current stream: the
+    lengths are never read on the host (no synchronisation, CUDA-graph
+    capturable), so a row past the cache is caught by the indexing kernels'
+    bounds assertion, not here."""
+    if k is None or v is None:
+        raise ValueError("fa4.attention_with_kvcache: k and v go together (got only %s)"
+                         % ("v" if k is None else "k"))
+    used = cache_seqlens if isinstance(cache_seqlens, torch.Tensor) else None
+    b, _, _, _, _, _, paged, capacity = kvcache_shapes(q, k_cache, v_cache, used, block_table)
+    if k.dim() != 4 or v.dim() != 4 or tuple(k.shape[2:]) != tuple(k_cache.shape[2:]) or \
+            tuple(v.shape[2:]) != tuple(v_cache.shape[2:]) or k.shape[0] != b or v.shape[:2] != k.shape[:2]:
+        raise ValueError("fa4.attention_with_kvcache: k and v must be [batch, seqlen_new, heads_kv, head_dim] "
+                         "like the caches' rows (got k %s, v %s; q %s, k_cache %s, v_cache %s)" % (
+                             tuple(k.shape), tuple(v.shape), tuple(q.shape), tuple(k_cache.shape),
+                             tuple(v_cache.shape)))
+    if k.dtype != k_cache.dtype or v.dtype != v_cache.dtype:
+        raise TypeError("fa4.attention_with_kvcache: k and v must have the caches' dtype %s (got %s, %s)"
+                        % (k_cache.dtype, k.dtype, v.dtype))
+    for t in (k, v, block_table, used):
+        if t is not None and t.device != k_cache.device:
+            raise ValueError("fa4.attention_with_kvcache: k, v, cache_seqlens and block_table must be on the "
+                             "caches' device %s (got one on %s)" % (k_cache.device, t.device))
+    s = k.shape[1]
+    if cache_seqlens is None:
+        raise ValueError("fa4.attention_with_kvcache: appending k and v needs cache_seqlens (where each "
+                         "sequence's new rows go)")
+    if used is None:
+        n = int(cache_seqlens)
+        if not 0 <= n <= capacity - s:
+            raise ValueError("fa4.attention_with_kvcache: cache_seqlens=%d and %d new rows; the cache holds %d"
+                             % (n, s, capacity))
+        pos = torch.arange(n, n + s, device=k_cache.device).expand(b, s)
+        lens = n + s
+    else:
+        if s > capacity:
+            raise ValueError("fa4.attention_with_kvcache: %d new rows; the cache holds %d" % (s, capacity))
+        pos = used.long().unsqueeze(1) + torch.arange(s, device=k_cache.device)
+        lens = used + s
+    # [batch, seqlen_new] index pairs select [batch, seqlen_new, heads_kv, dim] rows, k's shape.
+    if paged:
+        page = k_cache.shape[1]
+        first, row = block_table.gather(1, pos // page).long(), pos % page
+    else:
+        first, row = torch.arange(b, device=k_cache.device).unsqueeze(1), pos
+    k_cache[first, row] = k
+    v_cache[first, row] = v
+    return lens
+
+
+def kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale, return_lse):
+    """fa4.attention_with_kvcache outside torch.compile; see dense_eager()."""
+    key = None
+    lens = isinstance(cache_seqlens, _Tensor)
+    if (type(q) is _Tensor and type(k_cache) is _Tensor and type(v_cache) is _Tensor
+            and (out is None or type(out) is _Tensor) and (not lens or type(cache_seqlens) is _Tensor)
+            and (block_table is None or type(block_table) is _Tensor)):
+        key = (q.shape, q.is_contiguous() or q.stride(), q.dtype, q.get_device(),
+               k_cache.shape, k_cache.is_contiguous() or k_cache.stride(), k_cache.dtype, k_cache.get_device(),
+               v_cache.shape, v_cache.is_contiguous() or v_cache.stride(), v_cache.dtype, v_cache.get_device(),
+               causal, wl, wr, scale, return_lse)
+        # cache_seqlens: an int's value is checked against the plan's capacity
+        # below instead, so that a loop over lengths stays one class.  Each
+        # optional part starts with a torch.Size or a marker: no two layouts
+        # of the key compare equal.
+        if lens:
+            key += (cache_seqlens.shape, cache_seqlens.stride(), cache_seqlens.dtype, cache_seqlens.get_device())
+        else:
+            key += (None if cache_seqlens is None else _INT,)
+        if block_table is not None:
+            key += (block_table.shape, block_table.stride(), block_table.dtype, block_table.get_device())
+        if out is not None:
+            key += (None, out.shape, out.is_contiguous() or out.stride(), out.dtype, out.get_device())
+        c = _kvcache_calls.get(key)
+        if c is not None and not _dispatch_modes() and not _function_modes() and not (_grad_enabled() and (
+                q.requires_grad or k_cache.requires_grad or v_cache.requires_grad
+                or out is not None and out.requires_grad)):
+            sk = c.sk
+            if not lens and cache_seqlens is not None:
+                sk = int(cache_seqlens)
+            if 0 < sk <= c.sk:      # else the long way says what is wrong, or returns zeros
+                dev = c.dev
+                if out is None:
+                    out = _empty(c.o_shape, dtype=q.dtype, device=dev.device)
+                lse = _empty(c.lse_shape, dtype=_float32, device=dev.device) if return_lse else None
+                if c.e.as_varlen:
+                    return _kvcache_as_varlen(dev, c.e, q, k_cache, v_cache, cache_seqlens, out, lse)
+                _launch(dev, c.e, q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), out.data_ptr(),
+                        0 if lse is None else lse.data_ptr(), 0, 0,
+                        0 if block_table is None else block_table.data_ptr(),
+                        cache_seqlens.data_ptr() if lens else 0, c.sq, sk, c.b)
+                return out, lse
+    if use_op(q, k_cache, v_cache, out):
+        return None
+    return kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale, return_lse,
+                   key=key)
+
+
 def kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale, return_lse,
-            plan_only=False):
+            plan_only=False, key=None):
     """fa4.attention_with_kvcache on real CUDA tensors; see dense()."""
     used = cache_seqlens if isinstance(cache_seqlens, torch.Tensor) else None
     dev = _device_of(q, k_cache, v_cache, used, block_table, out)
@@ -436,20 +613,23 @@ def kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr
         # The cache is longer than this call's keys: its strides are its own.
         extra = {}
         strides = (_strides(q), _strides(k_cache, True), _strides(v_cache, True), o_strides)
-    key = ("kvcache", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, capacity,
-           used is not None, tuple(extra.items()))
+    pkey = ("kvcache", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, capacity,
+            used is not None, tuple(extra.items()))
     problem = lambda: _problem(dt, bmax, sqmax, capacity, hq, hkv, d, dv, causal, wl, wr, scale, return_lse,
                                strides, **extra)
     fallback = None
     if used is not None and not paged:
         fallback = lambda: _problem(dt, bmax, sqmax, capacity, hq, hkv, d, dv, causal, wl, wr, scale,
                                     return_lse, _packed_strides(q, k_cache, v_cache, out), varlen=1)
-    e = dev.plans.get(key) or dev.entry(key, problem, dense_seqused=fallback)
+    e = dev.plans.get(pkey) or dev.entry(pkey, problem, dense_seqused=fallback)
     if plan_only:
         return e
+    if key is not None:
+        _remember(_kvcache_calls, key, _Call(dev, e, sq, capacity, b, (b, sq, hq, dv), (b, hq, sq)))
     if e.as_varlen:
         return _kvcache_as_varlen(dev, e, q, k_cache, v_cache, used, out, lse)
-    _launch(dev, e, q, k_cache, v_cache, out, lse, None, None, block_table, used, sq, sk, b)
+    _launch(dev, e, q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), out.data_ptr(), _ptr(lse), 0, 0,
+            _ptr(block_table), _ptr(used), sq, sk, b)
     return out, lse
 
 
@@ -478,8 +658,9 @@ def _kvcache_as_varlen(dev, e, q, k, v, used, out, lse):
                          "* k_cache.stride(1)) only" % e.plan.describe()[0])
     lse_v = None if lse is None else torch.empty((hq, b * sq), dtype=torch.float32, device=q.device)
     stream = _raw_stream(dev.index)
-    _launch(dev, e, q, k, v, out, lse_v, dev.seq_offsets(b, sq, stream), dev.seq_offsets(b, L, stream), None,
-            used, sq, L, b)
+    cu_q, cu_k = dev.seq_offsets(b, sq, stream), dev.seq_offsets(b, L, stream)    # referenced until launched
+    _launch(dev, e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), _ptr(lse_v), cu_q.data_ptr(),
+            cu_k.data_ptr(), 0, used.data_ptr(), sq, L, b)
     if lse is not None:
         lse.copy_(lse_v.view(hq, b, sq).transpose(0, 1))
     return out, lse

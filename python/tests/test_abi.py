@@ -120,3 +120,13 @@ def test_versions_agree():
     with open(os.path.join(_util.PYDIR, "pyproject.toml")) as f:
         m = re.search(r'^version\s*=\s*"([^"]+)"', f.read(), flags=re.M)
     assert m and m.group(1) == _abi.HEADER_VERSION, "pyproject.toml version %s" % (m and m.group(1))
+
+
+def test_tensors_pack():
+    """The bytes fa4_forward gets (_abi.TENSORS_PACK, made from the ctypes
+    fields) read back as the same fa4_tensors."""
+    s = _abi.TENSORS_PACK
+    assert s.size == C.sizeof(_abi.Tensors), (s.format, s.size)
+    values = [1000 + i for i in range(len(_abi.Tensors._fields_))]
+    t = _abi.Tensors.from_buffer_copy(s.pack(*values))
+    assert [getattr(t, name) for name, _ in _abi.Tensors._fields_] == values, s.format

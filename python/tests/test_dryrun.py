@@ -15,6 +15,7 @@ class _DryDevice:
 
     def __init__(self, torch, _ops, _lib, _abi):
         self.index = 0
+        self.device = torch.device("cpu")
         self.context = _lib.Context(plan_only=True, arch="sm_90a", no_database=True)
         self.plans, self.offsets, self.lock = {}, {}, threading.Lock()
         self.launches = []
@@ -22,14 +23,14 @@ class _DryDevice:
         self.entry = _ops._Device.entry.__get__(self)
         self.clear = _ops._Device.clear.__get__(self)
 
-    def forward(self, handle, addr, stream):
-        t = self._abi.Tensors.from_address(addr)
+    def forward(self, handle, tensors, stream):
+        t = self._abi.Tensors.from_buffer_copy(tensors)     # the layer passes fa4_tensors as bytes
         self.launches.append(dict((name, getattr(t, name)) for name, _ in t._fields_))
         self.launches[-1]["handle"] = handle
-        for name in ("cu_seqlens_q", "cu_seqlens_k"):   # read now: they may be temporaries
-            if getattr(t, name):
+        for name, n in (("cu_seqlens_q", t.batch + 1), ("cu_seqlens_k", t.batch + 1), ("seqused_k", t.batch)):
+            if getattr(t, name):    # read now: they may be temporaries
                 a = C.cast(getattr(t, name), C.POINTER(C.c_int32))
-                self.launches[-1][name + "_values"] = [a[i] for i in range(t.batch + 1)]
+                self.launches[-1][name + "_values"] = [a[i] for i in range(n)]
         return 0
 
     def seq_offsets(self, count, step, stream):
@@ -43,6 +44,9 @@ def dry():
     from fa4 import _abi, _lib, _ops
     dev = _DryDevice(torch, _ops, _lib, _abi)
     saved = (_ops._device_of, _ops._raw_stream, _ops._workspace)
+    # Remembered calls hold their device: none from another test's.
+    _ops._dense_calls.clear()
+    _ops._kvcache_calls.clear()
     _ops._device_of = lambda q, *others: dev
     _ops._raw_stream = lambda index: 1234
     _ops._workspace = lambda e, stream, device: torch.zeros(e.ws_bytes, dtype=torch.uint8)
@@ -50,6 +54,8 @@ def dry():
         yield torch, fa4, dev
     finally:
         _ops._device_of, _ops._raw_stream, _ops._workspace = saved
+        _ops._dense_calls.clear()
+        _ops._kvcache_calls.clear()
         for e in dev.plans.values():
             e.plan.destroy()
         dev.context.close()
@@ -167,3 +173,85 @@ def test_plan_info():
         info = fa4.plan_info(q, q[:, :, :2], q[:, :, :2].contiguous(), causal=True)
         assert info.source == "heuristic" and info.config.split()[0] in ("sm80", "sm90"), info
         assert (info.batch, info.seqlen_q, info.seqlen_k) == (2, 128, 128) and not dev.launches
+
+
+def _same_launch(a, b, what):
+    """A and B (launches) agree; dry()'s workspaces are new each call."""
+    a, b = dict(a, workspace=bool(a["workspace"])), dict(b, workspace=bool(b["workspace"]))
+    differ = sorted(name for name in a if a[name] != b.get(name))
+    assert not differ, "%s: the remembered call passed other %s" % (what, differ)
+
+
+def test_remembered_calls():
+    """A second call of a class goes straight to fa4_forward with what the first
+    passed; what differs (an out of another dtype, a non-contiguous last
+    dimension, an int length past the cache or 0) takes the checks again."""
+    with dry() as (torch, fa4, dev):
+        from fa4 import _ops
+        q = torch.randn(2, 100, 8, 128, dtype=torch.bfloat16)
+        k = torch.randn(2, 300, 2, 128, dtype=torch.bfloat16)
+        out = torch.empty_like(q)
+        for lse in (False, True):
+            fa4.attention(q, k, k, causal=True, out=out, return_lse=lse)
+            first = dev.launches[-1]
+            o = fa4.attention(q, k, k, causal=True, out=out, return_lse=lse)
+            assert len(_ops._dense_calls) == 1 + lse, "the call was not remembered"
+            second = dev.launches[-1]
+            if lse:     # a new LSE each call
+                assert second["lse"] == o[1].data_ptr()
+                first = dict(first, lse=second["lse"])
+            _same_launch(first, second, "attention return_lse=%s" % lse)
+        plans = len(dev.plans)
+        for args, kwargs, exc in [((q, k, k), dict(out=out.half()), ValueError),
+                                  ((q, k.transpose(2, 3).contiguous().transpose(2, 3), k), {}, ValueError),
+                                  ((q.half(), k, k), {}, TypeError)]:
+            try:
+                fa4.attention(*args, **kwargs)
+            except exc:
+                pass
+            else:
+                raise AssertionError("%s not raised after a remembered call" % exc.__name__)
+        assert len(dev.plans) == plans
+
+        kc = torch.randn(3, 1024, 2, 128, dtype=torch.bfloat16)
+        qd = torch.randn(3, 1, 8, 128, dtype=torch.bfloat16)
+        lens = torch.tensor([1, 17, 1000], dtype=torch.int32)
+        pages = torch.randn(300, 16, 2, 128, dtype=torch.bfloat16)
+        table = torch.randint(0, 300, (3, 64), dtype=torch.int32)
+        for args in ((qd, kc, kc, lens), (qd, pages, pages, lens, table), (qd, kc, kc), (qd, kc, kc, 700)):
+            fa4.attention_with_kvcache(*args, out=torch.empty_like(qd))
+            first = dev.launches[-1]
+            out = torch.empty_like(qd)
+            fa4.attention_with_kvcache(*args, out=out)
+            assert dev.launches[-1]["o"] == out.data_ptr()
+            _same_launch(dict(first, o=out.data_ptr()), dev.launches[-1], "kvcache %d args" % len(args))
+        n = len(dev.launches)
+        assert fa4.attention_with_kvcache(qd, kc, kc, 701) is not None and dev.launches[-1]["seqlen_k"] == 701
+        o = fa4.attention_with_kvcache(qd, kc, kc, 0)
+        assert len(dev.launches) == n + 1 and (o == 0).all(), "cache_seqlens=0 launched"
+        try:
+            fa4.attention_with_kvcache(qd, kc, kc, 1025)
+        except ValueError as e:
+            assert "cache_seqlens=1025" in str(e), e
+        else:
+            raise AssertionError("cache_seqlens past the cache accepted")
+
+
+def test_kvcache_append():
+    """k=, v=: the caches get the new rows and fa4_forward reads
+    cache_seqlens + seqlen_new keys of each sequence."""
+    with dry() as (torch, fa4, dev):
+        b, L = 3, 1024
+        kc = torch.zeros(b, L, 2, 128, dtype=torch.bfloat16)
+        vc = torch.zeros(b, L, 2, 128, dtype=torch.bfloat16)
+        q = torch.randn(b, 3, 8, 128, dtype=torch.bfloat16)
+        k, v = torch.randn(b, 3, 2, 128, dtype=torch.bfloat16), torch.randn(b, 3, 2, 128, dtype=torch.bfloat16)
+        lens = torch.tensor([0, 17, 1000], dtype=torch.int32)
+        fa4.attention_with_kvcache(q, kc, vc, lens, k=k, v=v, causal=True)
+        t = dev.launches[-1]
+        assert t["seqused_k_values"] == [3, 20, 1003] and lens.tolist() == [0, 17, 1000], t
+        for i, n in enumerate(lens.tolist()):
+            assert torch.equal(kc[i, n:n + 3], k[i]) and torch.equal(vc[i, n:n + 3], v[i])
+        assert int((kc != 0).any(-1).any(-1).sum()) == 9, "rows written outside the append"
+        fa4.attention_with_kvcache(q, kc, vc, 500, k=k, v=v)
+        assert dev.launches[-1]["seqlen_k"] == 503 and torch.equal(kc[:, 500:503], k)

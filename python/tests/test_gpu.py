@@ -1,9 +1,11 @@
 """fa4 on a GPU against a float64 reference: dense (ragged lengths 1, 17, 1000,
 causal and not, GQA/MQA, windows, strided views, fp16, head_dim_v < head_dim),
-varlen, KV caches dense and paged (shuffled pages), plans reused across sizes,
-errors with the library's message, torch.compile(fullgraph=True), CUDA-graph
-capture and two streams at once.  Outputs are poisoned with NaN beforehand, so
-a row the kernel leaves unwritten fails.  Skips without PyTorch or a GPU."""
+varlen, KV caches dense and paged (shuffled pages), new keys appended to them
+(and the caches' contents afterwards), remembered call classes that still check
+what differs, plans reused across sizes, errors with the library's message,
+torch.compile(fullgraph=True), CUDA-graph capture and two streams at once.
+Outputs are poisoned with NaN beforehand, so a row the kernel leaves unwritten
+fails.  Skips without PyTorch or a GPU."""
 import math
 import zlib
 
@@ -266,6 +268,146 @@ def test_kvcache_int_and_full_lengths():
     check(o, reference(q, k[:, :700], v[:, :700], True)[0], "cache_seqlens=700")
     o = fa4.attention_with_kvcache(q, k, v, causal=True)
     check(o, reference(q, k, v, True)[0], "whole cache")
+
+
+def _cache_rows(torch, kc, table, b):
+    """A paged cache's pool read back as the dense [batch, rows, heads, dim] cache."""
+    return kc if table is None else kc[table.long()].reshape(b, -1, *kc.shape[2:])
+
+
+def _append_case(s_new, causal, paged=0, lens=(0, 1, 17, 1000), hq=8, hkv=2):
+    """attention_with_kvcache(k=, v=): the new rows land at cache_seqlens[b] (the
+    cache afterwards equals the expected append, rows elsewhere untouched) and
+    the attention reads cache_seqlens[b] + seqlen_new keys."""
+    def test():
+        torch, fa4 = _torch()
+        L, d, b = 1024, 128, len(lens)
+        k0, v0 = _cache(torch, lens, L, hkv, d, seed=81)
+        q = _rand(torch, b, s_new, hq, d, seed=82)
+        kn = _rand(torch, b, s_new, hkv, d, seed=83)
+        vn = _rand(torch, b, s_new, hkv, d, seed=84)
+        want_k, want_v = k0.clone(), v0.clone()
+        for i, n in enumerate(lens):
+            want_k[i, n:n + s_new], want_v[i, n:n + s_new] = kn[i], vn[i]
+        used = torch.tensor(lens, device="cuda", dtype=torch.int32)
+        table = None
+        kc, vc = k0.clone(), v0.clone()
+        if paged:
+            kc, vc, table = _paged(torch, k0, v0, paged, seed=85)
+        out = _poisoned(torch, q.shape, q.dtype)
+        o, lse = fa4.attention_with_kvcache(q, kc, vc, used, table, k=kn, v=vn, causal=causal, return_lse=True,
+                                            out=out)
+        what = "append seqlen_new=%d page=%d%s" % (s_new, paged, " causal" if causal else "")
+        assert used.tolist() == list(lens), "%s: cache_seqlens changed" % what
+        assert torch.equal(_cache_rows(torch, kc, table, b), want_k), "%s: k_cache after the append" % what
+        assert torch.equal(_cache_rows(torch, vc, table, b), want_v), "%s: v_cache after the append" % what
+        ref, ref_lse = reference(q, want_k, want_v, causal, lens_k=used + s_new)
+        check(o, ref, what, lse, ref_lse)
+    return test
+
+
+test_kvcache_append1 = _append_case(1, False)
+test_kvcache_append1_causal = _append_case(1, True)
+test_kvcache_append3_causal = _append_case(3, True)
+test_kvcache_append3_mqa = _append_case(3, False, hq=8, hkv=1)
+test_kvcache_paged16_append1 = _append_case(1, False, paged=16)
+test_kvcache_paged16_append3_causal = _append_case(3, True, paged=16)
+test_kvcache_paged64_append3 = _append_case(3, False, paged=64)
+
+
+def test_kvcache_append_int_length():
+    """An int cache_seqlens: every sequence's new rows at the same place."""
+    torch, fa4 = _torch()
+    for paged in (0, 16):
+        k0, v0 = _cache(torch, (0, 0), 1024, 2, 128, seed=91)
+        q = _rand(torch, 2, 3, 8, 128, seed=92)
+        kn, vn = _rand(torch, 2, 3, 2, 128, seed=93), _rand(torch, 2, 3, 2, 128, seed=94)
+        kc, vc, table = (k0.clone(), v0.clone(), None) if not paged else _paged(torch, k0, v0, paged, seed=95)
+        o = fa4.attention_with_kvcache(q, kc, vc, 700, table, k=kn, v=vn, causal=True)
+        want_k, want_v = k0.clone(), v0.clone()
+        want_k[:, 700:703], want_v[:, 700:703] = kn, vn
+        assert torch.equal(_cache_rows(torch, kc, table, 2), want_k), "int cache_seqlens, page %d" % paged
+        assert torch.equal(_cache_rows(torch, vc, table, 2), want_v), "int cache_seqlens, page %d" % paged
+        check(o, reference(q, want_k[:, :703], want_v[:, :703], True)[0], "int cache_seqlens page %d" % paged)
+
+
+def test_kvcache_append_in_cuda_graph():
+    """Appending decode steps captured in a CUDA graph: no host read of the
+    lengths, so each replay appends where the lengths tensor says then."""
+    torch, fa4 = _torch()
+    b, L = 3, 1024
+    k0, v0 = _cache(torch, (0,) * b, L, 2, 128, seed=101)
+    for paged in (0, 16):
+        kc, vc, table = (k0.clone(), v0.clone(), None) if not paged else _paged(torch, k0, v0, paged, seed=102)
+        q = _rand(torch, b, 1, 8, 128, seed=103)
+        kn, vn = _rand(torch, b, 1, 2, 128, seed=104), _rand(torch, b, 1, 2, 128, seed=105)
+        lens = torch.tensor([5, 0, 900], device="cuda", dtype=torch.int32)
+        step = lambda: fa4.attention_with_kvcache(q, kc, vc, lens, table, k=kn, v=vn)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            step()                                  # the plan, outside the capture
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            o = step()
+        for seed, new_lens in ((1, [6, 1, 901]), (2, [1000, 17, 3])):
+            want_k = _cache_rows(torch, kc, table, b).clone()
+            want_v = _cache_rows(torch, vc, table, b).clone()
+            lens.copy_(torch.tensor(new_lens, device="cuda", dtype=torch.int32))
+            kn.copy_(_rand(torch, *kn.shape, seed=110 + seed))
+            vn.copy_(_rand(torch, *vn.shape, seed=120 + seed))
+            q.copy_(_rand(torch, *q.shape, seed=130 + seed))
+            for i, n in enumerate(new_lens):
+                want_k[i, n], want_v[i, n] = kn[i, 0], vn[i, 0]
+            o.fill_(float("nan"))
+            graph.replay()
+            torch.cuda.synchronize()
+            what = "graph append replay %d page %d" % (seed, paged)
+            assert torch.equal(_cache_rows(torch, kc, table, b), want_k), what
+            assert torch.equal(_cache_rows(torch, vc, table, b), want_v), what
+            check(o, reference(q, want_k, want_v, lens_k=lens + 1)[0], what)
+
+
+def test_remembered_calls_still_check():
+    """A call whose class fa4 remembers (shapes, strides, dtypes, devices) skips
+    the checks; anything that differs takes the long way and its errors."""
+    torch, fa4 = _torch()
+    from fa4 import _ops
+    q = _rand(torch, 2, 17, 4, 128, seed=141)
+    k = _rand(torch, 2, 40, 2, 128, seed=142)
+    out = _poisoned(torch, q.shape, q.dtype)
+    for _ in range(2):
+        fa4.attention(q, k, k, out=out)
+    assert any(key[0] == q.shape for key in _ops._dense_calls), "the call was not remembered"
+    check(out, reference(q, k, k)[0], "remembered dense call")
+    bad = [((q, k, k), dict(out=out.half()), ValueError),
+           ((q, k.transpose(2, 3).contiguous().transpose(2, 3), k), {}, ValueError),
+           ((q.half(), k, k), dict(out=out), TypeError),
+           ((q, k[:1], k[:1]), dict(out=out), ValueError)]
+    for args, kwargs, exc in bad:
+        try:
+            fa4.attention(*args, **kwargs)
+        except exc:
+            pass
+        else:
+            raise AssertionError("%s not raised after a remembered call" % exc.__name__)
+    # Autograd still goes through the op (whose backward raises), not straight to the library.
+    o = fa4.attention(q.detach().requires_grad_(), k, k, out=None)
+    assert o.grad_fn is not None, "a call that autograd records went straight to the library"
+    # An int cache_seqlens is checked on each call, not remembered.
+    kc, vc = _cache(torch, (0, 0), 1024, 2, 128, seed=143)
+    qd = _rand(torch, 2, 1, 4, 128, seed=144)
+    for n in (700, 701):
+        check(fa4.attention_with_kvcache(qd, kc, vc, n), reference(qd, kc[:, :n], vc[:, :n])[0], "length %d" % n)
+    o, lse = fa4.attention_with_kvcache(qd, kc, vc, 0, return_lse=True)
+    assert torch.equal(o, torch.zeros_like(o)) and torch.isinf(lse).all(), "cache_seqlens=0"
+    try:
+        fa4.attention_with_kvcache(qd, kc, vc, 1025)
+    except ValueError as e:
+        assert "cache_seqlens=1025" in str(e), e
+    else:
+        raise AssertionError("cache_seqlens past the cache accepted")
 
 
 def test_varlen_paged():

@@ -122,3 +122,83 @@ def test_eager_or_op():
     cpu = torch.zeros(1)
     assert not _ops.use_op(cpu, None)
     assert _ops.use_op(torch.zeros(1, requires_grad=True).cuda() if torch.cuda.is_available() else _meta(torch, 1))
+
+
+def _appended(torch, cache, new, lens):
+    """CACHE [batch, seqlen, ...] with NEW [batch, seqlen_new, ...] written at LENS[b]."""
+    want = cache.clone()
+    for b, n in enumerate(lens):
+        want[b, n:n + new.shape[1]] = new[b]
+    return want
+
+
+def test_append_kv_dense_and_paged():
+    """flash_attn_with_kvcache's append (fa4._ops.append_kv, plain PyTorch
+    indexing) on CPU tensors: ragged lengths with 0, one and three new rows,
+    a dense cache and the same cache as shuffled pages."""
+    torch, fa4 = _fa4()
+    from fa4 import _ops
+    g = torch.Generator().manual_seed(1)
+    b, L, hkv, d, dv, page = 4, 64, 2, 16, 8, 16
+    lens = [0, 1, 17, 60]
+    for s in (1, 3):
+        k = torch.randn(b, s, hkv, d, generator=g).to(torch.bfloat16)
+        v = torch.randn(b, s, hkv, dv, generator=g).to(torch.bfloat16)
+        q = torch.zeros(b, s, 4, d, dtype=torch.bfloat16)
+        kc = torch.randn(b, L, hkv, d, generator=g).to(torch.bfloat16)
+        vc = torch.randn(b, L, hkv, dv, generator=g).to(torch.bfloat16)
+        want_k, want_v = _appended(torch, kc, k, lens), _appended(torch, vc, v, lens)
+        used = torch.tensor(lens, dtype=torch.int32)
+        # Paged: the same rows in a pool of pages in shuffled order.
+        perm = torch.randperm(b * L // page, generator=g)
+        kp = torch.empty(b * L // page, page, hkv, d, dtype=torch.bfloat16)
+        vp = torch.empty(b * L // page, page, hkv, dv, dtype=torch.bfloat16)
+        kp[perm], vp[perm] = kc.reshape(-1, page, hkv, d), vc.reshape(-1, page, hkv, dv)
+        table = perm.view(b, L // page).to(torch.int32)
+
+        got = _ops.append_kv(q, kc, vc, k, v, used, None)
+        assert got.dtype == torch.int32 and got.tolist() == [n + s for n in lens], got
+        assert used.tolist() == lens, "cache_seqlens changed"
+        assert torch.equal(kc, want_k) and torch.equal(vc, want_v), "dense append, seqlen_new %d" % s
+        got = _ops.append_kv(q, kp, vp, k, v, used, table)
+        assert got.tolist() == [n + s for n in lens], got
+        rows = table.long()
+        assert torch.equal(kp[rows].reshape(b, L, hkv, d), want_k), "paged append (k), seqlen_new %d" % s
+        assert torch.equal(vp[rows].reshape(b, L, hkv, dv), want_v), "paged append (v), seqlen_new %d" % s
+
+    # An int cache_seqlens: every sequence at the same row, checked on the host.
+    kc, vc = torch.zeros(b, L, hkv, d, dtype=torch.bfloat16), torch.zeros(b, L, hkv, dv, dtype=torch.bfloat16)
+    assert _ops.append_kv(q, kc, vc, k, v, 61, None) == 64
+    assert torch.equal(kc, _appended(torch, torch.zeros_like(kc), k, [61] * b))
+    for args, exc, text in [((k, None, 5), ValueError, "k and v go together"),
+                            ((k, v, None), ValueError, "needs cache_seqlens"),
+                            ((k, v, 62), ValueError, "cache_seqlens=62 and 3 new rows"),
+                            ((k.half(), v, 5), TypeError, "the caches' dtype"),
+                            ((k[:, :, :1], v, 5), ValueError, "[batch, seqlen_new, heads_kv, head_dim]"),
+                            ((k[:2], v[:2], 5), ValueError, "[batch, seqlen_new, heads_kv, head_dim]"),
+                            ((k, v, torch.tensor(lens)), TypeError, "cache_seqlens must be torch.int32")]:
+        try:
+            _ops.append_kv(q, kc, vc, args[0], args[1], args[2], None)
+        except exc as e:
+            assert text in str(e), e
+        else:
+            raise AssertionError("%s not raised (%s)" % (exc.__name__, text))
+
+
+def test_append_kv_through_the_ops():
+    """attention_with_kvcache(k=, v=) on meta tensors (the registered op's path)
+    and traced by torch.compile(fullgraph=True)."""
+    torch, fa4 = _fa4()
+    q = _meta(torch, 2, 3, 8, 128)
+    kc, pages = _meta(torch, 2, 64, 2, 128), _meta(torch, 10, 16, 2, 128)
+    k = _meta(torch, 2, 3, 2, 128)
+    lens, table = _meta(torch, 2, dtype=torch.int32), _meta(torch, 2, 5, dtype=torch.int32)
+    o, lse = fa4.attention_with_kvcache(q, kc, kc, lens, k=k, v=k, causal=True, return_lse=True)
+    assert o.shape == (2, 3, 8, 128) and lse.shape == (2, 8, 3)
+    assert fa4.attention_with_kvcache(q, pages, pages, lens, table, k=k, v=k).shape == (2, 3, 8, 128)
+    assert fa4.attention_with_kvcache(q, kc, kc, 7, k=k, v=k).shape == (2, 3, 8, 128)
+
+    def f(q, kc, vc, k, v, lens, table):
+        return fa4.attention_with_kvcache(q, kc, vc, lens, table, k=k, v=v, causal=True)
+    cf = torch.compile(f, fullgraph=True, backend="aot_eager")
+    assert cf(q, pages, pages.clone(), k, k, lens, table).shape == (2, 3, 8, 128)
