@@ -14,8 +14,8 @@
 # 4. fa4-tune verify: a fresh database holds; a planted slow winner is
 #    reported "lost" (exit 1); --drop removes it; then verify exits 0.
 # 5. return_lse 0 vs 1 on the d256 shape (numbers for NOTES.md).
-# 6. --devices scaling when the host has two GPUs (item 8), else the
-#    command to run on one.
+# 6. --devices scaling when the host has two GPUs (item 8; the breakdown:
+#    bench/multi_gpu.sh), else the command to run on one.
 set -u
 B=${1:-build}
 TUNE="$B/fa4-tune"
@@ -178,9 +178,8 @@ sys.exit(0 if ok else 1)
 EOF
     [ $? = 0 ] || FAILS=$((FAILS + 1))
 else
-    info "one GPU: on a two-GPU host (kind nvidia-h200-x2) run, with fresh databases:"
-    info "  time $TUNE $SCALE --devices 0 --db /tmp/one.db"
-    info "  time $TUNE $SCALE --devices all --db /tmp/all.db"
+    info "one GPU: on a two-GPU host (kind nvidia-h200-x2) run bench/multi_gpu.sh $B"
+    info "  (the same tune with --devices 0 and all, fresh databases, with each worker's breakdown)"
 fi
 
 echo "tune_check: $FAILS failure(s); files in $W"

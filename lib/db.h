@@ -90,6 +90,12 @@ fa4_status db_store_trial(db *d, const device_limits *dev,
                           const fa4_problem *problem, const db_trial *trial,
                           char *why, size_t why_size);
 
+/* Record the N TRIALS for (DEV, PROBLEM) in one short transaction: all of
+** them, or none.  N 0 writes nothing. */
+fa4_status db_store_trials(db *d, const device_limits *dev,
+                           const fa4_problem *problem, const db_trial *trials,
+                           int n, char *why, size_t why_size);
+
 /* Make CONFIG (measured at MEDIAN_MS) the winner for (DEV, PROBLEM's key). */
 fa4_status db_store_winner(db *d, const device_limits *dev,
                            const fa4_problem *problem, const fa4_config *config,

@@ -168,15 +168,24 @@ static fa4_status load_kernel(fa4_context *ctx, struct plan_cache_entry *e, cons
     return FA4_OK;
 }
 
+/* A cubin compiled by the caller, for the variant of key KEY. */
+typedef struct given_cubin {
+    const char *key;
+    const void *cubin;
+    size_t size;
+} given_cubin;
+
 /*
-** Find or build the kernel of PLAN: the context's memory cache, then the
-** database's binary cache, then NVRTC.
+** Find or build the kernel of PLAN: the context's memory cache, then
+** GIVEN when it is this variant's, then the database's binary cache, then
+** NVRTC.
 */
-static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_options *o)
+static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_options *o,
+                             const given_cubin *given)
 {
     struct plan_cache_entry *e = NULL, *raced;
     char key[17], why[1024];
-    void *cubin = NULL;
+    void *cubin = NULL, *owned = NULL;
     size_t size = 0;
     jit_kernel jk = { 0 };
     fa4_status st;
@@ -192,10 +201,12 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
         plan->fn_prepare = e->fn_prepare;
         return FA4_OK;
     }
-    if (ctx->db && !o->no_binary_cache) {
-        st = db_binary_get(ctx->db, &cubin, &size, key, why, sizeof why);
-        if (st != FA4_OK)
-            cubin = NULL;
+    if (given && given->cubin && !strcmp(given->key, key)) {
+        cubin = (void *)given->cubin;
+        size = given->size;
+    } else if (ctx->db && !o->no_binary_cache) {
+        st = db_binary_get(ctx->db, &owned, &size, key, why, sizeof why);
+        cubin = st == FA4_OK ? owned : NULL;
     }
     if (!cubin) {
         /* Compiling takes ~0.3-3 s: outside the lock, so threads compile in parallel. */
@@ -204,7 +215,7 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
             jit_kernel_free(&jk);
             return error_set(ctx, st, "%s", why);
         }
-        cubin = jk.cubin;
+        cubin = owned = jk.cubin;
         size = jk.cubin_size;
         jk.cubin = NULL;
         jit_kernel_free(&jk);
@@ -212,7 +223,7 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
             db_binary_put(ctx->db, key, ctx->limits.arch, cubin, size, why, sizeof why);
     }
     if (!(e = calloc(1, sizeof *e))) {
-        free(cubin);
+        free(owned);
         return error_set(ctx, FA4_ENOMEM, "out of memory");
     }
     memcpy(e->key, key, sizeof key);
@@ -223,7 +234,7 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
             context_pop(ctx);
         }
     }
-    free(cubin);
+    free(owned);
     if (st != FA4_OK) {
         if (e->module)
             ctx->cu->cuModuleUnload(e->module);
@@ -290,8 +301,9 @@ static fa4_status plan_workspace(fa4_plan *plan, fa4_context *ctx)
     return FA4_OK;
 }
 
-fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx, const fa4_problem *problem,
-                           const fa4_plan_options *user_opts)
+/* fa4_plan_create(), with the kernel GIVEN (NULL: none). */
+static fa4_status plan_create(fa4_plan **out, fa4_context *ctx, const fa4_problem *problem,
+                              const fa4_plan_options *user_opts, const given_cubin *given)
 {
     fa4_plan_options o = FA4_PLAN_OPTIONS_INIT;
     fa4_plan *plan = NULL;
@@ -325,7 +337,7 @@ fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx, const fa4_problem *
     }
     if ((st = choose_config(plan, ctx, &o, found, sizeof found)) != FA4_OK)
         goto done;
-    st = get_kernel(plan, ctx, &o);
+    st = get_kernel(plan, ctx, &o, given);
     /* A database config that does not compile (or spills) gives way to the
        heuristic as one that does not fit does. */
     if (st == FA4_ECOMPILE && from_database(plan->source) && o.allow_heuristic) {
@@ -333,7 +345,7 @@ fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx, const fa4_problem *
 
         snprintf(err, sizeof err, "%s", fa4_context_errmsg(ctx));
         if ((st = heuristic_instead(plan, ctx, found, "does not compile", err)) == FA4_OK)
-            st = get_kernel(plan, ctx, &o);
+            st = get_kernel(plan, ctx, &o, given);
     }
     if (st != FA4_OK)
         goto done;
@@ -344,6 +356,24 @@ fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx, const fa4_problem *
 done:
     fa4_plan_destroy(plan);
     return st;
+}
+
+fa4_status fa4_plan_create(fa4_plan **out, fa4_context *ctx, const fa4_problem *problem,
+                           const fa4_plan_options *user_opts)
+{
+    return plan_create(out, ctx, problem, user_opts, NULL);
+}
+
+fa4_status plan_create_cubin(fa4_plan **out, fa4_context *ctx, const fa4_problem *problem,
+                             const fa4_plan_options *opts, const char *key,
+                             const void *cubin, size_t size)
+{
+    given_cubin g;
+
+    g.key = key;
+    g.cubin = cubin;
+    g.size = size;
+    return plan_create(out, ctx, problem, opts, key && cubin ? &g : NULL);
 }
 
 void fa4_plan_destroy(fa4_plan *plan)

@@ -47,6 +47,17 @@ typedef struct launch_call {
 #define TENSORS_FIELD(t, f) \
     ((t)->struct_size >= offsetof(fa4_tensors, f) + sizeof((t)->f) ? (t)->f : 0)
 
+/*
+** fa4_plan_create() for a caller that compiled the variant itself (fa4-tune
+** compiles in its own threads and loads the modules on the thread that
+** times them): CUBIN (SIZE bytes), the kernel of jit_key() KEY, stands in
+** for the database and NVRTC when the context's cache does not hold the
+** variant yet and KEY is the plan's.  It is neither stored nor freed.
+*/
+fa4_status plan_create_cubin(fa4_plan **out, fa4_context *ctx, const fa4_problem *problem,
+                             const fa4_plan_options *opts, const char *key,
+                             const void *cubin, size_t size);
+
 /* Release every cached module of CTX (context destruction). */
 void plan_cache_free(fa4_context *ctx);
 

@@ -133,6 +133,34 @@ static int tune_json(char **argv, int argc, unsigned seed, const char *parse_wha
     return rc;
 }
 
+/*
+** The run's time per worker (one here): its phases account for most of
+** its wall time, never more, and every NVRTC compile of the run was one of the build threads'
+** (none on the thread that times).
+*/
+static void check_workers(json_t *doc)
+{
+    json_t *w = json_array_get(json_object_get(doc, "workers"), 0);
+    json_t *ph = json_object_get(w, "phases"), *b = json_object_get(w, "builds");
+    static const char *const names[] = { "prepare", "waiting", "loading",
+                                         "timing", "database" };
+    double sum = 0, secs = json_real_value(json_object_get(w, "seconds"));
+    size_t i;
+
+    if (!ok(json_array_size(json_object_get(doc, "workers")) == 1 && ph && b &&
+            json_integer_value(json_object_get(w, "problems")) == 1,
+            "--json has one worker's breakdown, for its one problem")) {
+        return;
+    }
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        sum += json_real_value(json_object_get(ph, names[i]));
+    ok(secs > 0 && sum > 0.7 * secs && sum <= 1.01 * secs + 0.001,
+       "its phases account for its wall time (%.3f of %.3f s)", sum, secs);
+    is_int(json_integer_value(json_object_get(doc, "compiles")),
+           json_integer_value(json_object_get(b, "compiles")),
+           "every NVRTC compile of the run was a build thread's");
+}
+
 int main(void)
 {
     fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
@@ -299,6 +327,7 @@ int main(void)
             diag("  exit %d, json %s", rc, doc ? "parsed" : "unparsed");
         ok(prob && json_real_value(json_object_get(json_object_get(prob,
            "winner"), "tflops")) > 0, "with its TFLOP/s");
+        check_workers(doc);
         json_decref(doc);
     }
     /* a paged preset's row through the command line */

@@ -20,6 +20,8 @@
 #include "problems.h"
 #include "report.h"
 #include "search.h"
+#include "builds.h"
+#include "split.h"
 
 #define RUNNERS_UP 4
 
@@ -119,7 +121,7 @@ static int check_writable(const char *path, FILE *err)
 }
 
 /* The search options ARGS gives.  Every device's search gets all JOBS
-** compile threads; search_compile_slots() bounds them together. */
+** compile threads; builds_slots() bounds them together. */
 static search_opts make_opts(const tune_args *a, double start)
 {
     search_opts o;
@@ -222,6 +224,7 @@ typedef struct tune_run {
     search_result *results;     /* one per problem, by position in pl */
     int *started;               /* 1: a worker took problem i */
     int *current;               /* per worker: the problem it tunes, -1 */
+    int *class_of;              /* per problem: its class (split.h) */
     int nworkers;
     int abort_all;              /* a database error: every worker stops */
     pthread_mutex_t lock;
@@ -230,57 +233,40 @@ typedef struct tune_run {
     FILE *out, *err;
 } tune_run;
 
+/* Where a worker's time went (seconds), for --json: its problems'
+** phases summed, and its own. */
+typedef struct worker_time {
+    double setup;               /* its context: CUDA primary context, database */
+    double seconds;             /* from the start of the work to its end */
+    double end;                 /* search_now() when it ran out of work */
+    int problems;
+    search_phases phases;
+} worker_time;
+
 typedef struct tune_worker {
     tune_run *run;
     fa4_context *ctx;
     int device;
     int slot;                   /* index into run->current */
+    const char *db_path;
     char error[1100];
+    worker_time time;
 } tune_worker;
 
-/* 1 when A and B build the same kernel variants (the problem key without
-** the sequence buckets, and return_lse; varlen, paging, softcapping and
-** sinks are compiled in). */
-static int same_class(const fa4_problem *a, const fa4_problem *b)
+/* Add the phases of one search to a worker's. */
+static void add_phases(search_phases *sum, const search_phases *ph)
 {
-    int adv = a->head_dim_v ? a->head_dim_v : a->head_dim_qk;
-    int bdv = b->head_dim_v ? b->head_dim_v : b->head_dim_qk;
-
-    return a->dtype == b->dtype && a->head_dim_qk == b->head_dim_qk &&
-           adv == bdv && a->heads_q / a->heads_kv == b->heads_q / b->heads_kv &&
-           a->causal == b->causal && a->window_left == b->window_left &&
-           (a->causal || a->window_right == b->window_right) &&
-           a->return_lse == b->return_lse && a->varlen == b->varlen &&
-           a->page_size == b->page_size &&
-           (a->softcap > 0) == (b->softcap > 0) &&
-           (a->attention_sinks != 0) == (b->attention_sinks != 0);
-}
-
-/*
-** The next problem for worker SLOT, -1 when none is left: the first not
-** started whose class no other worker is tuning now, else the first not
-** started.  Two devices on one class would build the same variants at
-** the same time; on different classes they build different ones while
-** the other times.  Caller holds run->lock.
-*/
-static int next_problem(tune_run *run, int slot)
-{
-    int i, k, first = -1;
-
-    for (i = 0; i < run->pl->count; i++) {
-        int busy = 0;
-        if (run->started[i])
-            continue;
-        if (first < 0)
-            first = i;
-        for (k = 0; k < run->nworkers && !busy; k++)
-            busy = k != slot && run->current[k] >= 0 &&
-                   same_class(&run->pl->items[i].problem,
-                              &run->pl->items[run->current[k]].problem);
-        if (!busy)
-            return i;
-    }
-    return first;
+    sum->prepare += ph->prepare;
+    sum->waiting += ph->waiting;
+    sum->loading += ph->loading;
+    sum->timing += ph->timing;
+    sum->database += ph->database;
+    sum->compile += ph->compile;
+    sum->slot_wait += ph->slot_wait;
+    sum->shared_wait += ph->shared_wait;
+    sum->cache_io += ph->cache_io;
+    sum->compiles += ph->compiles;
+    sum->reused += ph->reused;
 }
 
 /* One device's thread: take problems until none is left or a stop. */
@@ -288,6 +274,8 @@ static void *worker_main(void *arg)
 {
     tune_worker *w = arg;
     tune_run *run = w->run;
+    double start = search_now();
+    int last = -1;
 
     for (;;) {
         search_result *r;
@@ -298,13 +286,15 @@ static void *worker_main(void *arg)
         run->current[w->slot] = -1;
         if (run->abort_all || search_stop ||
             (run->opts.deadline > 0 && search_now() >= run->opts.deadline) ||
-            (i = next_problem(run, w->slot)) < 0) {
+            (i = split_next(run->pl->count, run->class_of, run->started,
+                            run->nworkers, run->current, w->slot, last)) < 0) {
             pthread_mutex_unlock(&run->lock);
-            return NULL;
+            break;
         }
         run->started[i] = 1;
         run->current[w->slot] = i;
         pthread_mutex_unlock(&run->lock);
+        last = run->class_of[i];
 
         tp = &run->pl->items[i];
         r = &run->results[i];
@@ -312,10 +302,12 @@ static void *worker_main(void *arg)
             snprintf(r->name, sizeof r->name, "%s", tp->name);
             r->index = tp->index;
             search_tune(r, w->ctx, &run->opts, &run->prog);
+            add_phases(&w->time.phases, &r->phases);
         } else {
             snprintf(r->name, sizeof r->name, "%s", tp->name);
             r->index = tp->index;
         }
+        w->time.problems++;
         progress_lock(&run->prog);
         if (!run->args->json && !run->args->quiet) {
             if (run->args->ndevices > 1 || run->args->all_devices)
@@ -332,16 +324,74 @@ static void *worker_main(void *arg)
             pthread_mutex_lock(&run->lock);
             run->abort_all = 1;
             pthread_mutex_unlock(&run->lock);
-            return NULL;
+            break;
         }
         if (r->status == FA4_ECUDA) {
             /* The CUDA context is unusable: this device stops; the others
                carry on with the remaining problems. */
             snprintf(w->error, sizeof w->error, "device %d stopped: %s",
                      w->device, r->error);
-            return NULL;
+            break;
         }
     }
+    w->time.end = search_now();
+    w->time.seconds = w->time.end - start;
+    return NULL;
+}
+
+/* A worker's context, made on a thread of its own: the devices' primary
+** contexts start at the same time.  The error text stays in W->error. */
+static void *make_context(void *arg)
+{
+    tune_worker *w = arg;
+    fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
+    double t0 = search_now();
+    fa4_status st;
+
+    co.db_path = w->db_path;
+    st = fa4_context_create(&w->ctx, w->device, &co);
+    if (st != FA4_OK) {
+        snprintf(w->error, sizeof w->error, "%s device %d: %s%s",
+                 st == FA4_ENODEV ? "no CUDA" : "cannot use", w->device,
+                 fa4_context_last_error(),
+                 st == FA4_ENODEV ? " (to plan without a GPU: --dry-run "
+                                    "--arch sm_90a)" : "");
+        w->ctx = NULL;
+    }
+    w->time.setup = search_now() - t0;
+    return NULL;
+}
+
+/* Destroy a worker's context, on a thread of its own as make_context()
+** made it: the devices' module unloads and context releases overlap. */
+static void *drop_context(void *arg)
+{
+    tune_worker *w = arg;
+
+    fa4_context_destroy(w->ctx);
+    w->ctx = NULL;
+    return NULL;
+}
+
+/* Worker W's time as JSON; END is when the last worker finished. */
+static json_t *worker_json(const tune_worker *w, int ordinal, double end)
+{
+    const worker_time *t = &w->time;
+    const search_phases *ph = &t->phases;
+    /* the space, the reports, the searches' selection and sorting */
+    double other = t->seconds - (ph->prepare + ph->waiting + ph->loading +
+                                 ph->timing + ph->database);
+
+    return json_pack("{s:i, s:i, s:f, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f,"
+                     " s:f}, s:o}",
+                     "device", ordinal, "problems", t->problems,
+                     "seconds", t->seconds,
+                     "phases", "setup", t->setup, "prepare", ph->prepare,
+                     "waiting", ph->waiting, "loading", ph->loading,
+                     "timing", ph->timing, "database", ph->database,
+                     "other", other > 0 ? other : 0.0,
+                     "idle", t->end > 0 && end > t->end ? end - t->end : 0.0,
+                     "builds", report_builds_json(ph));
 }
 
 /* The device ordinals to use into OUT; returns the count, or -1 with the
@@ -389,7 +439,8 @@ int cmd_tune(const tune_args *a, FILE *out, FILE *err)
     int not_started = 0, failed = 0;
     char why[1024], pathbuf[4096];
     const char *path = NULL;
-    double start = search_now();
+    double start = search_now(), end;
+    long compiles = jit_compile_count();
 
     memset(&run, 0, sizeof run);
     if (problems_build(&pl, a, why, sizeof why) != 0) {
@@ -433,40 +484,46 @@ int cmd_tune(const tune_args *a, FILE *out, FILE *err)
     run.results = calloc((size_t)pl.count, sizeof *run.results);
     run.started = calloc((size_t)pl.count, sizeof *run.started);
     run.current = calloc((size_t)ndev, sizeof *run.current);
+    run.class_of = calloc((size_t)pl.count, sizeof *run.class_of);
     run.nworkers = ndev;
-    if (!workers || !threads || !run.results || !run.started || !run.current) {
+    if (!workers || !threads || !run.results || !run.started || !run.current ||
+        !run.class_of) {
         fprintf(err, "fa4-tune: tune: out of memory\n");
         rc = TUNE_EXIT_FAIL;
         goto done;
     }
+    split_classes(run.class_of, &pl);
     for (i = 0; i < ndev; i++) {
-        fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
-        fa4_status st;
-
-        co.db_path = path;
-        st = fa4_context_create(&workers[i].ctx, devices[i], &co);
-        if (st != FA4_OK) {
-            fprintf(err, "fa4-tune: tune: %s device %d: %s%s\n",
-                    st == FA4_ENODEV ? "no CUDA" : "cannot use", devices[i],
-                    fa4_context_last_error(),
-                    st == FA4_ENODEV ? " (to plan without a GPU: --dry-run "
-                                       "--arch sm_90a)" : "");
-            rc = TUNE_EXIT_FAIL;
-            goto done;
-        }
-        if (fa4_context_warnings(workers[i].ctx)[0])
-            fprintf(err, "fa4-tune: warning: %s",
-                    fa4_context_warnings(workers[i].ctx));
         workers[i].run = &run;
         workers[i].device = devices[i];
         workers[i].slot = i;
+        workers[i].db_path = path;
         run.current[i] = -1;
     }
+    for (made = 0; made < ndev; made++)
+        if (pthread_create(&threads[made], NULL, make_context, &workers[made]) != 0)
+            break;
+    for (i = made; i < ndev; i++)
+        make_context(&workers[i]);
+    for (i = 0; i < made; i++)
+        pthread_join(threads[i], NULL);
+    for (i = 0; i < ndev; i++)
+        if (!workers[i].ctx) {
+            fprintf(err, "fa4-tune: tune: %s\n", workers[i].error);
+            rc = TUNE_EXIT_FAIL;
+        }
+    if (rc != TUNE_EXIT_OK)
+        goto done;
+    for (i = 0; i < ndev; i++)
+        if (fa4_context_warnings(workers[i].ctx)[0])
+            fprintf(err, "fa4-tune: warning: %s",
+                    fa4_context_warnings(workers[i].ctx));
 
     run.args = a;
     run.pl = &pl;
     run.opts = make_opts(a, start);
-    search_compile_slots(run.opts.jobs);
+    builds_reset();
+    builds_slots(run.opts.jobs);
     run.out = out;
     run.err = err;
     pthread_mutex_init(&run.lock, NULL);
@@ -491,6 +548,7 @@ int cmd_tune(const tune_args *a, FILE *out, FILE *err)
         worker_main(&workers[0]);
     for (i = 0; i < made; i++)
         pthread_join(threads[i], NULL);
+    end = search_now();
     signal(SIGINT, SIG_DFL);
     progress_lock(&run.prog);
     progress_unlock(&run.prog);
@@ -514,10 +572,12 @@ int cmd_tune(const tune_args *a, FILE *out, FILE *err)
             fprintf(err, "fa4-tune: tune: %s\n", workers[i].error);
     if (a->json) {
         json_t *doc, *arr = json_array(), *devs = json_array(), *left = json_array();
+        json_t *wk = json_array();
         for (i = 0; i < ndev; i++) {
             json_t *d = report_device_json(&workers[i].ctx->limits);
             json_object_set_new(d, "ordinal", json_integer(devices[i]));
             json_array_append_new(devs, d);
+            json_array_append_new(wk, worker_json(&workers[i], devices[i], end));
         }
         for (i = 0; i < pl.count; i++) {
             if (run.started[i])
@@ -527,13 +587,16 @@ int cmd_tune(const tune_args *a, FILE *out, FILE *err)
                 json_array_append_new(left, json_string(pl.items[i].name));
         }
         doc = json_pack("{s:s, s:s, s:s, s:o, s:{s:i, s:i}, s:o, s:o, s:b,"
-                        " s:f}",
+                        " s:f, s:i, s:i, s:o}",
                         "tool", "fa4-tune", "version", fa4_version(),
                         "database", path, "devices", devs,
                         "shard", "index", a->shard_index, "count", a->shard_count,
                         "problems", arr, "not_tuned", left,
                         "interrupted", (int)search_stop,
-                        "seconds", search_now() - start);
+                        "seconds", search_now() - start,
+                        "jobs", run.opts.jobs,
+                        "compiles", (int)(jit_compile_count() - compiles),
+                        "workers", wk);
         json_dumpf(doc, out, JSON_INDENT(2));
         fputc('\n', out);
         json_decref(doc);
@@ -560,12 +623,19 @@ done:
     if (run.results)
         for (i = 0; i < pl.count; i++)
             search_result_free(&run.results[i]);
-    search_compile_slots(0);
+    builds_slots(0);
+    builds_reset();
     free(run.results);
     free(run.started);
     free(run.current);
-    for (i = 0; workers && i < ndev; i++)
-        fa4_context_destroy(workers[i].ctx);
+    free(run.class_of);
+    for (made = 0; workers && threads && made < ndev; made++)
+        if (pthread_create(&threads[made], NULL, drop_context, &workers[made]) != 0)
+            break;
+    for (i = made; workers && i < ndev; i++)
+        drop_context(&workers[i]);
+    for (i = 0; i < made; i++)
+        pthread_join(threads[i], NULL);
     free(workers);
     free(threads);
     problem_list_free(&pl);

@@ -419,6 +419,21 @@ static json_t *trial_json(const search_result *r, const search_trial *t,
     return o;
 }
 
+json_t *report_phases_json(const search_phases *ph)
+{
+    return json_pack("{s:f, s:f, s:f, s:f, s:f}", "prepare", ph->prepare,
+                     "waiting", ph->waiting, "loading", ph->loading,
+                     "timing", ph->timing, "database", ph->database);
+}
+
+json_t *report_builds_json(const search_phases *ph)
+{
+    return json_pack("{s:i, s:i, s:f, s:f, s:f, s:f}", "compiles", ph->compiles,
+                     "reused", ph->reused, "compile", ph->compile,
+                     "slot_wait", ph->slot_wait, "shared_wait", ph->shared_wait,
+                     "cache_io", ph->cache_io);
+}
+
 json_t *report_json(const search_result *r, const char *what, int runners_up)
 {
     json_t *o, *drops, *arr;
@@ -488,6 +503,9 @@ json_t *report_json(const search_result *r, const char *what, int runners_up)
                 json_object_set_new(prev, "median_ms", json_real(r->previous_ms));
             json_object_set_new(o, "previous_winner", prev);
         }
+        json_object_set_new(o, "seconds", json_real(r->seconds));
+        json_object_set_new(o, "phases", report_phases_json(&r->phases));
+        json_object_set_new(o, "builds", report_builds_json(&r->phases));
         free(order);
     } else {
         for (i = 0; i < r->ntrials; i++)

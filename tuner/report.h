@@ -51,6 +51,14 @@ void report_dryrun(FILE *out, const search_result *r, const device_limits *dev);
 ** chooses which per-config fields are written. */
 json_t *report_json(const search_result *r, const char *what, int runners_up);
 
+/* A search's wall-time phases (seconds): prepare, waiting, loading,
+** timing, database (new reference). */
+json_t *report_phases_json(const search_phases *ph);
+
+/* A search's builds: NVRTC compiles, variants reused, and the seconds its
+** compile threads spent compiling and waiting (new reference). */
+json_t *report_builds_json(const search_phases *ph);
+
 /* DEV as a JSON object (new reference). */
 json_t *report_device_json(const device_limits *dev);
 

@@ -13,6 +13,7 @@
 #include "context.h"
 #include "db.h"
 #include "jit.h"
+#include "plan.h"
 #include "problem.h"
 #include "reference.h"
 #include "problems.h"
@@ -20,6 +21,7 @@
 #include "search.h"
 #include "verify.h"
 #include "layout.h"
+#include "builds.h"
 
 volatile sig_atomic_t search_stop;
 
@@ -279,111 +281,35 @@ int search_select_refine(search_result *r, int best, int budget)
     return cap_selected(r, budget);
 }
 
-/* --------------------------------------------------------- compile pool */
+/* ----------------------------------------------------------- build pool */
+
+/* A trial's place in a round's builds (pool.state). */
+enum { POOL_WAITING = 0, POOL_TAKEN, POOL_BUILT };
+
+/* How a trial's build went (pool.outcome), for the round's counts. */
+enum { OUTCOME_NONE = 0, OUTCOME_OK, OUTCOME_SPILL, OUTCOME_FAILED };
 
 /*
-** Process-wide build coordination between the devices' searches (one
-** worker thread per GPU, each with its own compile threads):
-**  - slots: at most N builds at once in all, so the cores go to whichever
-**    device is compiling rather than a fixed share per device;
-**  - in flight: the jit keys being built now.  Two devices tuning problems
-**    of one class need the same variants; the second waits for the first
-**    build and then loads the cubin from the database's binary cache
-**    instead of compiling it again at the same time.
-** Only the tuner shares this; the library keeps no global state.
+** One round's builds: OPTS->jobs threads take the selected trials and
+** compile them (builds.h shares the slots and the variants with the other
+** devices' searches); on a GPU run the searching thread takes each trial
+** as it is built (pool_wait) while the others compile.
 */
-static struct {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int slots, busy;             /* slots 0: no limit */
-    char (*keys)[17];            /* in flight */
-    int nkeys, cap;
-} builds = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0,
-             NULL, 0, 0 };
-
-void search_compile_slots(int n)
-{
-    pthread_mutex_lock(&builds.lock);
-    builds.slots = n > 0 ? n : 0;
-    pthread_mutex_unlock(&builds.lock);
-}
-
-/* Index of KEY among the builds in flight, -1.  Caller holds the lock. */
-static int inflight_find(const char *key)
-{
-    int i;
-
-    for (i = 0; i < builds.nkeys; i++)
-        if (!strcmp(builds.keys[i], key))
-            return i;
-    return -1;
-}
-
-/* 1 when KEY is being built by another thread now. */
-static int build_in_flight(const char *key)
-{
-    int found;
-
-    if (!key[0])
-        return 0;
-    pthread_mutex_lock(&builds.lock);
-    found = inflight_find(key) >= 0;
-    pthread_mutex_unlock(&builds.lock);
-    return found;
-}
-
-/* Wait until KEY is not in flight and a slot is free; take both (KEY ""
-** takes only a slot).  Returns 1 when KEY was registered (release with
-** build_end). */
-static int build_begin(const char *key)
-{
-    int mine = 0;
-
-    pthread_mutex_lock(&builds.lock);
-    while ((key[0] && inflight_find(key) >= 0) ||
-           (builds.slots > 0 && builds.busy >= builds.slots))
-        pthread_cond_wait(&builds.cond, &builds.lock);
-    builds.busy++;
-    if (key[0] && builds.nkeys < 4096) {
-        if (builds.nkeys == builds.cap) {
-            int cap = builds.cap ? 2 * builds.cap : 64;
-            char (*k)[17] = realloc(builds.keys, (size_t)cap * sizeof *k);
-            if (k) {
-                builds.keys = k;
-                builds.cap = cap;
-            }
-        }
-        if (builds.nkeys < builds.cap) {
-            memcpy(builds.keys[builds.nkeys++], key, 17);
-            mine = 1;
-        }
-    }
-    pthread_mutex_unlock(&builds.lock);
-    return mine;
-}
-
-/* Release the slot, and KEY when MINE. */
-static void build_end(const char *key, int mine)
-{
-    int i;
-
-    pthread_mutex_lock(&builds.lock);
-    builds.busy--;
-    if (mine && (i = inflight_find(key)) >= 0)
-        memcpy(builds.keys[i], builds.keys[--builds.nkeys], 17);
-    pthread_cond_broadcast(&builds.cond);
-    pthread_mutex_unlock(&builds.lock);
-}
-
 typedef struct pool {
     search_result *r;
     const search_opts *opts;
     const device_limits *dev;
-    fa4_context *ctx;            /* NULL: dry run (jit_compile only) */
-    fa4_problem vprob;
-    int *idx;                    /* selected trial indices */
-    int n, next;
+    fa4_context *ctx;            /* NULL: dry run (registers and spills) */
+    int *idx;                    /* selected trial indices, in build order */
+    int n, next;                 /* how many; the next to take */
+    unsigned char *state;        /* per trial of R: POOL_* */
+    unsigned char *outcome;      /* per trial of R: OUTCOME_* */
+    int quit;                    /* take no more trials */
+    int active;                  /* build threads not finished */
+    pthread_t th[256];
+    int nth;
     pthread_mutex_t lock;
+    pthread_cond_t built;        /* a trial was built, or a thread ended */
     struct progress *prog;
 } pool;
 
@@ -400,6 +326,17 @@ static int must_stop(search_result *r, const search_opts *o)
         return 1;
     }
     return 0;
+}
+
+/* must_stop() while P's build threads may be recording the same. */
+static int pool_must_stop(pool *p)
+{
+    int stop;
+
+    pthread_mutex_lock(&p->lock);
+    stop = must_stop(p->r, p->opts);
+    pthread_mutex_unlock(&p->lock);
+    return stop;
 }
 
 /* Record a failed build of T: spill or compile error, from ST and MSG. */
@@ -421,51 +358,120 @@ static void build_failed(search_trial *t, fa4_status st, const char *what,
                  fa4_status_string(st), len, msg);
 }
 
-/* Build trial T: plans on the GPU, or a bare NVRTC compile (dry run). */
-static void build_one(pool *p, search_trial *t)
+/* T's build outcome from its state. */
+static int outcome_of(const search_trial *t)
 {
-    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
-    fa4_status st;
-    char why[1024];
+    if (t->state != TRIAL_FAILED)
+        return OUTCOME_OK;
+    return strncmp(t->failure, "spill", 5) ? OUTCOME_FAILED : OUTCOME_SPILL;
+}
 
-    if (!p->ctx) {
-        jit_kernel k;
-        memset(&k, 0, sizeof k);
-        st = jit_compile(&k, p->dev->arch, &p->r->problem, &t->config,
-                         &t->layout, why, sizeof why);
-        t->regs = k.regs;
-        t->spill_bytes = k.spill_bytes;
-        t->compile_ms = k.compile_ms;
-        if (st == FA4_OK)
-            t->state = TRIAL_COMPILED;
-        else
-            build_failed(t, st, "", why);
+/* The phases a build adds to the search (under the pool's lock). */
+typedef struct build_time {
+    double compile, slot_wait, shared_wait, cache_io;
+    int compiles, reused;
+} build_time;
+
+/*
+** Dry run: compile T for the registers and spills (every problem's
+** candidates are compiled, the report shows each).
+*/
+static void build_dry(pool *p, search_trial *t, build_time *bt)
+{
+    jit_kernel k;
+    char why[1024];
+    fa4_status st;
+
+    memset(&k, 0, sizeof k);
+    bt->slot_wait += builds_slot_take();
+    st = jit_compile(&k, p->dev->arch, &p->r->problem, &t->config,
+                     &t->layout, why, sizeof why);
+    builds_slot_give();
+    bt->compile += k.compile_ms * 1e-3;
+    bt->compiles++;
+    t->regs = k.regs;
+    t->spill_bytes = k.spill_bytes;
+    t->compile_ms = k.compile_ms;
+    if (st == FA4_OK)
+        t->state = TRIAL_COMPILED;
+    else
+        build_failed(t, st, "", why);
+    jit_kernel_free(&k);
+}
+
+/*
+** GPU run: make T's cubin available to the searching thread, which loads
+** it (plan_create_cubin) between its measurements: a variant this process
+** built already is loaded from the context's cache or the database; one
+** the database holds from an earlier run is read from it; any other is
+** compiled here, in a slot, and stored in the database for the other
+** devices.  A variant that failed to build fails again without a compile.
+*/
+static void build_gpu(pool *p, search_trial *t, build_time *bt)
+{
+    db *d = context_db(p->ctx);
+    jit_kernel k;
+    fa4_status st = FA4_OK;
+    char why[1024];
+    double t0;
+
+    switch (builds_claim(t->key, &st, why, sizeof why, &bt->shared_wait)) {
+    case BUILD_BUILT:
+        bt->reused++;
+        t->state = TRIAL_COMPILED;
+        return;
+    case BUILD_FAILED:
+        bt->reused++;
+        build_failed(t, st, "", why);
+        return;
+    case BUILD_MINE:
+        break;
+    }
+    t0 = search_now();
+    if (d && t->key[0] &&
+        db_binary_get(d, &t->cubin, &t->cubin_size, t->key, why,
+                      sizeof why) == FA4_OK) {
+        bt->cache_io += search_now() - t0;
+        bt->reused++;
+        builds_finish(t->key, FA4_OK, NULL);
+        t->state = TRIAL_COMPILED;
+        return;
+    }
+    bt->cache_io += search_now() - t0;
+    memset(&k, 0, sizeof k);
+    bt->slot_wait += builds_slot_take();
+    st = jit_compile(&k, p->dev->arch, &p->r->problem, &t->config,
+                     &t->layout, why, sizeof why);
+    builds_slot_give();
+    bt->compile += k.compile_ms * 1e-3;
+    bt->compiles++;
+    t->regs = k.regs;
+    t->spill_bytes = k.spill_bytes;
+    t->compile_ms = k.compile_ms;
+    if (st != FA4_OK) {
+        build_failed(t, st, "", why);
+        builds_finish(t->key, st, why);
         jit_kernel_free(&k);
         return;
     }
-    /* The binary cache is keyed on everything that changes the cubin and
-       checksummed, so a re-run takes earlier compiles from it. */
-    po.config = &t->config;
-    {
-        double t0 = search_now();
-        st = fa4_plan_create(&t->plan, p->ctx, &p->r->problem, &po);
-        t->compile_ms = (search_now() - t0) * 1e3;
-    }
-    if (st != FA4_OK) {
-        build_failed(t, st, "", fa4_context_errmsg(p->ctx));
-        return;
-    }
-    st = fa4_plan_create(&t->vplan, p->ctx, &p->vprob, &po);
-    if (st != FA4_OK) {
-        build_failed(t, st, " (verification size)", fa4_context_errmsg(p->ctx));
-        fa4_plan_destroy(t->plan);
-        t->plan = NULL;
-        return;
-    }
+    t->cubin = k.cubin;
+    t->cubin_size = k.cubin_size;
+    k.cubin = NULL;
+    jit_kernel_free(&k);
     t->state = TRIAL_COMPILED;
+    /* Stored as fa4_plan_create() stores what it compiles; the other
+       devices load it from there. */
+    t0 = search_now();
+    if (d && t->key[0] &&
+        db_binary_put(d, t->key, p->dev->arch, t->cubin, t->cubin_size, why,
+                      sizeof why) == FA4_OK)
+        builds_finish(t->key, FA4_OK, NULL);
+    else
+        builds_abandon(t->key);
+    bt->cache_io += search_now() - t0;
 }
 
-/* A compile thread: take the next selected trial until none is left,
+/* A build thread: take the next selected trial until none is left,
 ** preferring one that no other device is building at the moment. */
 static void *build_worker(void *arg)
 {
@@ -473,15 +479,18 @@ static void *build_worker(void *arg)
 
     for (;;) {
         search_trial *t;
-        int i, j, mine;
+        build_time bt;
+        int i, j;
 
         pthread_mutex_lock(&p->lock);
-        if (p->next >= p->n || must_stop(p->r, p->opts)) {
+        if (p->next >= p->n || p->quit || must_stop(p->r, p->opts)) {
+            p->active--;
+            pthread_cond_broadcast(&p->built);
             pthread_mutex_unlock(&p->lock);
             return NULL;
         }
         for (j = p->next; j < p->n; j++)
-            if (!build_in_flight(p->r->trials[p->idx[j]].key))
+            if (!builds_running(p->r->trials[p->idx[j]].key))
                 break;
         if (j < p->n && j != p->next) {
             int x = p->idx[j];
@@ -489,79 +498,173 @@ static void *build_worker(void *arg)
             p->idx[p->next] = x;
         }
         i = p->idx[p->next++];
+        p->state[i] = POOL_TAKEN;
         pthread_mutex_unlock(&p->lock);
+
         t = &p->r->trials[i];
-        mine = build_begin(t->key);
-        build_one(p, t);
-        build_end(t->key, mine);
+        memset(&bt, 0, sizeof bt);
+        if (p->ctx)
+            build_gpu(p, t, &bt);
+        else
+            build_dry(p, t, &bt);
         progress_step(p->prog, p->r->name);
+
+        pthread_mutex_lock(&p->lock);
+        p->state[i] = POOL_BUILT;
+        p->outcome[i] = (unsigned char)outcome_of(t);
+        p->r->phases.compile += bt.compile;
+        p->r->phases.slot_wait += bt.slot_wait;
+        p->r->phases.shared_wait += bt.shared_wait;
+        p->r->phases.cache_io += bt.cache_io;
+        p->r->phases.compiles += bt.compiles;
+        p->r->phases.reused += bt.reused;
+        pthread_cond_broadcast(&p->built);
+        pthread_mutex_unlock(&p->lock);
     }
 }
 
-/* Build the selected trials of R in OPTS->jobs threads.  Trials left
-** unbuilt by a stop keep state TRIAL_SKIPPED.  FA4_OK or FA4_ENOMEM. */
-static fa4_status build_selected(search_result *r, const search_opts *opts,
-                                 const device_limits *dev, fa4_context *ctx,
-                                 const fa4_problem *vprob,
-                                 struct progress *prog)
+/*
+** Start building R's selected trials in OPTS->jobs threads (fewer when
+** fewer are selected; in this thread when none can be started).  FA4_OK,
+** or FA4_ENOMEM with nothing started.
+*/
+static fa4_status pool_start(pool *p, search_result *r, const search_opts *opts,
+                             const device_limits *dev, fa4_context *ctx,
+                             struct progress *prog)
 {
-    pool p;
-    pthread_t th[256];
-    int i, nth, started = 0;
+    size_t cells = (size_t)(r->ntrials ? r->ntrials : 1);
+    int i, nth;
 
-    memset(&p, 0, sizeof p);
-    p.r = r;
-    p.opts = opts;
-    p.dev = dev;
-    p.ctx = ctx;
-    if (vprob)
-        p.vprob = *vprob;
-    p.prog = prog;
-    if (!(p.idx = malloc((size_t)(r->ntrials ? r->ntrials : 1) * sizeof *p.idx)))
+    memset(p, 0, sizeof *p);
+    p->r = r;
+    p->opts = opts;
+    p->dev = dev;
+    p->ctx = ctx;
+    p->prog = prog;
+    p->idx = malloc(cells * sizeof *p->idx);
+    p->state = calloc(cells, 1);
+    p->outcome = calloc(cells, 1);
+    if (!p->idx || !p->state || !p->outcome) {
+        free(p->idx);
+        free(p->state);
+        free(p->outcome);
         return FA4_ENOMEM;
+    }
     for (i = 0; i < r->ntrials; i++)
         if (r->trials[i].selected) {
             search_trial *t = &r->trials[i];
-            p.idx[p.n++] = i;
+            p->idx[p->n++] = i;
             t->done = 1;
             if (jit_key(t->key, dev->arch, &r->problem, &t->config,
                         &t->layout) != FA4_OK)
                 t->key[0] = '\0';
         }
-    progress_add(prog, p.n);
-    pthread_mutex_init(&p.lock, NULL);
+    progress_add(prog, p->n);
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->built, NULL);
     nth = opts->jobs < 1 ? 1 : opts->jobs > 256 ? 256 : opts->jobs;
-    if (nth > p.n)
-        nth = p.n;
+    if (nth > p->n)
+        nth = p->n;
+    p->active = nth;
     for (i = 0; i < nth; i++)
-        if (pthread_create(&th[started], NULL, build_worker, &p) == 0)
-            started++;
-    if (started == 0)
-        build_worker(&p);
-    for (i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&p.lock);
-    /* trials a stop left unbuilt go back to "not tried" */
-    for (i = p.next; i < p.n; i++)
-        r->trials[p.idx[i]].done = 0;
-    progress_add(prog, -(p.n - p.next));
-    for (i = 0; i < p.n; i++) {
-        search_trial *t = &r->trials[p.idx[i]];
-        if (t->state == TRIAL_COMPILED)
-            r->compiled++;
-        else if (t->state == TRIAL_FAILED && !strncmp(t->failure, "spill", 5))
-            r->spilled++;
-        else if (t->state == TRIAL_FAILED)
-            r->compile_failed++;
+        if (pthread_create(&p->th[p->nth], NULL, build_worker, p) == 0)
+            p->nth++;
+    if (p->nth < nth) {
+        pthread_mutex_lock(&p->lock);
+        p->active -= nth - p->nth;
+        pthread_mutex_unlock(&p->lock);
     }
-    free(p.idx);
+    if (p->nth == 0 && p->n > 0) {
+        p->active = 1;
+        build_worker(p);
+    }
     return FA4_OK;
+}
+
+/*
+** Wait until trial I of the round is built: 0, or -1 when it never will
+** be (the builds stopped first).  The wait goes into the search's
+** waiting time; this thread's core goes to the compiles meanwhile.
+*/
+static int pool_wait(pool *p, int i)
+{
+    double t0 = 0;
+    int st;
+
+    pthread_mutex_lock(&p->lock);
+    while (p->state[i] != POOL_BUILT &&
+           !(p->state[i] == POOL_WAITING && p->active == 0)) {
+        if (t0 == 0) {
+            t0 = search_now();
+            builds_hold(-1);
+        }
+        pthread_cond_wait(&p->built, &p->lock);
+    }
+    st = p->state[i] == POOL_BUILT ? 0 : -1;
+    pthread_mutex_unlock(&p->lock);
+    if (t0 > 0) {
+        builds_hold(1);
+        p->r->phases.waiting += search_now() - t0;
+    }
+    return st;
+}
+
+/* Wait for the build threads (QUIT: they take no more trials and finish
+** the builds they have).  Again after that: nothing. */
+static void pool_join(pool *p, int quit)
+{
+    int i;
+
+    pthread_mutex_lock(&p->lock);
+    if (quit)
+        p->quit = 1;
+    pthread_mutex_unlock(&p->lock);
+    for (i = 0; i < p->nth; i++)
+        pthread_join(p->th[i], NULL);
+    p->nth = 0;
+}
+
+/*
+** End the round's builds (pool_join) and count them.  Trials never taken
+** go back to "not tried".
+*/
+static void pool_end(pool *p, int quit)
+{
+    search_result *r = p->r;
+    int i;
+
+    pool_join(p, quit);
+    pthread_cond_destroy(&p->built);
+    pthread_mutex_destroy(&p->lock);
+    for (i = 0; i < p->n; i++) {
+        int x = p->idx[i];
+        if (p->state[x] != POOL_BUILT) {
+            r->trials[x].done = 0;
+            progress_add(p->prog, -1);
+            continue;
+        }
+        switch (p->outcome[x]) {
+        case OUTCOME_SPILL:  r->spilled++; break;
+        case OUTCOME_FAILED: r->compile_failed++; break;
+        default:             r->compiled++; break;
+        }
+    }
+    free(p->idx);
+    free(p->state);
+    free(p->outcome);
+    p->idx = NULL;
+    p->state = p->outcome = NULL;
 }
 
 fa4_status search_compile_only(search_result *r, const device_limits *dev,
                                const search_opts *opts, struct progress *prog)
 {
-    return build_selected(r, opts, dev, NULL, NULL, prog);
+    pool p;
+    fa4_status st = pool_start(&p, r, opts, dev, NULL, prog);
+
+    if (st == FA4_OK)
+        pool_end(&p, 0);
+    return st;
 }
 
 /* ------------------------------------------------------- verification */
@@ -879,28 +982,45 @@ cuda_error:
 
 /* ------------------------------------------------------------- storing */
 
-/* Write T as a trial of R to CTX's database.  FA4_OK or FA4_EDB. */
-static fa4_status store_trial(search_result *r, fa4_context *ctx,
-                              const search_opts *o, const search_trial *t,
-                              char *why, size_t why_size)
-{
-    db_trial dt;
-    fa4_status st;
+/* A round's trial rows, written together when it ends. */
+typedef struct trial_rows {
+    db_trial *rows;
+    int n;
+} trial_rows;
 
-    if (!o->store)
-        return FA4_OK;
-    memset(&dt, 0, sizeof dt);
-    dt.config = t->config;
-    dt.ok = t->state == TRIAL_TIMED;
-    dt.failure = dt.ok ? NULL : t->failure;
-    dt.median_ms = t->timing.median_ms;
-    dt.min_ms = t->timing.min_ms;
-    dt.max_ms = t->timing.max_ms;
-    dt.reps = t->timing.reps * t->timing.groups;
-    dt.tflops = t->timing.median_ms > 0
-                ? r->flops / (t->timing.median_ms * 1e-3) / 1e12 : 0;
-    dt.max_rel_err = t->rel_err;
-    st = db_store_trial(context_db(ctx), &ctx->limits, &r->problem, &dt, why, why_size);
+/* Add T, a trial of R, to ROWS (which has room for every selected trial). */
+static void add_row(trial_rows *rows, const search_result *r,
+                    const search_trial *t)
+{
+    db_trial *dt = &rows->rows[rows->n++];
+
+    memset(dt, 0, sizeof *dt);
+    dt->config = t->config;
+    dt->ok = t->state == TRIAL_TIMED;
+    dt->failure = dt->ok ? NULL : t->failure;
+    dt->median_ms = t->timing.median_ms;
+    dt->min_ms = t->timing.min_ms;
+    dt->max_ms = t->timing.max_ms;
+    dt->reps = t->timing.reps * t->timing.groups;
+    dt->tflops = t->timing.median_ms > 0
+                 ? r->flops / (t->timing.median_ms * 1e-3) / 1e12 : 0;
+    dt->max_rel_err = t->rel_err;
+}
+
+/* Write ROWS to CTX's database in one transaction and empty it.  FA4_OK
+** or FA4_EDB with WHY. */
+static fa4_status store_rows(search_result *r, fa4_context *ctx,
+                             const search_opts *o, trial_rows *rows,
+                             char *why, size_t why_size)
+{
+    double t0 = search_now();
+    fa4_status st = FA4_OK;
+
+    if (o->store && rows->n > 0)
+        st = db_store_trials(context_db(ctx), &ctx->limits, &r->problem,
+                             rows->rows, rows->n, why, why_size);
+    rows->n = 0;
+    r->phases.database += search_now() - t0;
     return st;
 }
 
@@ -927,88 +1047,184 @@ static int fastest(const search_result *r, int retimed_only)
     return best;
 }
 
+/* Release T's plans and a cubin not loaded. */
+static void release_trial(search_trial *t)
+{
+    fa4_plan_destroy(t->vplan);
+    fa4_plan_destroy(t->plan);
+    t->vplan = t->plan = NULL;
+    free(t->cubin);
+    t->cubin = NULL;
+    t->cubin_size = 0;
+}
+
 /* Release the plans of every trial in R. */
 static void release_plans(search_result *r)
 {
     int i;
 
-    for (i = 0; i < r->ntrials; i++) {
-        fa4_plan_destroy(r->trials[i].vplan);
-        fa4_plan_destroy(r->trials[i].plan);
-        r->trials[i].vplan = r->trials[i].plan = NULL;
-    }
+    for (i = 0; i < r->ntrials; i++)
+        release_trial(&r->trials[i]);
 }
 
 /*
-** One round on the GPU: build the selected trials, store the build
-** failures, verify, time and store each.  FA4_OK, or the fatal status of
-** the device or database (R->error set).
+** T's plans, full size and verification size, from its build: the module
+** is loaded here, on the thread that times, so that no load meets a
+** measurement on this context.  Sets T's state (failed, with the reason)
+** and P's outcome for it.
 */
-static fa4_status run_round(search_result *r, fa4_context *ctx,
-                            const search_opts *o, verifier *v,
-                            timing_buffers *tb, struct progress *prog)
+static void make_plans(pool *p, search_trial *t, const fa4_problem *vprob)
 {
+    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+    fa4_context *ctx = p->ctx;
+    double t0 = search_now();
+    fa4_status st;
+
+    po.config = &t->config;
+    st = plan_create_cubin(&t->plan, ctx, &p->r->problem, &po, t->key,
+                           t->cubin, t->cubin_size);
+    if (st != FA4_OK) {
+        build_failed(t, st, "", fa4_context_errmsg(ctx));
+    } else if ((st = plan_create_cubin(&t->vplan, ctx, vprob, &po, t->key,
+                                       t->cubin, t->cubin_size)) != FA4_OK) {
+        build_failed(t, st, " (verification size)", fa4_context_errmsg(ctx));
+        fa4_plan_destroy(t->plan);
+        t->plan = NULL;
+    }
+    free(t->cubin);
+    t->cubin = NULL;
+    t->cubin_size = 0;
+    if (st != FA4_OK) {
+        pthread_mutex_lock(&p->lock);
+        p->outcome[t - p->r->trials] = (unsigned char)outcome_of(t);
+        pthread_mutex_unlock(&p->lock);
+    }
+    p->r->phases.loading += search_now() - t0;
+}
+
+/*
+** Verify and time trial T (built, its plans made) as far as a stop
+** allows; a trial the stop reached before its measurement goes back to
+** "not tried".  Its row goes into ROWS unless it went back.  FA4_OK, or
+** the device's fatal status with R->error set.
+*/
+static fa4_status measure_trial(pool *p, search_trial *t, verifier *v,
+                                timing_buffers *tb, trial_rows *rows)
+{
+    search_result *r = p->r;
+    fa4_context *ctx = p->ctx;
+    const search_opts *o = p->opts;
     timing_opts to = { o->warmup, o->reps, o->groups };
     char why[512];
-    fa4_status st;
-    int i;
+    double t0 = search_now();
+    fa4_status st = FA4_OK;
 
-    if ((st = build_selected(r, o, &ctx->limits, ctx, &v->p, prog)) != FA4_OK) {
-        snprintf(r->error, sizeof r->error, "out of memory");
-        return st;
+    if (t->state == TRIAL_COMPILED && !pool_must_stop(p)) {
+        st = verify_one(v, ctx, t, why, sizeof why);
+        fa4_plan_destroy(t->vplan);
+        t->vplan = NULL;
+        if (st != FA4_OK) {
+            r->launch_failed++;
+            add_row(rows, r, t);
+            snprintf(r->error, sizeof r->error, "%s", why);
+            goto done;
+        }
+        if (t->state == TRIAL_FAILED && !strncmp(t->failure, "wrong", 5))
+            r->wrong++;
+        else if (t->state == TRIAL_FAILED)
+            r->launch_failed++;
     }
-    for (i = 0; i < r->ntrials; i++) {
+    if (t->state == TRIAL_VERIFIED && !pool_must_stop(p)) {
+        st = timing_measure(&t->timing, ctx, t->plan, tb, &to, why, sizeof why);
+        if (st != FA4_OK) {
+            t->state = TRIAL_FAILED;
+            snprintf(t->failure, sizeof t->failure, "launch: %s", why);
+            r->launch_failed++;
+            add_row(rows, r, t);
+            snprintf(r->error, sizeof r->error, "timing %s: %s",
+                     t->is_default ? "the default" : "a candidate",
+                     t->failure);
+            st = FA4_ECUDA;
+            goto done;
+        }
+        t->state = TRIAL_TIMED;
+        r->timed++;
+    }
+    if (t->state == TRIAL_COMPILED || t->state == TRIAL_VERIFIED) {
+        /* stopped before this one was measured: not a trial */
+        release_trial(t);
+        t->state = TRIAL_SKIPPED;
+        t->done = 0;
+        goto done;
+    }
+    if (t->state == TRIAL_FAILED)
+        release_trial(t);
+    add_row(rows, r, t);
+done:
+    r->phases.timing += search_now() - t0;
+    return st;
+}
+
+/*
+** One round on the GPU, its builds started (P): each selected trial in
+** order, as soon as it is built, gets its plans, verification and timing,
+** while the rest compile; then every trial of the round is stored in one
+** transaction.  A stop lets the builds under way finish and stores their
+** failures, as every trial measured.  Ends P.  FA4_OK, or the fatal
+** status of the device or database (R->error set).
+*/
+static fa4_status run_round(pool *p, verifier *v, timing_buffers *tb)
+{
+    search_result *r = p->r;
+    fa4_context *ctx = p->ctx;
+    trial_rows rows = { NULL, 0 };
+    char why[512];
+    fa4_status st = FA4_OK, sst;
+    int i, stop = 0;
+
+    if (!(rows.rows = malloc((size_t)(r->ntrials ? r->ntrials : 1) *
+                             sizeof *rows.rows))) {
+        pool_end(p, 1);
+        release_plans(r);
+        snprintf(r->error, sizeof r->error, "out of memory");
+        return FA4_ENOMEM;
+    }
+    for (i = 0; i < r->ntrials && st == FA4_OK; i++) {
         search_trial *t = &r->trials[i];
 
-        if (!t->selected || t->state == TRIAL_SKIPPED)
+        if (!t->selected)
             continue;
-        if (t->state == TRIAL_COMPILED && !must_stop(r, o)) {
-            st = verify_one(v, ctx, t, why, sizeof why);
-            fa4_plan_destroy(t->vplan);
-            t->vplan = NULL;
-            if (st != FA4_OK) {
-                r->launch_failed++;
-                store_trial(r, ctx, o, t, why, sizeof why);
-                snprintf(r->error, sizeof r->error, "%s", why);
-                return st;
-            }
-            if (t->state == TRIAL_FAILED && !strncmp(t->failure, "wrong", 5))
-                r->wrong++;
-            else if (t->state == TRIAL_FAILED)
-                r->launch_failed++;
+        if (!stop && pool_must_stop(p)) {
+            stop = 1;
+            pool_join(p, 1);
         }
-        if (t->state == TRIAL_VERIFIED && !must_stop(r, o)) {
-            st = timing_measure(&t->timing, ctx, t->plan, tb, &to, why,
-                                sizeof why);
-            if (st != FA4_OK) {
-                t->state = TRIAL_FAILED;
-                snprintf(t->failure, sizeof t->failure, "launch: %s", why);
-                r->launch_failed++;
-                store_trial(r, ctx, o, t, why, sizeof why);
-                snprintf(r->error, sizeof r->error, "timing %s: %s",
-                         t->is_default ? "the default" : "a candidate",
-                         t->failure);
-                return FA4_ECUDA;
-            }
-            t->state = TRIAL_TIMED;
-            r->timed++;
-        }
-        if (t->state == TRIAL_COMPILED || t->state == TRIAL_VERIFIED) {
-            /* stopped before this one was measured: not a trial */
-            fa4_plan_destroy(t->plan);
-            t->plan = NULL;
+        if (stop ? p->state[i] != POOL_BUILT : pool_wait(p, i) != 0)
+            continue;
+        if (t->state == TRIAL_SKIPPED)
+            continue;
+        if (t->state == TRIAL_COMPILED && !stop)
+            make_plans(p, t, &v->p);
+        /* after a stop, a build that worked is not measured and goes back
+           to "not tried"; one that failed is stored */
+        st = measure_trial(p, t, v, tb, &rows);
+    }
+    pool_end(p, st != FA4_OK);
+    /* Trials built after an error ended the loop: not measured. */
+    for (i = 0; i < r->ntrials; i++) {
+        search_trial *t = &r->trials[i];
+        if (t->selected && t->state == TRIAL_COMPILED && !t->plan) {
+            release_trial(t);
             t->state = TRIAL_SKIPPED;
             t->done = 0;
-            continue;
         }
-        if (t->state == TRIAL_FAILED) {
-            fa4_plan_destroy(t->plan);
-            t->plan = NULL;
-        }
-        if ((st = store_trial(r, ctx, o, t, why, sizeof why)) != FA4_OK) {
-            snprintf(r->error, sizeof r->error, "storing a trial: %s", why);
-            return st;
-        }
+    }
+    sst = store_rows(r, ctx, p->opts, &rows, why, sizeof why);
+    free(rows.rows);
+    if (st != FA4_OK)
+        return st;
+    if (sst != FA4_OK) {
+        snprintf(r->error, sizeof r->error, "storing a trial: %s", why);
+        return sst;
     }
     return FA4_OK;
 }
@@ -1071,17 +1287,22 @@ static fa4_status confirm_winner(search_result *r, fa4_context *ctx,
     timing_pair tp;
     char why[512];
     fa4_status st;
+    double t0 = search_now();
 
     memset(&tb, 0, sizeof tb);
-    if ((st = timing_buffers_create(&tb, ctx, &r->problem, o->l2, seed, why,
-                                    sizeof why)) != FA4_OK ||
-        (st = timing_interleaved(&tp, ctx, plans, &tb, o->warmup, o->reps,
-                                 o->confirm_rounds, why, sizeof why)) != FA4_OK) {
+    st = timing_buffers_create(&tb, ctx, &r->problem, o->l2, seed, why,
+                               sizeof why);
+    r->phases.prepare += search_now() - t0;
+    t0 = search_now();
+    if (st == FA4_OK)
+        st = timing_interleaved(&tp, ctx, plans, &tb, o->warmup, o->reps,
+                                o->confirm_rounds, why, sizeof why);
+    r->phases.timing += search_now() - t0;
+    timing_buffers_free(&tb);
+    if (st != FA4_OK) {
         snprintf(r->error, sizeof r->error, "confirming the winner: %s", why);
-        timing_buffers_free(&tb);
         return st;
     }
-    timing_buffers_free(&tb);
     r->confirm_rounds = tp.rounds;
     r->confirm_ms = tp.ms[0];
     r->confirm_default_ms = tp.ms[1];
@@ -1130,13 +1351,48 @@ static fa4_status choose_stored(search_result *r, fa4_context *ctx,
     return FA4_OK;
 }
 
+/*
+** Start the builds of R's selected trials, then (FIRST) the inputs of the
+** search while they compile.  FA4_OK with P started, or the status with
+** R->error set and nothing left running.
+*/
+static fa4_status start_round(pool *p, search_result *r, fa4_context *ctx,
+                              const search_opts *o, struct progress *prog,
+                              int first, verifier *v, const fa4_problem *vp,
+                              timing_buffers *tb, uint64_t *seed)
+{
+    char why[512];
+    fa4_status st;
+    double t0;
+
+    if ((st = pool_start(p, r, o, &ctx->limits, ctx, prog)) != FA4_OK) {
+        snprintf(r->error, sizeof r->error, "out of memory");
+        return st;
+    }
+    if (!first)
+        return FA4_OK;
+    t0 = search_now();
+    if ((st = verifier_init(v, ctx, vp, *seed, why, sizeof why)) == FA4_OK)
+        st = timing_buffers_create(tb, ctx, &r->problem, o->l2, seed, why,
+                                   sizeof why);
+    r->phases.prepare += search_now() - t0;
+    if (st != FA4_OK) {
+        snprintf(r->error, sizeof r->error, "%s", why);
+        pool_end(p, 1);
+        release_plans(r);
+    }
+    return st;
+}
+
 fa4_status search_tune(search_result *r, fa4_context *ctx,
                        const search_opts *o, struct progress *prog)
 {
     verifier v;
     timing_buffers tb;
+    pool p;
     fa4_problem vp = search_verify_problem(&r->problem, ctx->limits.sm_count);
     uint64_t seed = o->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(r->index + 1));
+    double start = search_now(), t0;
     char why[512];
     fa4_status st;
     int best;
@@ -1148,25 +1404,28 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
         snprintf(r->error, sizeof r->error, "%s", fa4_context_errmsg(ctx));
         return r->status = st;
     }
-    if ((st = verifier_init(&v, ctx, &vp, seed, why, sizeof why)) != FA4_OK ||
-        (st = timing_buffers_create(&tb, ctx, &r->problem, o->l2, &seed, why,
-                                    sizeof why)) != FA4_OK) {
-        snprintf(r->error, sizeof r->error, "%s", why);
-        goto done;
-    }
+    /* This thread's own work (host and GPU) keeps a core from the
+       compiles; pool_wait gives it back while it waits. */
+    builds_hold(1);
     search_select_first(r, o->strategy, o->max_trials);
-    if ((st = run_round(r, ctx, o, &v, &tb, prog)) != FA4_OK)
+    if ((st = start_round(&p, r, ctx, o, prog, 1, &v, &vp, &tb, &seed)) != FA4_OK ||
+        (st = run_round(&p, &v, &tb)) != FA4_OK)
         goto done;
     if (o->strategy == TUNE_STRATEGY_COARSE && !r->interrupted &&
         !must_stop(r, o) && (best = fastest(r, 0)) >= 0) {
         int left = o->max_trials > 0 ? o->max_trials - r->timed : 0;
         if (o->max_trials == 0 || left > 0) {
             if (search_select_refine(r, best, left) > 0 &&
-                (st = run_round(r, ctx, o, &v, &tb, prog)) != FA4_OK)
+                ((st = start_round(&p, r, ctx, o, prog, 0, &v, &vp, &tb,
+                                   &seed)) != FA4_OK ||
+                 (st = run_round(&p, &v, &tb)) != FA4_OK))
                 goto done;
         }
     }
-    if ((st = retime_top(r, ctx, o, &tb)) != FA4_OK)
+    t0 = search_now();
+    st = retime_top(r, ctx, o, &tb);
+    r->phases.timing += search_now() - t0;
+    if (st != FA4_OK)
         goto done;
     best = fastest(r, 1);
     if (best < 0)
@@ -1180,7 +1439,9 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
         goto done;
     }
     r->winner_ms = trial_ms(&r->trials[best]);
+    t0 = search_now();
     compare_previous(r, ctx, best);
+    r->phases.database += search_now() - t0;
     if (r->interrupted)
         goto done;
     /* The confirmation runs on fresh buffers: release the search's first
@@ -1190,10 +1451,12 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
     if ((st = choose_stored(r, ctx, o, best, &seed)) != FA4_OK)
         goto done;
     if (o->store && r->stored_index >= 0) {
+        t0 = search_now();
         st = db_store_winner(context_db(ctx), &ctx->limits, &r->problem,
                              &r->trials[r->stored_index].config, r->stored_ms,
                              r->flops / (r->stored_ms * 1e-3) / 1e12, why,
                              sizeof why);
+        r->phases.database += search_now() - t0;
         if (st != FA4_OK) {
             snprintf(r->error, sizeof r->error, "storing the winner: %s", why);
             goto done;
@@ -1205,7 +1468,9 @@ done:
     release_plans(r);
     timing_buffers_free(&tb);
     verifier_free(&v, ctx->cu);
+    builds_hold(-1);
     context_pop(ctx);
+    r->seconds = search_now() - start;
     return r->status = st;
 }
 

@@ -46,13 +46,41 @@ typedef struct search_trial {
     char failure[640];       /* "compile: ...", "spill: 64 bytes", ... */
     char key[17];            /* jit_key() of the full-size variant, "" unknown */
     int regs, spill_bytes;   /* from ptxas (dry run), -1 unknown */
-    double compile_ms;
+    double compile_ms;       /* NVRTC, when this search compiled it */
+    void *cubin;             /* built, not yet loaded (GPU runs) */
+    size_t cubin_size;
     double rel_err;
     timing_result timing;    /* first measurement */
     timing_result retimed;   /* re-timing of the top few (reps 0: none) */
     fa4_plan *plan;          /* full-size plan, while needed */
     fa4_plan *vplan;         /* verification-size plan, while needed */
 } search_trial;
+
+/*
+** Where a search's time went, in seconds.  The first five are the wall
+** time of the thread that runs the search (search_tune's caller) and add
+** up to nearly all of it; the rest are summed over its compile threads,
+** which run alongside (so they may exceed the wall time).
+*/
+typedef struct search_phases {
+    double prepare;          /* verification inputs and reference, timing
+                                buffers: host work and uploads */
+    double waiting;          /* for a candidate's build (the GPU idle) */
+    double loading;          /* plans from the builds: modules loaded */
+    double timing;           /* on the GPU: verification, timing,
+                                re-timing, confirmation */
+    double database;         /* trials and the winner written, the
+                                previous winner looked up */
+    double compile;          /* NVRTC, summed over the compile threads */
+    double slot_wait;        /* compile threads waiting for a slot */
+    double shared_wait;      /* waiting for another thread's build of the
+                                same variant */
+    double cache_io;         /* cubins read from and written to the
+                                database's binary cache */
+    int compiles;            /* NVRTC compiles run for this search */
+    int reused;              /* variants built earlier in this process, or
+                                found in the binary cache */
+} search_phases;
 
 typedef struct search_result {
     fa4_problem problem;
@@ -96,6 +124,8 @@ typedef struct search_result {
     int interrupted;         /* 1: SIGINT */
     fa4_status status;       /* FA4_OK or why the problem failed as a whole */
     char error[1024];
+    double seconds;          /* search_tune's wall time */
+    search_phases phases;
 } search_result;
 
 typedef struct search_opts {
@@ -154,10 +184,16 @@ fa4_status search_compile_only(search_result *r, const device_limits *dev,
 /*
 ** The full search for R (from search_space) on CTX's GPU: both rounds of
 ** the strategy, verification, timing, re-timing, and (with OPTS->store)
-** every trial and the winner written to CTX's database.  The calling
-** thread must not have another CUDA context current.  Returns FA4_OK
-** (even with no winner: R says why), or FA4_ECUDA/FA4_EDB/FA4_ENOMEM when
-** the device or database can no longer be used (R->error).
+** every trial and the winner written to CTX's database.  A round's
+** candidates are compiled in OPTS->jobs threads (builds.h: slots and
+** variants shared with the other devices' searches) while this thread
+** loads, verifies and times each as soon as it is built, in order; the
+** modules are loaded here, between measurements, and the round's trials
+** are written in one transaction at its end, so nothing on the GPU waits
+** for a database lock.  The calling thread must not have another CUDA
+** context current.  Returns FA4_OK (even with no winner: R says why), or
+** FA4_ECUDA/FA4_EDB/FA4_ENOMEM when the device or database can no longer
+** be used (R->error).
 */
 fa4_status search_tune(search_result *r, fa4_context *ctx,
                        const search_opts *opts, struct progress *prog);
@@ -178,14 +214,6 @@ fa4_problem search_verify_problem(const fa4_problem *problem, int sm_count);
 /* The tolerance of the verification (relative Frobenius error of O):
 ** lib/verify.h's, the same as the GPU tests'. */
 double search_tolerance(fa4_dtype dtype);
-
-/*
-** Limit the builds (NVRTC compiles, plan loads) running at once across
-** every search of this process to N (0: no limit).  With several devices,
-** each device's compile threads draw from this one pool, so a device that
-** is timing leaves the cores to the others.  Call before the searches.
-*/
-void search_compile_slots(int n);
 
 void search_result_free(search_result *r);
 
