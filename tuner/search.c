@@ -372,6 +372,25 @@ typedef struct build_time {
     int compiles, reused;
 } build_time;
 
+/* Compile T into K in one of the pool's slots (only NVRTC holds a slot);
+** its registers, spills and compile time go into T and BT. */
+static fa4_status compile_in_slot(pool *p, search_trial *t, build_time *bt, jit_kernel *k,
+                                  char *why, size_t why_size)
+{
+    fa4_status st;
+
+    memset(k, 0, sizeof *k);
+    bt->slot_wait += builds_slot_take();
+    st = jit_compile(k, p->dev->arch, &p->r->problem, &t->config, &t->layout, why, why_size);
+    builds_slot_give();
+    bt->compile += k->compile_ms * 1e-3;
+    bt->compiles++;
+    t->regs = k->regs;
+    t->spill_bytes = k->spill_bytes;
+    t->compile_ms = k->compile_ms;
+    return st;
+}
+
 /*
 ** Dry run: compile T for the registers and spills (every problem's
 ** candidates are compiled, the report shows each).
@@ -380,18 +399,8 @@ static void build_dry(pool *p, search_trial *t, build_time *bt)
 {
     jit_kernel k;
     char why[1024];
-    fa4_status st;
+    fa4_status st = compile_in_slot(p, t, bt, &k, why, sizeof why);
 
-    memset(&k, 0, sizeof k);
-    bt->slot_wait += builds_slot_take();
-    st = jit_compile(&k, p->dev->arch, &p->r->problem, &t->config,
-                     &t->layout, why, sizeof why);
-    builds_slot_give();
-    bt->compile += k.compile_ms * 1e-3;
-    bt->compiles++;
-    t->regs = k.regs;
-    t->spill_bytes = k.spill_bytes;
-    t->compile_ms = k.compile_ms;
     if (st == FA4_OK)
         t->state = TRIAL_COMPILED;
     else
@@ -438,16 +447,7 @@ static void build_gpu(pool *p, search_trial *t, build_time *bt)
         return;
     }
     bt->cache_io += search_now() - t0;
-    memset(&k, 0, sizeof k);
-    bt->slot_wait += builds_slot_take();
-    st = jit_compile(&k, p->dev->arch, &p->r->problem, &t->config,
-                     &t->layout, why, sizeof why);
-    builds_slot_give();
-    bt->compile += k.compile_ms * 1e-3;
-    bt->compiles++;
-    t->regs = k.regs;
-    t->spill_bytes = k.spill_bytes;
-    t->compile_ms = k.compile_ms;
+    st = compile_in_slot(p, t, bt, &k, why, sizeof why);
     if (st != FA4_OK) {
         build_failed(t, st, "", why);
         builds_finish(t->key, st, why);
