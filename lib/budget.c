@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "config.h"
+#include "dtype.h"
 #include "family.h"
 #include "problem.h"
 
@@ -96,9 +97,8 @@ int budget_defines(char *buf, size_t size, const fa4_problem *p,
            c->stages, c->swizzle, l->threads, problem_has_mask(p), p->causal, l->smem_bytes,
            p->softcap > 0, p->attention_sinks != 0);
     /* O's type, where it is not the inputs' (the 16-bit variants' sources stay as they were). */
-    if (p->dtype == FA4_DTYPE_FP8_E4M3)   /* out_dtype 0: bf16 (fa4.h) */
-        append(buf, size, &len, "#define FA4_OUT_DTYPE %d\n",
-               (int)(p->out_dtype ? p->out_dtype : FA4_DTYPE_BF16));
+    if (p->dtype == FA4_DTYPE_FP8_E4M3)
+        append(buf, size, &len, "#define FA4_OUT_DTYPE %d\n", (int)dtype_out(p));
     for (i = 0; i < l->nregions; i++)
         append(buf, size, &len, "#define FA4_SMEM_%s_OFF %d\n#define FA4_SMEM_%s_SIZE %d\n",
                l->region[i].name, l->region[i].offset, l->region[i].name, l->region[i].size);

@@ -61,13 +61,6 @@
 /* N rounded up to a multiple of A. */
 static int align_up(int n, int a) { return (n + a - 1) / a * a; }
 
-/* A head dim padded as the kernel pads it (FA4_PAD, kernel.cuh): at least
-** 64, whole chunks of WIDTH columns (a swizzle span of elements). */
-static int sm90_pad_dim(int dim, int width)
-{
-    return align_up(dim < 64 ? 64 : dim, width);
-}
-
 /* head_dim_v with 0 meaning head_dim_qk. */
 static int sm90_dv(const fa4_problem *pb)
 {

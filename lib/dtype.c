@@ -22,6 +22,13 @@ const dtype_info *dtype_of(fa4_dtype dtype)
     return NULL;
 }
 
+fa4_dtype dtype_out(const fa4_problem *p)
+{
+    if (p->out_dtype != 0)
+        return p->out_dtype;
+    return p->dtype == FA4_DTYPE_FP8_E4M3 ? FA4_DTYPE_BF16 : p->dtype;
+}
+
 int dtype_bytes(fa4_dtype dtype)
 {
     const dtype_info *d = dtype_of(dtype);

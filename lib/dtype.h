@@ -20,6 +20,10 @@ typedef struct dtype_info {
 /* The row of DTYPE, or NULL for a value that is no fa4_dtype. */
 const dtype_info *dtype_of(fa4_dtype dtype);
 
+/* O's element type for PROBLEM: out_dtype, or where it is 0 the default
+** (fa4.h): bf16 for fp8 inputs, else the inputs' type. */
+fa4_dtype dtype_out(const fa4_problem *problem);
+
 /* Bytes per element of DTYPE (2 for an unknown value). */
 int dtype_bytes(fa4_dtype dtype);
 

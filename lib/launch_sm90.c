@@ -106,7 +106,7 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
 {
     const int d = pb->head_dim_qk, dv = pb->head_dim_v > 0 ? pb->head_dim_v : d;
     const dtype_info *in = dtype_of(pb->dtype);
-    const dtype_info *out = dtype_of(pb->out_dtype ? pb->out_dtype : pb->dtype);
+    const dtype_info *out = dtype_of(dtype_out(pb));
     /* Every map in the config's swizzle: the kernel stores O in Q's layout. */
     const int sw = cfg->swizzle == 32 || cfg->swizzle == 64 ? cfg->swizzle : 128;
     const int rows_q = pb->varlen ? varlen_rows(p->q_row_stride) : p->seqlen_q;
@@ -161,8 +161,7 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
         const long long skp = sm90_vt_keys(p->seqlen_k);
         const long long dims[4] = { skp, dv, p->heads_kv, p->batch };
         const long long strides[3] = { skp, skp * dv, skp * dv * p->heads_kv };
-        const int dvp = (dv + sw / 2 - 1) / (sw / 2) * (sw / 2);
-        const int box[4] = { sw, dvp < 64 ? 64 : dvp, 1, 1 };
+        const int box[4] = { sw, sm90_pad_dim(dv, sw / 2), 1, 1 };
         if ((st = encode_map(&maps[2], cu, "v^t", axes, in->tma_type, 1, vt, dims, strides, box,
                              sw, why, wn)) != FA4_OK)
             return st;

@@ -48,6 +48,14 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
 ** before each fa4_fwd; launch_sm90_vt_bytes() is its size (0 for 16-bit
 ** inputs).  The keys round up to whole transpose blocks.
 */
+/* A head dim padded as the kernel pads it (FA4_PAD, kernels/sm90/kernel.cuh):
+** at least 64, whole chunks of WIDTH columns (a swizzle span of elements). */
+static inline int sm90_pad_dim(int dim, int width)
+{
+    dim = dim < 64 ? 64 : dim;
+    return (dim + width - 1) / width * width;
+}
+
 #define SM90_VT_KEYS 64     /* kernels/sm90/vtranspose.cuh FA4_VT_KEYS */
 #define SM90_VT_OFFSET 256
 static inline int sm90_vt_keys(int seqlen_k)

@@ -69,8 +69,7 @@ fa4_status problem_resolve(fa4_problem *out, const fa4_problem *in,
     if (p.dtype != FA4_DTYPE_BF16 && p.dtype != FA4_DTYPE_FP16 && p.dtype != FA4_DTYPE_FP8_E4M3)
         FAIL(FA4_EINVAL, "dtype=%d; supported: FA4_DTYPE_BF16 (1) FA4_DTYPE_FP16 (2) "
              "FA4_DTYPE_FP8_E4M3 (3)", (int)p.dtype);
-    if (p.out_dtype == 0)
-        p.out_dtype = p.dtype == FA4_DTYPE_FP8_E4M3 ? FA4_DTYPE_BF16 : p.dtype;
+    p.out_dtype = dtype_out(&p);
     if (p.out_dtype != FA4_DTYPE_BF16 && p.out_dtype != FA4_DTYPE_FP16)
         FAIL(FA4_EINVAL, "out_dtype=%d; supported: 0 (default) FA4_DTYPE_BF16 (1) "
              "FA4_DTYPE_FP16 (2)", (int)p.out_dtype);
