@@ -3,7 +3,7 @@
 ** the float64 CPU reference: bf16 and fp16, head dims 64..256 (and
 ** 192/128), causal and not, GQA, ragged lengths (1, 17, 129, 1000),
 ** seqlen_q != seqlen_k, sliding window, LSE; the dynamic tile scheduler's
-** counter across launches.  Skips without a GPU.
+** counter across launches; exponentials on the FMA pipe.  Skips without a GPU.
 */
 #include "tap.h"
 #define GPU_CHECK_BUDGET 2.5e8   /* sampled rows beyond this: the test stays under a minute */
@@ -143,6 +143,65 @@ static void check_softcap_sinks(fa4_context *ctx, uint64_t *seed)
             }
 }
 
+/* Exponentials on the FMA pipe (exp2_emu): a quarter, half and all of them,
+   ragged lengths, causal and not, with and without softcap (the shape that
+   turns the emulation on in practice). */
+static void check_exp2_emulation(fa4_context *ctx, uint64_t *seed)
+{
+    static const int pcts[] = { 25, 50, 100 };
+    static const int lens[][2] = { { 17, 17 }, { 1000, 1000 }, { 300, 700 } };
+    size_t k, n;
+    int causal, cap;
+
+    if (ctx->limits.cc != 90) {
+        skip("exp2 emulation: sm90 only (this GPU is sm_%d)", ctx->limits.cc);
+        return;
+    }
+    for (n = 0; n < 3; n++)
+        for (causal = 0; causal <= 1; causal++)
+            for (cap = 0; cap <= 1; cap++) {
+                fa4_problem p = FA4_PROBLEM_INIT;
+                gpu_case gc;
+                char msg[512];
+                p.batch = 2; p.heads_q = 4; p.heads_kv = 2; p.head_dim_qk = 128;
+                p.seqlen_q = lens[n][0]; p.seqlen_k = lens[n][1];
+                p.causal = causal; p.return_lse = 1;
+                p.softcap = cap ? 2.0f : 0.0f;
+                p.softmax_scale = cap ? 0.25f : 0.0f;
+                if (gpu_case_prepare(&gc, ctx, &p, seed, msg, sizeof msg) != 0) {
+                    ok(0, "exp2 emulation inputs: %s", msg);
+                    gpu_case_free(&gc);
+                    continue;
+                }
+                for (k = 0; k < sizeof pcts / sizeof pcts[0]; k++) {
+                    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+                    fa4_config cfg = FA4_CONFIG_INIT;
+                    fa4_plan *plan = NULL;
+                    gpu_check_result r;
+                    char text[256], why[512];
+                    snprintf(text, sizeof text, "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 "
+                             "regs=24/240 rescale=8 pingpong=1 exp2_emu=%d", pcts[k]);
+                    if (config_parse(&cfg, text, why, sizeof why) != FA4_OK) {
+                        ok(0, "exp2 config parses: %s", why);
+                        continue;
+                    }
+                    po.config = &cfg;
+                    if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK) {
+                        ok(0, "exp2_emu=%d plan: %s", pcts[k], fa4_context_errmsg(ctx));
+                        continue;
+                    }
+                    if (gpu_case_run(&r, &gc, plan) != 0)
+                        ok(0, "exp2_emu=%d: %s", pcts[k], r.msg);
+                    else if (!ok(r.pass, "exp2_emu=%d softcap=%d causal=%d sq=%d sk=%d matches "
+                                 "(rel err %.2e, lse err %.1e)", pcts[k], cap, causal,
+                                 p.seqlen_q, p.seqlen_k, r.rel_err, r.lse_err))
+                        diag("  %s", r.msg);
+                    fa4_plan_destroy(plan);
+                }
+                gpu_case_free(&gc);
+            }
+}
+
 int main(void)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 }, { 256, 256 } };
@@ -244,6 +303,7 @@ int main(void)
     }
     check_softcap_sinks(ctx, &seed);
     check_dynamic_scheduler(ctx, &seed);
+    check_exp2_emulation(ctx, &seed);
     fa4_context_destroy(ctx);
     return done_testing();
 }

@@ -320,14 +320,6 @@ FA4_DEV float lg2_approx_ftz(float x)
     return r;
 }
 
-/* floor(x) as f32 (cvt.rmi). */
-FA4_DEV float cvt_rmi_f32(float x)
-{
-    float r;
-    asm("cvt.rmi.f32.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
-}
-
 /* st.shared.b32 at a 32-bit shared address. */
 FA4_DEV void st_shared_u32(u32 addr, u32 v)
 {

@@ -11,21 +11,9 @@
 #ifndef FA4_SM100_SOFTMAX_CUH
 #define FA4_SM100_SOFTMAX_CUH
 
-#define SM100_NEG_INF (-__int_as_float(0x7f800000))
+#include "common/exp2.cuh"
 
-/* 2^x on the FMA units: 2^floor(x) through the exponent field times a
- * degree-3 polynomial of the fraction (max rel. error ~1e-4, below bf16's
- * 2^-8).  x below -127 gives 0. */
-FA4_DEV float exp2_poly(float x)
-{
-    x = fmaxf(x, -127.0f);
-    float j = floorf(x);
-    float f = x - j;
-    float r = fmaf(f, 0.0790677f, 0.2249423f);
-    r = fmaf(r, f, 0.6960656f);
-    r = fmaf(r, f, 1.0f);
-    return __int_as_float(__float_as_int(r) + ((int)j << 23));
-}
+#define SM100_NEG_INF (-__int_as_float(0x7f800000))
 
 /* Pack two probabilities into the 16-bit type's pair, low column low. */
 FA4_DEV u32 pack_p(float lo, float hi)
@@ -90,7 +78,7 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
 #pragma unroll
                 for (e = 0; e < 16; e++) {
                     float x = __uint_as_float(v[e]) * sc - ms;
-                    float y = e < emu ? exp2_poly(x) : ex2_approx_ftz_f32(x);
+                    float y = e < emu ? exp2_fma(x) : ex2_approx_ftz_f32(x);
                     pr[e] = key_visible(p, row, key0 + ch * 16 + e) ? y : 0.0f;
                     sum += pr[e];
                 }

@@ -16,6 +16,8 @@
 #ifndef FA4_SM90_SOFTMAX_CUH
 #define FA4_SM90_SOFTMAX_CUH
 
+#include "common/exp2.cuh"
+
 #define FA4_NEG_INF (-__int_as_float(0x7f800000))
 
 struct fa4_softmax {
@@ -33,19 +35,6 @@ FA4_DEV float quad_sum(float x)
 {
     x += __shfl_xor_sync(0xffffffffu, x, 1);
     return x + __shfl_xor_sync(0xffffffffu, x, 2);
-}
-
-/* 2^x as 2^floor(x) * p(frac x), p of degree 3 fitted to 2^f on [0, 1)
- * (relative error ~1e-4, below bf16/fp16 rounding of P).  x <= 2^7. */
-FA4_DEV float exp2_poly3(float x)
-{
-    x = fmaxf(x, -127.0f);
-    const float j = cvt_rmi_f32(x);
-    const float f = x - j;
-    float r = fmaf(0.077119089663028717f, f, 0.227564394474029541f);
-    r = fmaf(r, f, 0.695146143436431885f);
-    r = fmaf(r, f, 1.0f);
-    return __int_as_float(__float_as_int(r) + ((int)j << 23));
 }
 
 /* 1 when element I of N goes to the polynomial (spread evenly, PCT %). */
@@ -105,7 +94,7 @@ FA4_DEV void softmax_exp(fa4_softmax &sm, float (&s)[NS], float scale_log2,
             for (int e = 0; e < 2; ++e) {
                 const int i = 4 * c + 2 * h + e;
                 const float x = fmaf(s[i], scale_log2, -m_use);
-                s[i] = exp2_emulated(i, NS, FA4_EXP2_EMU_PCT) ? exp2_poly3(x) : ex2_approx_ftz(x);
+                s[i] = exp2_emulated(i, NS, FA4_EXP2_EMU_PCT) ? exp2_fma(x) : ex2_approx_ftz(x);
                 sum += s[i];
             }
         }

@@ -1,0 +1,33 @@
+/*
+** exp2.cuh -- 2^x without the MUFU unit, for kernels whose softmax moves
+** part of its exponentials off MUFU.EX2 (FA4_EXP2_EMU_PCT).
+**
+** Only the FMA and integer pipes may be used: floor() (FRND) and the
+** float-to-int conversion (F2I) run on the same quarter-rate unit as
+** MUFU.EX2, so an emulation built on them costs two of that unit's slots
+** for the one it saves.  Adding 1.5 * 2^23 with round-down leaves floor(x)
+** in the low mantissa bits of the sum (|x| < 2^22), which gives both the
+** integer part (shifted into the exponent field) and, subtracted back,
+** the fraction.
+*/
+#ifndef FA4_COMMON_EXP2_CUH
+#define FA4_COMMON_EXP2_CUH
+
+/* 2^x as 2^floor(x) * p(frac x), p of degree 3 fitted to 2^f on [0, 1)
+ * (relative error ~1e-4, below bf16/fp16/e4m3 rounding of P).  Valid for
+ * x <= 127; x below -127 gives 2^-127 scaled towards 0 (P rounds it to 0). */
+FA4_DEV float exp2_fma(float x)
+{
+    const float magic = 12582912.0f;                 /* 1.5 * 2^23 */
+    x = fmaxf(x, -127.0f);
+    const float t = __fadd_rd(x, magic);             /* mantissa low bits: floor(x) */
+    const float f = x - (t - magic);
+    float r = fmaf(0.077119089663028717f, f, 0.227564394474029541f);
+    r = fmaf(r, f, 0.695146143436431885f);
+    r = fmaf(r, f, 1.0f);
+    /* (bits of t) << 23 keeps only floor(x) << 23: the magic's own bits
+       shift out of the word. */
+    return __int_as_float(__float_as_int(r) + (__float_as_int(t) << 23));
+}
+
+#endif
