@@ -4,7 +4,8 @@
 ** tuned at, stale rows marked), --drop's delete, and the subcommand's
 ** answers for a missing database, an empty one, and a database with
 ** winners on a machine without a GPU.  The re-timing itself runs in
-** bench/tune_check.sh on a GPU.
+** bench/tune_check.sh on a GPU; the verdict on its rounds (shared with
+** tune's confirmation) is tested here on made-up rounds.
 */
 #define _XOPEN_SOURCE 700
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include "config.h"
 #include "db_test_util.h"
 #include "tune_test_util.h"
+#include "../tuner/timing.h"
 
 /* Store one successful trial of CFG for P on DEV into the file PATH. */
 static int store_trial_file(const char *path, const device_limits *dev,
@@ -45,6 +47,60 @@ static int store_trial_file(const char *path, const device_limits *dev,
     return r;
 }
 
+/* The verdict on paired rounds (timing_pair_verdict): ROUNDS pairs of
+   (winner ms, default ms). */
+static timing_verdict verdict_of(timing_pair *tp, const double (*pairs)[2], int rounds)
+{
+    double a[16], b[16];
+    int k;
+    for (k = 0; k < rounds; k++) {
+        a[k] = pairs[k][0];
+        b[k] = pairs[k][1];
+    }
+    timing_pair_from_rounds(tp, a, b, rounds);
+    return timing_pair_verdict(tp);
+}
+
+static void check_verdicts(void)
+{
+    /* A 6% gain under clocks that jump by 10% between rounds: each side's
+       own spread is ~15%, but the winner is faster in every round. */
+    static const double levels[6][2] = { { 0.414, 0.440 }, { 0.458, 0.486 }, { 0.415, 0.439 },
+                                         { 0.457, 0.484 }, { 0.458, 0.487 }, { 0.416, 0.441 } };
+    /* The same medians but one round lost: not every round. */
+    static const double one_lost[6][2] = { { 0.414, 0.440 }, { 0.458, 0.486 }, { 0.415, 0.439 },
+                                           { 0.457, 0.484 }, { 0.458, 0.450 }, { 0.416, 0.441 } };
+    /* Faster in every round by 0.5%: below the smallest gain that counts. */
+    static const double tiny[6][2] = { { 1.000, 1.005 }, { 1.001, 1.006 }, { 0.999, 1.004 },
+                                       { 1.000, 1.005 }, { 1.002, 1.007 }, { 1.000, 1.005 } };
+    /* Slower throughout. */
+    static const double slower[4][2] = { { 1.10, 1.00 }, { 1.11, 1.00 }, { 1.09, 1.01 }, { 1.10, 1.00 } };
+    /* Wild rounds, faster in the median: noisy. */
+    static const double wild[5][2] = { { 0.026, 0.030 }, { 0.031, 0.027 }, { 0.025, 0.030 },
+                                       { 0.026, 0.029 }, { 0.030, 0.026 } };
+    timing_pair tp;
+    timing_verdict v;
+
+    v = verdict_of(&tp, levels, 6);
+    ok(v == TIMING_HOLDS && tp.wins == 6 && tp.gain > 0.055 &&
+       tp.gain < 0.065 && tp.spread[0] > tp.gain,
+       "a 6%% gain in every round holds though each side's spread (%.1f%%) is wider",
+       100 * tp.spread[0]);
+    v = verdict_of(&tp, one_lost, 6);
+    ok(v != TIMING_HOLDS && tp.wins == 5,
+       "one round lost: the gain does not hold (%d of 6)", tp.wins);
+    v = verdict_of(&tp, tiny, 6);
+    ok(v == TIMING_LOST && tp.wins == 6,
+       "a 0.5%% gain in every round is below the smallest gain: lost");
+    v = verdict_of(&tp, slower, 4);
+    ok(v == TIMING_LOST && tp.wins == 0 && tp.gain < 0,
+       "slower in every round: lost (%+.1f%%)", 100 * tp.gain);
+    v = verdict_of(&tp, wild, 5);
+    ok(v == TIMING_NOISY && tp.gain_hi - tp.gain_lo > TIMING_NOISY_RANGE,
+       "rounds that disagree by %.0f%%, faster in the median: noisy",
+       100 * (tp.gain_hi - tp.gain_lo));
+}
+
 int main(void)
 {
     static char out[1 << 16], err[4096];
@@ -60,6 +116,7 @@ int main(void)
     int n = 0, rc, i, found;
 
     plan_lazy();
+    check_verdicts();
     make_tmpdir();
     snprintf(path, sizeof path, "%s/v.db", tmpdir);
     snprintf(missing, sizeof missing, "%s/none.db", tmpdir);

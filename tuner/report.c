@@ -232,14 +232,14 @@ static void report_confirm(FILE *out, const search_result *r, double def)
         fprintf(out, "   search:    winner %.4f ms, default %.4f ms (%s)\n",
                 r->winner_ms, def, report_gain(gain, sizeof gain, r->winner_ms,
                                                def));
-        fprintf(out, "   confirmed: winner %.4f ms, default %.4f ms (%s) over %d "
-                "interleaved rounds on fresh buffers; spread %.1f%%: %s\n",
-                r->confirm_ms, r->confirm_default_ms,
-                report_gain(gain, sizeof gain, r->confirm_ms,
-                            r->confirm_default_ms),
-                r->confirm_rounds, 100 * r->confirm_spread,
+        fprintf(out, "   confirmed: winner %.4f ms, default %.4f ms over %d interleaved "
+                "rounds on fresh buffers; faster in %d of them, per-round gain %+.1f%% "
+                "(%+.1f%% .. %+.1f%%): %s\n",
+                r->confirm_ms, r->confirm_default_ms, r->confirm_rounds,
+                r->confirm_wins, 100 * r->confirm_gain, 100 * r->confirm_gain_lo,
+                100 * r->confirm_gain_hi,
                 r->confirm == CONFIRM_HELD ? "the gain holds"
-                : "the gain is within the spread");
+                : "the gain does not hold in every round");
         break;
     case CONFIRM_DEFAULT_WON:
         fprintf(out, "   the heuristic default is the fastest\n");
@@ -484,6 +484,9 @@ json_t *report_json(const search_result *r, const char *what, int runners_up)
                                     json_real(r->confirm_default_ms));
                 json_object_set_new(c, "gain", json_real(r->confirm_gain));
                 json_object_set_new(c, "spread", json_real(r->confirm_spread));
+                json_object_set_new(c, "gain_lo", json_real(r->confirm_gain_lo));
+                json_object_set_new(c, "gain_hi", json_real(r->confirm_gain_hi));
+                json_object_set_new(c, "wins", json_integer(r->confirm_wins));
                 json_object_set_new(c, "rounds", json_integer(r->confirm_rounds));
             }
             json_object_set_new(o, "confirmation", c);

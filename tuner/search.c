@@ -1274,9 +1274,13 @@ static fa4_status retime_top(search_result *r, fa4_context *ctx,
 /*
 ** The confirmation: re-time trial W (the winner) and trial D (the
 ** default) in alternation on fresh buffers (timing_interleaved) and set
-** R's confirm fields: the winner holds when the default's median exceeds
-** the winner's by more than the larger relative spread (max - min) of the
-** two configs' rounds.  FA4_OK, or FA4_ECUDA/FA4_ENOMEM with R->error.
+** R's confirm fields: the winner holds when it is faster than the default
+** in every round, by a median per-round gain of TIMING_MIN_GAIN or more
+** (timing_pair_verdict).  Paired rounds, not the spread of each side's
+** medians: the H100's clocks move between levels about 10% apart for
+** many rounds at a time, which widened both sides' spread past gains
+** that held in every single round.  FA4_OK, or FA4_ECUDA/FA4_ENOMEM with
+** R->error.
 */
 static fa4_status confirm_winner(search_result *r, fa4_context *ctx,
                                  const search_opts *o, int w, int d,
@@ -1306,11 +1310,14 @@ static fa4_status confirm_winner(search_result *r, fa4_context *ctx,
     r->confirm_rounds = tp.rounds;
     r->confirm_ms = tp.ms[0];
     r->confirm_default_ms = tp.ms[1];
-    r->confirm_gain = tp.ms[0] > 0 ? tp.ms[1] / tp.ms[0] - 1 : 0;
+    r->confirm_gain = tp.gain;
+    r->confirm_gain_lo = tp.gain_lo;
+    r->confirm_gain_hi = tp.gain_hi;
+    r->confirm_wins = tp.wins;
     r->confirm_spread = tp.spread[0] > tp.spread[1] ? tp.spread[0]
                                                     : tp.spread[1];
-    r->confirm = r->confirm_gain > r->confirm_spread ? CONFIRM_HELD
-                                                     : CONFIRM_REJECTED;
+    r->confirm = timing_pair_verdict(&tp) == TIMING_HOLDS ? CONFIRM_HELD
+                                                          : CONFIRM_REJECTED;
     return FA4_OK;
 }
 

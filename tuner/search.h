@@ -101,14 +101,16 @@ typedef struct search_result {
     int winner;              /* the search's fastest: index into trials, -1 */
     double winner_ms;        /* its re-timed median when re-timed */
     /* The confirmation: winner and default re-timed in alternation
-       (ABAB.., fresh buffers); the winner is stored only when its gain
-       exceeds the spread of the two configs' groups. */
+       (ABAB.., fresh buffers); the winner is stored only when it is
+       faster in every round (timing_pair_verdict). */
     enum { CONFIRM_NOT_RUN, CONFIRM_HELD, CONFIRM_REJECTED,
            CONFIRM_DEFAULT_WON, CONFIRM_NO_DEFAULT } confirm;
     double confirm_ms;       /* the winner's median over the rounds */
     double confirm_default_ms;
-    double confirm_gain;     /* confirm_default_ms / confirm_ms - 1 */
+    double confirm_gain;     /* median per-round default / winner - 1 */
+    double confirm_gain_lo, confirm_gain_hi;   /* the per-round range */
     double confirm_spread;   /* max of the two (max - min) / median */
+    int confirm_wins;        /* rounds the winner was faster in */
     int confirm_rounds;
     int stored_index;        /* the trial stored as winner (-1: none): the
                                 winner, or the default when rejected */

@@ -151,6 +151,8 @@ fa4_status timing_interleaved(timing_pair *out, fa4_context *ctx,
     memset(out, 0, sizeof *out);
     if (rounds < 1)
         rounds = 1;
+    if (rounds > TIMING_MAX_ROUNDS)
+        rounds = TIMING_MAX_ROUNDS;
     for (x = 0; x < 2; x++)
         if ((st = timing_group(&est[x], ctx, plans[x], b,
                                warmup > 0 ? warmup : 1, why, why_size)) != FA4_OK)
@@ -170,17 +172,45 @@ fa4_status timing_interleaved(timing_pair *out, fa4_context *ctx,
                                    why, why_size)) != FA4_OK)
                 goto done;
         }
-    for (x = 0; x < 2; x++) {
-        out->ms[x] = timing_median(ms[x], rounds);    /* sorts */
-        out->spread[x] = out->ms[x] > 0
-                         ? (ms[x][rounds - 1] - ms[x][0]) / out->ms[x] : 0;
-    }
-    out->rounds = rounds;
+    timing_pair_from_rounds(out, ms[0], ms[1], rounds);
     out->reps = n;
 done:
     free(ms[0]);
     free(ms[1]);
     return st;
+}
+
+void timing_pair_from_rounds(timing_pair *out, double *ms0, double *ms1,
+                             int rounds)
+{
+    double g[TIMING_MAX_ROUNDS];
+    double *ms[2] = { ms0, ms1 };
+    int k, n = rounds < TIMING_MAX_ROUNDS ? rounds : TIMING_MAX_ROUNDS, x;
+
+    memset(out, 0, sizeof *out);
+    if (n < 1)
+        return;
+    for (k = 0; k < n; k++) {
+        g[k] = ms0[k] > 0 ? ms1[k] / ms0[k] - 1 : 0;
+        out->wins += ms0[k] < ms1[k];
+    }
+    out->gain = timing_median(g, n);        /* sorts g */
+    out->gain_lo = g[0];
+    out->gain_hi = g[n - 1];
+    for (x = 0; x < 2; x++) {
+        out->ms[x] = timing_median(ms[x], n);    /* sorts */
+        out->spread[x] = out->ms[x] > 0 ? (ms[x][n - 1] - ms[x][0]) / out->ms[x] : 0;
+    }
+    out->rounds = n;
+}
+
+timing_verdict timing_pair_verdict(const timing_pair *tp)
+{
+    if (tp->rounds > 0 && tp->wins == tp->rounds && tp->gain >= TIMING_MIN_GAIN)
+        return TIMING_HOLDS;
+    if (tp->gain > 0 && tp->gain_hi - tp->gain_lo > TIMING_NOISY_RANGE)
+        return TIMING_NOISY;
+    return TIMING_LOST;
 }
 
 /* Order doubles ascending, for qsort. */

@@ -99,9 +99,46 @@ fa4_status timing_measure(timing_result *out, fa4_context *ctx,
 typedef struct timing_pair {
     double ms[2];              /* medians over the rounds, per launch */
     double spread[2];          /* (max - min) / median over the rounds */
+    /* Plan 0 against plan 1 round by round (the two groups of a round run
+       back to back, so a clock or temperature level that lasts several
+       rounds reaches both): ms[1] / ms[0] - 1 per round. */
+    double gain;               /* median of the per-round gains */
+    double gain_lo, gain_hi;   /* their range */
+    int wins;                  /* rounds in which plan 0 was faster */
     int rounds;
     int reps;                  /* launches per group */
 } timing_pair;
+
+/* The most rounds a pair is timed over (--confirm's bound). */
+#define TIMING_MAX_ROUNDS 1000
+
+/* The smallest per-round gain that counts as a gain: below it, a kernel
+** that only moves the tiles around cannot be told from the default. */
+#define TIMING_MIN_GAIN 0.01
+
+/* What a pair says about plan 0 (a stored or new winner) against plan 1
+** (the heuristic's default). */
+typedef enum timing_verdict {
+    TIMING_HOLDS,   /* faster in every round, by a median of TIMING_MIN_GAIN or more */
+    TIMING_LOST,    /* not faster */
+    TIMING_NOISY    /* faster in the median, but not in every round, and the
+                       rounds disagree by more than TIMING_NOISY_RANGE */
+} timing_verdict;
+
+/* Per-round gains wider than this cannot tell a few-percent gain from
+** noise (seen: 43% on a 26 us kernel once). */
+#define TIMING_NOISY_RANGE 0.10
+
+/*
+** Fill *OUT from ROUNDS rounds of per-launch times MS0[k] (plan 0) and
+** MS1[k] (plan 1, the same round); sorts the arrays.  Pure: tested
+** without a GPU.
+*/
+void timing_pair_from_rounds(timing_pair *out, double *ms0, double *ms1,
+                             int rounds);
+
+/* The verdict on plan 0 of a filled pair. */
+timing_verdict timing_pair_verdict(const timing_pair *tp);
 
 /*
 ** Time PLANS[0] and PLANS[1] in alternation on B: a warm-up group of

@@ -25,7 +25,7 @@
 
 /* What verify found for one winner. */
 typedef enum verdict {
-    V_HOLDS,        /* the winner still beats the default beyond the spread */
+    V_HOLDS,        /* the winner still beats the default, round by round */
     V_LOST,         /* it does not */
     V_FAILED,       /* its plan cannot be made or run any more */
     V_IS_DEFAULT,   /* the stored config is the heuristic's: nothing to gain */
@@ -37,11 +37,6 @@ typedef enum verdict {
 static const char *const verdict_word[] = {
     "holds", "lost", "failed", "default", "stale", "skipped", "noisy"
 };
-
-/* Above this spread ((max - min) / median of either side) a run cannot
-** tell a few-percent gain from noise: the winner is neither kept as
-** holding nor dropped as lost (seen: 43% on a 26 us kernel once). */
-#define VERIFY_MAX_SPREAD 0.10
 
 typedef struct vrow {
     verdict v;
@@ -175,10 +170,13 @@ static fa4_status verify_winner(vrow *row, fa4_context *ctx,
     }
     row->winner_ms = tp.ms[0];
     row->default_ms = tp.ms[1];
-    row->gain = tp.ms[0] > 0 ? tp.ms[1] / tp.ms[0] - 1 : 0;
-    row->spread = tp.spread[0] > tp.spread[1] ? tp.spread[0] : tp.spread[1];
-    row->v = row->gain > row->spread ? V_HOLDS
-           : row->spread > VERIFY_MAX_SPREAD && row->gain > -row->spread ? V_NOISY : V_LOST;
+    row->gain = tp.gain;
+    row->spread = tp.gain_hi - tp.gain_lo;
+    switch (timing_pair_verdict(&tp)) {
+    case TIMING_HOLDS: row->v = V_HOLDS; break;
+    case TIMING_NOISY: row->v = V_NOISY; break;
+    default:           row->v = V_LOST; break;
+    }
 done:
     fa4_plan_destroy(plans[0]);
     fa4_plan_destroy(plans[1]);
@@ -190,7 +188,7 @@ static void print_row(FILE *out, const db_verify_winner *w, const vrow *r)
 {
     char desc[192], gain[32] = "-", wms[32] = "-", dms[32] = "-";
 
-    if (r->v == V_HOLDS || r->v == V_LOST) {
+    if (r->v == V_HOLDS || r->v == V_LOST || r->v == V_NOISY) {
         snprintf(wms, sizeof wms, "%.4f", r->winner_ms);
         snprintf(dms, sizeof dms, "%.4f", r->default_ms);
         snprintf(gain, sizeof gain, "%+.1f%%/%.1f%%", 100 * r->gain,
@@ -225,7 +223,7 @@ static json_t *row_json(const db_verify_winner *w, const vrow *r)
         json_object_set_new(o, "stored_ms", json_real(w->median_ms));
     if (r->default_config[0])
         json_object_set_new(o, "default_config", json_string(r->default_config));
-    if (r->v == V_HOLDS || r->v == V_LOST) {
+    if (r->v == V_HOLDS || r->v == V_LOST || r->v == V_NOISY) {
         json_object_set_new(o, "winner_ms", json_real(r->winner_ms));
         json_object_set_new(o, "default_ms", json_real(r->default_ms));
         json_object_set_new(o, "gain", json_real(r->gain));
@@ -308,7 +306,7 @@ int cmd_verify(const tune_args *a, FILE *out, FILE *err)
                 "%-8s %10s %10s %14s  %s\n", fa4_version(), n, n == 1 ? "" : "s",
                 ctx->limits.name, path, a->confirm_rounds > 0
                 ? a->confirm_rounds : 6, "verdict", "winner ms", "default ms",
-                "gain/spread", "problem");
+                "gain/range", "problem");
     for (i = 0; i < n; i++) {
         mine += ws[i].same_fingerprint;
         st = verify_winner(&rows[i], ctx, hctx, &ws[i], a, &seed);
