@@ -9,7 +9,7 @@
 ** tuner's figures can be checked against these (bench/tune_quality.sh,
 ** bench/tune_check.sh); this file shares no timing code with the tuner.
 **
-**   plan_bench [--device N] [--l2 warm|rotate] [--rounds R] [--reps N]
+**   plan_bench [--device N] [--l2 warm|rotate] [--rounds R] [--reps N] [--trace 1]
 **              --batch B --seqlen-q S [--seqlen-k S] --heads-q H
 **              [--heads-kv H] --head-dim D [--head-dim-v D] [--dtype fp16|fp8]
 **              [--causal] [--return-lse] [--softcap X] [--sinks]
@@ -17,12 +17,15 @@
 **
 ** Prints one line per source:
 **   source=LABEL ms=MEDIAN min=MIN max=MAX from=SOURCE config=[...]
-** and the gain of each over the first --heuristic source.
+** and the gain of each over the first --heuristic source; --trace 1 also
+** prints every round's time with the wall clock (to line up with
+** nvidia-smi's clock samples).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fa4.h"
 #include "config.h"
@@ -53,7 +56,7 @@ static int cmp(const void *a, const void *b)
 static void usage(void)
 {
     fprintf(stderr, "usage: plan_bench [--device N] [--l2 warm|rotate] "
-            "[--rounds R] [--reps N] SHAPE SOURCE...\n"
+            "[--rounds R] [--reps N] [--trace 1] SHAPE SOURCE...\n"
             "  SHAPE: --batch B --seqlen-q S [--seqlen-k S] --heads-q H "
             "[--heads-kv H] --head-dim D [--head-dim-v D] [--dtype fp16] "
             "[--causal] [--return-lse] [--softcap X] [--sinks]\n"
@@ -65,7 +68,7 @@ int main(int argc, char **argv)
 {
     fa4_problem p = FA4_PROBLEM_INIT;
     source src[MAX_SOURCES];
-    int nsrc = 0, device = 0, rounds = 7, reps = 20, warm = 0, i, k, r;
+    int nsrc = 0, device = 0, rounds = 7, reps = 20, warm = 0, trace = 0, i, k, r;
     size_t q, kk, vv, o, l, set, nsets, total;
     CUdeviceptr base = 0, sinks = 0;
     const cuda_api *cu;
@@ -96,6 +99,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--l2")) warm = !strcmp(v, "warm");
         else if (!strcmp(a, "--rounds")) rounds = atoi(v);
         else if (!strcmp(a, "--reps")) reps = atoi(v);
+        else if (!strcmp(a, "--trace")) trace = atoi(v);
         else if (!strcmp(a, "--batch")) p.batch = atoi(v);
         else if (!strcmp(a, "--seqlen-q")) p.seqlen_q = atoi(v);
         else if (!strcmp(a, "--seqlen-k")) p.seqlen_k = atoi(v);
@@ -209,6 +213,12 @@ int main(int argc, char **argv)
             cu->cuEventElapsedTime(&t, e0, e1);
             if (r >= 0)
                 s->ms[r] = t / n;
+            if (r >= 0 && trace) {   /* wall time: lines up with nvidia-smi's samples */
+                struct timespec now;
+                clock_gettime(CLOCK_REALTIME, &now);
+                printf("# round %d source %d ms %.4f at %.3f\n", r, (int)(s - src), t / n,
+                       now.tv_sec + now.tv_nsec * 1e-9);
+            }
         }
     context_pop(src[0].ctx);
 
