@@ -8,7 +8,11 @@
 ** with attention sinks (the tuner's sink logits in the reference and on
 ** the device), whose winners a plain problem does not take.  Also the CLI
 ** path with --json, for a shape, a paged preset's row and --softcap with
-** --sinks.  Skips when there is no GPU.
+** --sinks.  fp8 (sm90 family): a coarse tune of a small problem whose
+** stored winner a later plan takes and runs correctly through the public
+** API (tests/gpu_check.h), the CLI's --dtype fp8, and `fa4-tune verify`
+** re-timing the fp8 winners, in a database of their own.  Skips when
+** there is no GPU.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -20,13 +24,18 @@
 #include "tap.h"
 #include "config.h"
 #include "context.h"
+/* The fp8 reference decodes every element: sample rows past 5e8
+   multiply-adds (tests/gpu_check.h). */
+#define GPU_CHECK_BUDGET 5.0e8
+#include "gpu_check.h"
+#include "tune_test_util.h"
 #include "../tuner/args.h"
 #include "../tuner/commands.h"
 #include "../tuner/search.h"
 
-static char dir[64], dbpath[128];
+static char dir[64], dbpath[128], fp8path[128];
 
-/* Remove the test database and its directory. */
+/* Remove the test databases and their directory. */
 static void cleanup(void)
 {
     char path[192];
@@ -35,6 +44,8 @@ static void cleanup(void)
 
     for (i = 0; i < sizeof ext / sizeof ext[0]; i++) {
         snprintf(path, sizeof path, "%s%s", dbpath, ext[i]);
+        unlink(path);
+        snprintf(path, sizeof path, "%s%s", fp8path, ext[i]);
         unlink(path);
     }
     rmdir(dir);
@@ -161,6 +172,156 @@ static void check_workers(json_t *doc)
            "every NVRTC compile of the run was a build thread's");
 }
 
+/* The ok lines of tune_fp8(), skipped together off the sm90 family. */
+#define FP8_TESTS 8
+
+/*
+** fp8 e4m3 (sm90 family): a coarse tune of b1 s1000, 8 heads, d128 (four
+** candidates) into the database at FP8PATH; the later plan takes the
+** stored config and its output on fresh inputs with descale factors is
+** within the fp8 tolerance; the CLI tunes --dtype fp8 into the same
+** database, and `fa4-tune verify` re-times the winners there.
+*/
+static void tune_fp8(unsigned seed)
+{
+    fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
+    fa4_context *ctx = NULL;
+    fa4_problem p = FA4_PROBLEM_INIT;
+    fa4_plan *plan = NULL;
+    fa4_config got = FA4_CONFIG_INIT;
+    fa4_config_source src = 0;
+    gpu_check_result chk;
+    search_result r;
+    search_opts o;
+    uint64_t s64 = (uint64_t)seed * 0x9E3779B97F4A7C15ULL + 3;
+    char cfg[256];
+    fa4_status st;
+    int i;
+
+    co.db_path = fp8path;
+    co.system_db_path = "/nonexistent/fa4-system.db";
+    if (fa4_context_create(&ctx, 0, &co) != FA4_OK) {
+        diag("  %s", fa4_context_last_error());
+        for (i = 0; i < FP8_TESTS; i++)
+            skip("no context for the fp8 database");
+        return;
+    }
+    if (strcmp(ctx->limits.arch, "sm_90a") != 0) {
+        for (i = 0; i < FP8_TESTS; i++)
+            skip("fp8 runs on the sm90 family (sm_90a); this GPU is %s", ctx->limits.arch);
+        fa4_context_destroy(ctx);
+        return;
+    }
+    p.dtype = FA4_DTYPE_FP8_E4M3;
+    p.batch = 1; p.seqlen_q = p.seqlen_k = 1000;
+    p.heads_q = p.heads_kv = 8; p.head_dim_qk = 128;
+    st = search_space(&r, &ctx->limits, &p, 0);
+    ok(st == FA4_OK && r.ntrials > 1 && r.problem.out_dtype == FA4_DTYPE_BF16,
+       "fp8 d128: %d candidates, O in bf16", r.ntrials);
+    snprintf(r.name, sizeof r.name, "fp8");
+    memset(&o, 0, sizeof o);
+    o.jobs = 4;
+    o.max_trials = 4;
+    o.strategy = TUNE_STRATEGY_COARSE;
+    o.warmup = 2;
+    o.reps = 10;
+    o.groups = 3;
+    o.retime = 2;
+    o.confirm_rounds = 3;
+    o.seed = seed;
+    o.store = 1;
+    st = search_tune(&r, ctx, &o, NULL);
+    for (i = 0; i < r.ntrials; i++)
+        if (r.trials[i].state == TRIAL_FAILED)
+            diag("  candidate %d (%s): %s", i,
+                 fa4_config_format(&r.trials[i].config, cfg, sizeof cfg),
+                 r.trials[i].failure);
+    if (!ok(st == FA4_OK && r.winner >= 0 && r.winner_stored && r.wrong == 0 &&
+            r.timed >= 1, "fp8: %d candidates matched the reference (tolerance "
+            "%g) and were timed; a winner is stored", r.timed,
+            search_tolerance(p.dtype)))
+        diag("  status %s: %s", fa4_status_string(st), r.error);
+    if (r.winner >= 0) {
+        ok(r.trials[r.winner].rel_err > 0 &&
+           r.trials[r.winner].rel_err <= search_tolerance(p.dtype),
+           "the fp8 winner's relative error %.2e is within %g",
+           r.trials[r.winner].rel_err, search_tolerance(p.dtype));
+        diag("fp8 winner: %s, %.4f ms",
+             fa4_config_format(&r.trials[r.winner].config, cfg, sizeof cfg),
+             r.winner_ms);
+    } else {
+        skip("no fp8 winner");
+    }
+    st = fa4_plan_create(&plan, ctx, &p, NULL);
+    if (st == FA4_OK)
+        fa4_plan_config(plan, &got, &src);
+    else
+        diag("  %s", fa4_context_errmsg(ctx));
+    ok(st == FA4_OK && src == FA4_SOURCE_USER_EXACT && r.stored_index >= 0 &&
+       config_equal(&got, &r.trials[r.stored_index].config),
+       "fp8: a later plan takes the stored config from the user database "
+       "(source %d)", (int)src);
+    if (plan && gpu_check(&chk, ctx, plan, &p, &s64) == 0) {
+        if (!ok(chk.pass, "fp8: the stored config's plan is correct through "
+                "fa4_forward with descale factors (rel err %.2e, lse err %.1e)",
+                chk.rel_err, chk.lse_err))
+            diag("  %s", chk.msg);
+    } else {
+        ok(0, "fp8: the stored config's plan runs (%s)", plan ? chk.msg : "no plan");
+    }
+    fa4_plan_destroy(plan);
+    search_result_free(&r);
+    fa4_context_destroy(ctx);
+
+    /* the command line: --dtype fp8, causal, a second winner */
+    {
+        char *argv[] = { "fa4-tune", "tune", "--batch", "1", "--seqlen-q", "1000",
+                         "--heads-q", "8", "--head-dim", "128", "--dtype", "fp8",
+                         "--causal", "--max-trials", "2", "--strategy", "coarse", "-j",
+                         "4", "--db", fp8path, "--json", "--quiet", "--seed", NULL,
+                         NULL };
+        json_t *doc, *prob;
+        int rc = tune_json(argv, 25, seed, "fp8 tune arguments parse", &doc, &prob);
+
+        if (!ok(rc == 0 && prob &&
+                !strcmp(json_string_value(json_object_get(json_object_get(prob, "problem"),
+                                                          "dtype")), "fp8") &&
+                json_is_true(json_object_get(prob, "stored")),
+                "fa4-tune tune --dtype fp8 stores a winner"))
+            diag("  exit %d, json %s", rc, doc ? "parsed" : "unparsed");
+        json_decref(doc);
+    }
+    /* fa4-tune verify re-times the fp8 winners */
+    {
+        static char out[1 << 16], err[4096];
+        json_error_t je;
+        json_t *doc, *ws;
+        size_t k, n = 0, timed = 0;
+
+        tune_run(out, sizeof out, err, sizeof err, "verify", "--db", fp8path, "--json",
+                 "--quiet", NULL);
+        doc = json_loads(out, 0, &je);
+        ws = json_object_get(doc, "winners");
+        for (k = 0; k < json_array_size(ws); k++) {
+            json_t *w = json_array_get(ws, k);
+            const char *v = json_string_value(json_object_get(w, "verdict"));
+            const char *pr = json_string_value(json_object_get(w, "problem"));
+            n += pr && !strncmp(pr, "fp8 ", 4);
+            /* holds, lost, noisy: timed; default: nothing to time against */
+            timed += v && (!strcmp(v, "holds") || !strcmp(v, "lost") ||
+                           !strcmp(v, "noisy") || !strcmp(v, "default"));
+            if (v && strcmp(v, "holds") && strcmp(v, "lost") && strcmp(v, "noisy") &&
+                strcmp(v, "default"))
+                diag("  %s: %s (%s)", pr ? pr : "?", v,
+                     json_string_value(json_object_get(w, "note")));
+        }
+        if (!ok(n >= 1 && n == json_array_size(ws) && timed == n,
+                "fa4-tune verify re-times the %zu fp8 winners (%zu judged)", n, timed))
+            diag("  %s", doc ? "" : err);
+        json_decref(doc);
+    }
+}
+
 int main(void)
 {
     fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
@@ -180,6 +341,7 @@ int main(void)
     if (!mkdtemp(dir))
         skip_all("cannot make a temporary directory");
     snprintf(dbpath, sizeof dbpath, "%s/tune.db", dir);
+    snprintf(fp8path, sizeof fp8path, "%s/fp8.db", dir);
     co.db_path = dbpath;
     co.system_db_path = "/nonexistent/fa4-system.db";
     st = fa4_context_create(&ctx, 0, &co);
@@ -368,6 +530,7 @@ int main(void)
             diag("  exit %d, json %s", rc, doc ? "parsed" : "unparsed");
         json_decref(doc);
     }
+    tune_fp8(seed);
     cleanup();
     return done_testing();
 }
