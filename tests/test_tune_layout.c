@@ -7,7 +7,8 @@
 ** logits that travel with them, and the per-sequence reference agreeing
 ** with the dense one (sinks and softcap included).  fp8 problems: one-byte
 ** inputs and a 16-bit O (dtype_out), descale factors in the index block,
-** and the per-sequence reference applying them as the dense one does.
+** the per-sequence reference applying them as the dense one does, and the
+** N(0, 1) e4m3 inputs the tuner draws.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -275,37 +276,63 @@ static void check_sinks(void)
     layout_free(&l);
 }
 
-/* The per-sequence reference on gathered rows is the dense reference. */
-static void check_reference(void)
+/* Row I of head H, batch B of the reference on Q, K, V, with the layout's
+** descale factors from sequence FIRST on (none for 16-bit inputs). */
+static void ref_row(double *o, double *lse, const fa4_problem *p, const tune_layout *l,
+                    const void *q, const void *k, const void *v, const float *sinks,
+                    int first, int b, int i, int h)
+{
+    ref_attention_row_scaled(o, lse, p, q, k, v, sinks, layout_descale(l, 0, first),
+                             layout_descale(l, 1, first), layout_descale(l, 2, first),
+                             b, i, h);
+}
+
+/* The per-sequence reference on gathered rows (one-byte ones for fp8, with
+** each sequence's descale factors) is the dense reference. */
+static void check_reference(fa4_dtype dtype)
 {
     fa4_problem p = make(3, 70, 90, 0, 0);
+    const char *name = dtype_of(dtype)->name;
     tune_layout l;
     uint64_t seed = 42;
-    uint16_t *q, *k, *v, *gq, *gk, *gv;
-    double a[64], b[64], la, lb;
-    int s, i, h, x, same = 1;
+    char *q, *k, *v, *gq, *gk, *gv;
+    double a[64], b[64], c[64], la, lb, lc;
+    int s, i, h, x, same = 1, back = 1, moved = 0;
+    size_t e;
 
+    p.dtype = dtype;
+    p.out_dtype = 0;
     layout_build(&l, &p, LAYOUT_RAGGED);
-    q = malloc(l.nq * 2); k = malloc(l.nk * 2); v = malloc(l.nv * 2);
-    gq = malloc(70 * 4 * 64 * 2); gk = malloc(90 * 2 * 64 * 2); gv = malloc(90 * 2 * 64 * 2);
-    ref_fill_random(q, l.nq, p.dtype, &seed);
-    ref_fill_random(k, l.nk, p.dtype, &seed);
-    ref_fill_random(v, l.nv, p.dtype, &seed);
+    e = (size_t)l.in_bytes;
+    q = malloc(l.nq * e); k = malloc(l.nk * e); v = malloc(l.nv * e);
+    gq = malloc(70 * 4 * 64 * e); gk = malloc(90 * 2 * 64 * e); gv = malloc(90 * 2 * 64 * e);
+    ref_fill_inputs(q, l.nq, p.dtype, &seed);
+    ref_fill_inputs(k, l.nk, p.dtype, &seed);
+    ref_fill_inputs(v, l.nv, p.dtype, &seed);
     for (s = 0; s < 3; s++) {
         fa4_problem sp = layout_sequence(&l, &p, s);
         layout_gather(&l, s, q, k, v, gq, gk, gv);
+        back &= memcmp(gq, q + (size_t)s * 70 * 4 * 64 * e, 70 * 4 * 64 * e) == 0 &&
+                memcmp(gv, v + (size_t)s * 90 * 2 * 64 * e, 90 * 2 * 64 * e) == 0;
         for (i = 0; i < 70; i += 23)
             for (h = 0; h < 4; h++) {
-                ref_attention_row(a, &la, &p, q, k, v, s, i, h);
-                ref_attention_row(b, &lb, &sp, gq, gk, gv, 0, i, h);
-                for (x = 0; x < 64; x++)
+                ref_row(a, &la, &p, &l, q, k, v, NULL, 0, s, i, h);
+                ref_row(b, &lb, &sp, &l, gq, gk, gv, NULL, s, 0, i, h);
+                ref_attention_row_scaled(c, &lc, &sp, gq, gk, gv, NULL, NULL, NULL,
+                                         NULL, 0, i, h);
+                for (x = 0; x < 64; x++) {
                     same &= a[x] == b[x];
+                    moved |= fabs(b[x] - c[x]) > 1e-3 * (1 + fabs(c[x]));
+                }
                 same &= la == lb && sp.batch == 1 && !sp.varlen &&
-                        !sp.page_size;
+                        !sp.page_size && sp.dtype == dtype;
             }
     }
-    ok(same, "a sequence's reference on its gathered rows equals the dense "
-       "reference (bit for bit)");
+    ok(back, "%s: a dense sequence is gathered whole (%zu-byte elements)", name, e);
+    ok(same, "%s: a sequence's reference on its gathered rows equals the dense "
+       "reference (bit for bit)", name);
+    if (dtype == FA4_DTYPE_FP8_E4M3)
+        ok(moved, "fp8: with each sequence's descale factors, which change it");
     layout_free(&l);
 
     /* With sinks and softcap: the logits come from the layout. */
@@ -318,17 +345,15 @@ static void check_reference(void)
         same &= sp.attention_sinks == 1 && sp.softcap == 5;
         for (i = 0; i < 70; i += 23)
             for (h = 0; h < 4; h++) {
-                double c[64], lc;
-                ref_attention_row_sinks(a, &la, &p, q, k, v, l.sinks, s, i, h);
-                ref_attention_row_sinks(b, &lb, &sp, gq, gk, gv, l.sinks, 0, i,
-                                        h);
-                ref_attention_row(c, &lc, &sp, gq, gk, gv, 0, i, h);
+                ref_row(a, &la, &p, &l, q, k, v, l.sinks, 0, s, i, h);
+                ref_row(b, &lb, &sp, &l, gq, gk, gv, l.sinks, s, 0, i, h);
+                ref_row(c, &lc, &sp, &l, gq, gk, gv, NULL, s, 0, i, h);
                 for (x = 0; x < 64; x++)
                     same &= a[x] == b[x];
                 same &= la == lb && lb > lc;   /* the sink adds to the sum */
             }
     }
-    ok(same, "with sinks and softcap too, and the sink logits change LSE");
+    ok(same, "%s: with sinks and softcap too, and the sink logits change LSE", name);
     free(q); free(k); free(v); free(gq); free(gk); free(gv);
     layout_free(&l);
 }
@@ -402,58 +427,6 @@ static void check_fp8_layout(void)
     layout_free(&l);
 }
 
-/* One-byte rows gathered, and the per-sequence fp8 reference with each
-** sequence's factors equal to the dense one with the whole arrays. */
-static void check_fp8_reference(void)
-{
-    fa4_problem p = make(3, 70, 90, 0, 0);
-    tune_layout l;
-    uint64_t seed = 7;
-    uint8_t *q, *k, *v, *gq, *gk, *gv;
-    double a[64], b[64], c[64], la, lb, lc;
-    int s, i, h, x, same = 1, moved = 0, back = 1;
-
-    p.dtype = FA4_DTYPE_FP8_E4M3;
-    if (layout_build(&l, &p, LAYOUT_RAGGED) != 0 || !l.descale) {
-        ok(0, "fp8 layout builds");
-        return;
-    }
-    q = malloc(l.nq); k = malloc(l.nk); v = malloc(l.nv);
-    gq = malloc(70 * 4 * 64); gk = malloc(90 * 2 * 64); gv = malloc(90 * 2 * 64);
-    ref_fill_inputs(q, l.nq, p.dtype, &seed);
-    ref_fill_inputs(k, l.nk, p.dtype, &seed);
-    ref_fill_inputs(v, l.nv, p.dtype, &seed);
-    for (s = 0; s < 3; s++) {
-        fa4_problem sp = layout_sequence(&l, &p, s);
-        layout_gather(&l, s, q, k, v, gq, gk, gv);
-        back &= memcmp(gq, q + (size_t)s * 70 * 4 * 64, 70 * 4 * 64) == 0 &&
-                memcmp(gv, v + (size_t)s * 90 * 2 * 64, 90 * 2 * 64) == 0;
-        for (i = 0; i < 70; i += 23)
-            for (h = 0; h < 4; h++) {
-                ref_attention_row_scaled(a, &la, &p, q, k, v, NULL, l.descale,
-                                         l.descale + l.ndescale,
-                                         l.descale + 2 * l.ndescale, s, i, h);
-                ref_attention_row_scaled(b, &lb, &sp, gq, gk, gv, NULL,
-                                         layout_descale(&l, 0, s),
-                                         layout_descale(&l, 1, s),
-                                         layout_descale(&l, 2, s), 0, i, h);
-                ref_attention_row_scaled(c, &lc, &sp, gq, gk, gv, NULL, NULL,
-                                         NULL, NULL, 0, i, h);
-                for (x = 0; x < 64; x++) {
-                    same &= a[x] == b[x];
-                    moved |= fabs(b[x] - c[x]) > 1e-3 * (1 + fabs(c[x]));
-                }
-                same &= la == lb && sp.dtype == FA4_DTYPE_FP8_E4M3;
-            }
-    }
-    ok(back, "one-byte rows are gathered whole");
-    ok(same, "an fp8 sequence's reference on its gathered rows and factors "
-       "equals the dense one (bit for bit)");
-    ok(moved, "and the factors change it");
-    free(q); free(k); free(v); free(gq); free(gk); free(gv);
-    layout_free(&l);
-}
-
 /* The fp8 inputs: e4m3 values of a standard normal, no NaN; descale
 ** factors in [0.5, 2). */
 static void check_fp8_inputs(void)
@@ -489,9 +462,9 @@ int main(void)
     check_full_paged();
     check_ragged();
     check_sinks();
-    check_reference();
+    check_reference(FA4_DTYPE_BF16);
     check_fp8_layout();
-    check_fp8_reference();
+    check_reference(FA4_DTYPE_FP8_E4M3);
     check_fp8_inputs();
     return done_testing();
 }
