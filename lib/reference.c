@@ -205,18 +205,47 @@ double ref_rel_error(const uint16_t *out, const double *ref, size_t n, fa4_dtype
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+/* The next value of *SEED's xorshift64* generator, uniform in [0, 1). */
+static double next_uniform(uint64_t *seed)
+{
+    uint64_t s = *seed;
+
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    *seed = s;
+    return (double)((s * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+}
+
 void ref_fill_random(uint16_t *x, size_t n, fa4_dtype dtype, uint64_t *seed)
 {
     size_t i;
 
-    for (i = 0; i < n; i++) {
-        /* xorshift64*: fast, and the same seed gives the same inputs */
-        uint64_t s = *seed;
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        *seed = s;
-        x[i] = ref_float_to_half((float)((double)((s * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0 * 2.0 - 1.0),
-                                 dtype);
+    /* xorshift64*: fast, and the same seed gives the same inputs */
+    for (i = 0; i < n; i++)
+        x[i] = ref_float_to_half((float)(next_uniform(seed) * 2.0 - 1.0), dtype);
+}
+
+void ref_fill_inputs(void *x, size_t n, fa4_dtype dtype, uint64_t *seed)
+{
+    size_t i;
+
+    if (dtype != FA4_DTYPE_FP8_E4M3) {
+        ref_fill_random(x, n, dtype, seed);
+        return;
     }
+    for (i = 0; i < n; i++) {
+        /* Box-Muller; 1 - u keeps the logarithm's argument in (0, 1]. */
+        double u1 = 1.0 - next_uniform(seed), u2 = next_uniform(seed);
+        double g = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+        dtype_store(x, i, (float)g, dtype);
+    }
+}
+
+void ref_fill_descale(float *x, size_t n, uint64_t *seed)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        x[i] = (float)(0.5 + 1.5 * next_uniform(seed));
 }

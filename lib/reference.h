@@ -59,4 +59,17 @@ double ref_rel_error(const uint16_t *out, const double *ref, size_t n,
 /* Fill N 16-bit values with uniform random numbers in [-1, 1) from *SEED. */
 void ref_fill_random(uint16_t *x, size_t n, fa4_dtype dtype, uint64_t *seed);
 
+/*
+** Fill N inputs of DTYPE from *SEED: 16-bit ones as ref_fill_random()
+** (the same values for the same seed), fp8 e4m3 ones N(0, 1) rounded by
+** dtype_store(), which covers e4m3's whole mantissa and exponents down to
+** the subnormals, as real activations do (uniform [-1, 1) would leave most
+** of the range unused).
+*/
+void ref_fill_inputs(void *x, size_t n, fa4_dtype dtype, uint64_t *seed);
+
+/* Fill N descale factors (fp8) uniform in [0.5, 2) from *SEED: a kernel
+** that ignores one, or applies Q's to K, is then off by tens of percent. */
+void ref_fill_descale(float *x, size_t n, uint64_t *seed);
+
 #endif

@@ -2,7 +2,8 @@
 ** test_tune_dryrun.c -- fa4-tune without a GPU: the config space and its
 ** budgets for sm_90a, the coarse strategy's subsets, the verification
 ** shape, and NVRTC compiles of a couple of candidates with their
-** registers and spills.
+** registers and spills; fp8 problems as a dtype like the others (their
+** space, out dtype and verification problem).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -119,6 +120,48 @@ static void check_serving(const device_limits *dev)
     search_result_free(&r);
 }
 
+/*
+** fp8 on sm_90a: sm90 candidates only (the sm80 family has no fp8), O in
+** bf16 unless the problem asks fp16, and a verification problem that
+** keeps both dtypes.
+*/
+static void check_fp8(const device_limits *dev)
+{
+    fa4_problem p = FA4_PROBLEM_INIT, v;
+    search_result r;
+    int i, good;
+
+    p.dtype = FA4_DTYPE_FP8_E4M3;
+    p.batch = 1; p.seqlen_q = p.seqlen_k = 1000;
+    p.heads_q = p.heads_kv = 8; p.head_dim_qk = 128;
+    good = search_space(&r, dev, &p, 0) == FA4_OK && r.ntrials > 1 &&
+           all_family(&r, FA4_FAMILY_SM90) && r.default_index == 0;
+    if (!ok(good, "fp8 d128: %d sm90 candidates, the default first", r.ntrials))
+        diag("  %s %s", r.error, r.family_notes);
+    ok(r.problem.dtype == FA4_DTYPE_FP8_E4M3 &&
+       r.problem.out_dtype == FA4_DTYPE_BF16,
+       "the resolved problem writes O in bf16");
+    for (i = 0, good = 1; i < r.ntrials; i++)
+        good &= r.trials[i].layout.smem_bytes > 0 &&
+                r.trials[i].layout.smem_bytes <= dev->smem_per_block_optin;
+    ok(good, "every fp8 candidate has a budget that fits");
+    v = search_verify_problem(&r.problem, 132);
+    ok(v.dtype == FA4_DTYPE_FP8_E4M3 && v.out_dtype == FA4_DTYPE_BF16 &&
+       v.seqlen_q == 1000 && !v.varlen && !v.page_size &&
+       fa4_problem_check(&v, NULL, 0) == FA4_OK,
+       "its verification problem keeps fp8 in and bf16 out, and is valid");
+    search_result_free(&r);
+    p.out_dtype = FA4_DTYPE_FP16;
+    p.causal = 1;
+    good = search_space(&r, dev, &p, 0) == FA4_OK && r.ntrials > 0 &&
+           r.problem.out_dtype == FA4_DTYPE_FP16;
+    v = search_verify_problem(&r.problem, 132);
+    ok(good && v.out_dtype == FA4_DTYPE_FP16 &&
+       fa4_problem_check(&v, NULL, 0) == FA4_OK,
+       "fp16 out is kept through the space and the verification problem");
+    search_result_free(&r);
+}
+
 int main(void)
 {
     device_limits dev;
@@ -225,6 +268,7 @@ int main(void)
     }
 
     check_serving(&dev);
+    check_fp8(&dev);
 
     /* two candidates through NVRTC */
     if (jit_nvrtc_version() == 0) {
@@ -253,6 +297,11 @@ int main(void)
            "--causal", NULL) == 0 && strstr(out, "smem B") &&
        strstr(out, "(default)") && strstr(out, "sm90"),
        "fa4-tune space prints the table with smem and the default");
+    ok(run(out, sizeof out, "space", "--arch", "sm_90a", "--head-dim", "128",
+           "--dtype", "fp8", NULL) == 0 && strstr(out, "== space: fp8 ") &&
+       strstr(out, "(default)") && strstr(out, "sm90 bm=") &&
+       !strstr(out, "sm80 bm="),
+       "fa4-tune space --dtype fp8 lists sm90 configs only");
     ok(run(out, sizeof out, "space", "--arch", "sm_90a", "--head-dim", "64",
            "--family", "sm80", "--json", NULL) == 0,
        "fa4-tune space --json --family sm80 runs");

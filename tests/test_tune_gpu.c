@@ -8,7 +8,11 @@
 ** with attention sinks (the tuner's sink logits in the reference and on
 ** the device), whose winners a plain problem does not take.  Also the CLI
 ** path with --json, for a shape, a paged preset's row and --softcap with
-** --sinks.  Skips when there is no GPU.
+** --sinks.  fp8 (sm90 family): a coarse tune of a small problem whose
+** stored winner a later plan takes and runs correctly through the public
+** API (tests/gpu_check.h), the CLI's --dtype fp8, and `fa4-tune verify`
+** re-timing the fp8 winners, in a database of their own.  Skips when
+** there is no GPU.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -20,13 +24,18 @@
 #include "tap.h"
 #include "config.h"
 #include "context.h"
+/* The fp8 reference decodes every element: sample rows past 5e8
+   multiply-adds (tests/gpu_check.h). */
+#define GPU_CHECK_BUDGET 5.0e8
+#include "gpu_check.h"
+#include "tune_test_util.h"
 #include "../tuner/args.h"
 #include "../tuner/commands.h"
 #include "../tuner/search.h"
 
-static char dir[64], dbpath[128];
+static char dir[64], dbpath[128], fp8path[128];
 
-/* Remove the test database and its directory. */
+/* Remove the test databases and their directory. */
 static void cleanup(void)
 {
     char path[192];
@@ -36,17 +45,21 @@ static void cleanup(void)
     for (i = 0; i < sizeof ext / sizeof ext[0]; i++) {
         snprintf(path, sizeof path, "%s%s", dbpath, ext[i]);
         unlink(path);
+        snprintf(path, sizeof path, "%s%s", fp8path, ext[i]);
+        unlink(path);
     }
     rmdir(dir);
 }
 
 /*
-** Tune the serving problem P (NAME in messages) with three candidates on
-** CTX; a winner must be stored and a later plan for P must take it from
-** the user database.
+** Tune P (NAME in messages) on CTX with MAX_TRIALS candidates chosen by
+** STRATEGY; a winner must be stored and a later plan for P must take it
+** from the user database.  That plan goes to *OUT when OUT is not NULL
+** (the caller destroys it).
 */
-static void tune_serving(fa4_context *ctx, const fa4_problem *p,
-                         const char *name, unsigned seed)
+static void tune_one(fa4_context *ctx, const fa4_problem *p, const char *name,
+                     unsigned seed, tune_strategy strategy, int max_trials,
+                     fa4_plan **out)
 {
     search_result r;
     search_opts o;
@@ -67,8 +80,8 @@ static void tune_serving(fa4_context *ctx, const fa4_problem *p,
     snprintf(r.name, sizeof r.name, "%s", name);
     memset(&o, 0, sizeof o);
     o.jobs = 4;
-    o.max_trials = 3;
-    o.strategy = TUNE_STRATEGY_EXHAUSTIVE;
+    o.max_trials = max_trials;
+    o.strategy = strategy;
     o.warmup = 2;
     o.reps = 10;
     o.groups = 3;
@@ -84,8 +97,9 @@ static void tune_serving(fa4_context *ctx, const fa4_problem *p,
                  r.trials[i].failure);
     if (!ok(st == FA4_OK && r.winner >= 0 && r.winner_stored &&
             r.wrong == 0 && r.timed >= 1,
-            "%s: %d candidates matched the per-sequence reference and were "
-            "timed; a winner is stored", name, r.timed))
+            "%s: %d candidates matched the per-sequence reference (tolerance "
+            "%g) and were timed; a winner is stored", name, r.timed,
+            search_tolerance(p->dtype)))
         diag("  status %s: %s", fa4_status_string(st), r.error);
     if (r.winner >= 0)
         diag("%s winner: %s, %.4f ms", name,
@@ -100,7 +114,10 @@ static void tune_serving(fa4_context *ctx, const fa4_problem *p,
        config_equal(&got, &r.trials[r.stored_index].config),
        "%s: a later plan takes the stored config from the user database "
        "(source %d)", name, (int)src);
-    fa4_plan_destroy(plan);
+    if (out)
+        *out = plan;
+    else
+        fa4_plan_destroy(plan);
     search_result_free(&r);
 }
 
@@ -161,6 +178,106 @@ static void check_workers(json_t *doc)
            "every NVRTC compile of the run was a build thread's");
 }
 
+/* The ok lines of tune_fp8(), skipped together off the sm90 family. */
+#define FP8_TESTS 7
+
+/*
+** fp8 e4m3 (sm90 family): a coarse tune of b1 s1000, 8 heads, d128 (four
+** candidates) into the database at FP8PATH; the later plan takes the
+** stored config and its output on fresh inputs with descale factors is
+** within the fp8 tolerance; the CLI tunes --dtype fp8 into the same
+** database, and `fa4-tune verify` re-times the winners there.
+*/
+static void tune_fp8(unsigned seed)
+{
+    fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
+    fa4_context *ctx = NULL;
+    fa4_problem p = FA4_PROBLEM_INIT;
+    fa4_plan *plan = NULL;
+    gpu_check_result chk;
+    uint64_t s64 = (uint64_t)seed * 0x9E3779B97F4A7C15ULL + 3;
+    int i;
+
+    co.db_path = fp8path;
+    co.system_db_path = "/nonexistent/fa4-system.db";
+    if (fa4_context_create(&ctx, 0, &co) != FA4_OK) {
+        diag("  %s", fa4_context_last_error());
+        for (i = 0; i < FP8_TESTS; i++)
+            skip("no context for the fp8 database");
+        return;
+    }
+    if (strcmp(ctx->limits.arch, "sm_90a") != 0) {
+        for (i = 0; i < FP8_TESTS; i++)
+            skip("fp8 runs on the sm90 family (sm_90a); this GPU is %s", ctx->limits.arch);
+        fa4_context_destroy(ctx);
+        return;
+    }
+    p.dtype = FA4_DTYPE_FP8_E4M3;
+    p.batch = 1; p.seqlen_q = p.seqlen_k = 1000;
+    p.heads_q = p.heads_kv = 8; p.head_dim_qk = 128;
+    tune_one(ctx, &p, "fp8 d128", seed, TUNE_STRATEGY_COARSE, 4, &plan);
+    memset(&chk, 0, sizeof chk);
+    if (plan && gpu_check(&chk, ctx, plan, &p, &s64) == 0) {
+        if (!ok(chk.pass, "fp8: the stored config's plan is correct through "
+                "fa4_forward with descale factors (rel err %.2e, lse err %.1e)",
+                chk.rel_err, chk.lse_err))
+            diag("  %s", chk.msg);
+    } else {
+        ok(0, "fp8: the stored config's plan runs (%s)", plan ? chk.msg : "no plan");
+    }
+    fa4_plan_destroy(plan);
+    fa4_context_destroy(ctx);
+
+    /* the command line: --dtype fp8, causal, a second winner */
+    {
+        char *argv[] = { "fa4-tune", "tune", "--batch", "1", "--seqlen-q", "1000",
+                         "--heads-q", "8", "--head-dim", "128", "--dtype", "fp8",
+                         "--causal", "--max-trials", "2", "--strategy", "coarse", "-j",
+                         "4", "--db", fp8path, "--json", "--quiet", "--seed", NULL,
+                         NULL };
+        json_t *doc, *prob;
+        int rc = tune_json(argv, 25, seed, "fp8 tune arguments parse", &doc, &prob);
+        const char *dt = json_string_value(json_object_get(json_object_get(prob, "problem"),
+                                                           "dtype"));
+
+        if (!ok(rc == 0 && dt && !strcmp(dt, "fp8") &&
+                json_is_true(json_object_get(prob, "stored")),
+                "fa4-tune tune --dtype fp8 stores a winner"))
+            diag("  exit %d, json %s", rc, doc ? "parsed" : "unparsed");
+        json_decref(doc);
+    }
+    /* fa4-tune verify re-times the fp8 winners */
+    {
+        static char out[1 << 16], err[4096];
+        json_error_t je;
+        json_t *doc, *ws;
+        size_t k, n = 0, timed = 0;
+
+        tune_run(out, sizeof out, err, sizeof err, "verify", "--db", fp8path, "--json",
+                 "--quiet", NULL);
+        doc = json_loads(out, 0, &je);
+        ws = json_object_get(doc, "winners");
+        for (k = 0; k < json_array_size(ws); k++) {
+            json_t *w = json_array_get(ws, k);
+            const char *v = json_string_value(json_object_get(w, "verdict"));
+            const char *pr = json_string_value(json_object_get(w, "problem"));
+            n += pr && !strncmp(pr, "fp8 ", 4);
+            /* holds, lost, noisy: timed; default: nothing to time against */
+            timed += v && (!strcmp(v, "holds") || !strcmp(v, "lost") ||
+                           !strcmp(v, "noisy") || !strcmp(v, "default"));
+            if (v && strcmp(v, "holds") && strcmp(v, "lost") && strcmp(v, "noisy") &&
+                strcmp(v, "default"))
+                diag("  %s: %s (%s)", pr ? pr : "?", v,
+                     json_string_value(json_object_get(w, "note"))
+                     ? json_string_value(json_object_get(w, "note")) : "");
+        }
+        if (!ok(n >= 1 && n == json_array_size(ws) && timed == n,
+                "fa4-tune verify re-times the %zu fp8 winners (%zu judged)", n, timed))
+            diag("  %s", doc ? "" : err);
+        json_decref(doc);
+    }
+}
+
 int main(void)
 {
     fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
@@ -180,6 +297,7 @@ int main(void)
     if (!mkdtemp(dir))
         skip_all("cannot make a temporary directory");
     snprintf(dbpath, sizeof dbpath, "%s/tune.db", dir);
+    snprintf(fp8path, sizeof fp8path, "%s/fp8.db", dir);
     co.db_path = dbpath;
     co.system_db_path = "/nonexistent/fa4-system.db";
     st = fa4_context_create(&ctx, 0, &co);
@@ -280,10 +398,10 @@ int main(void)
 
         vp.batch = 6; vp.seqlen_q = vp.seqlen_k = 512; vp.varlen = 1;
         vp.heads_q = 8; vp.heads_kv = 2; vp.head_dim_qk = 128; vp.causal = 1;
-        tune_serving(ctx, &vp, "varlen prefill", seed);
+        tune_one(ctx, &vp, "varlen prefill", seed, TUNE_STRATEGY_EXHAUSTIVE, 3, NULL);
         pp.batch = 8; pp.seqlen_q = 1; pp.seqlen_k = 2048; pp.page_size = 16;
         pp.heads_q = 16; pp.heads_kv = 2; pp.head_dim_qk = 128; pp.causal = 1;
-        tune_serving(ctx, &pp, "paged decode", seed);
+        tune_one(ctx, &pp, "paged decode", seed, TUNE_STRATEGY_EXHAUSTIVE, 3, NULL);
     }
     /* softcap and sinks: other variants, other keys */
     {
@@ -292,7 +410,8 @@ int main(void)
         sp.batch = 2; sp.seqlen_q = sp.seqlen_k = 700;
         sp.heads_q = 8; sp.heads_kv = 2; sp.head_dim_qk = 128; sp.causal = 1;
         sp.softcap = 30; sp.attention_sinks = 1;
-        tune_serving(ctx, &sp, "softcap with sinks", seed);
+        tune_one(ctx, &sp, "softcap with sinks", seed, TUNE_STRATEGY_EXHAUSTIVE, 3,
+                 NULL);
         plain = sp;
         plain.softcap = 0;
         plain.attention_sinks = 0;
@@ -307,7 +426,8 @@ int main(void)
         dp.batch = 8; dp.seqlen_q = 1; dp.seqlen_k = 2048; dp.page_size = 16;
         dp.heads_q = 16; dp.heads_kv = 2; dp.head_dim_qk = 128; dp.causal = 1;
         dp.attention_sinks = 1;
-        tune_serving(ctx, &dp, "paged decode with sinks", seed);
+        tune_one(ctx, &dp, "paged decode with sinks", seed, TUNE_STRATEGY_EXHAUSTIVE, 3,
+                 NULL);
     }
     fa4_context_destroy(ctx);
 
@@ -368,6 +488,7 @@ int main(void)
             diag("  exit %d, json %s", rc, doc ? "parsed" : "unparsed");
         json_decref(doc);
     }
+    tune_fp8(seed);
     cleanup();
     return done_testing();
 }

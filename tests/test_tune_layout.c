@@ -5,7 +5,10 @@
 ** lengths, the row maps (every (sequence, row) its own row, gathered
 ** back exactly as scattered), the index arrays' device image, the sink
 ** logits that travel with them, and the per-sequence reference agreeing
-** with the dense one (sinks and softcap included).
+** with the dense one (sinks and softcap included).  fp8 problems: one-byte
+** inputs and a 16-bit O (dtype_out), descale factors in the index block,
+** the per-sequence reference applying them as the dense one does, and the
+** N(0, 1) e4m3 inputs the tuner draws.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -16,6 +19,7 @@
 #include "tap.h"
 #include "problem.h"
 #include "reference.h"
+#include "dtype.h"
 #include "../tuner/layout.h"
 
 /* A resolved problem of the given sizes (bf16, d64, 4/2 heads). */
@@ -272,37 +276,63 @@ static void check_sinks(void)
     layout_free(&l);
 }
 
-/* The per-sequence reference on gathered rows is the dense reference. */
-static void check_reference(void)
+/* Row I of head H, batch B of the reference on Q, K, V, with the layout's
+** descale factors from sequence FIRST on (none for 16-bit inputs). */
+static void ref_row(double *o, double *lse, const fa4_problem *p, const tune_layout *l,
+                    const void *q, const void *k, const void *v, const float *sinks,
+                    int first, int b, int i, int h)
+{
+    ref_attention_row_scaled(o, lse, p, q, k, v, sinks, layout_descale(l, 0, first),
+                             layout_descale(l, 1, first), layout_descale(l, 2, first),
+                             b, i, h);
+}
+
+/* The per-sequence reference on gathered rows (one-byte ones for fp8, with
+** each sequence's descale factors) is the dense reference. */
+static void check_reference(fa4_dtype dtype)
 {
     fa4_problem p = make(3, 70, 90, 0, 0);
+    const char *name = dtype_of(dtype)->name;
     tune_layout l;
     uint64_t seed = 42;
-    uint16_t *q, *k, *v, *gq, *gk, *gv;
-    double a[64], b[64], la, lb;
-    int s, i, h, x, same = 1;
+    char *q, *k, *v, *gq, *gk, *gv;
+    double a[64], b[64], c[64], la, lb, lc;
+    int s, i, h, x, same = 1, back = 1, moved = 0;
+    size_t e;
 
+    p.dtype = dtype;
+    p.out_dtype = 0;
     layout_build(&l, &p, LAYOUT_RAGGED);
-    q = malloc(l.nq * 2); k = malloc(l.nk * 2); v = malloc(l.nv * 2);
-    gq = malloc(70 * 4 * 64 * 2); gk = malloc(90 * 2 * 64 * 2); gv = malloc(90 * 2 * 64 * 2);
-    ref_fill_random(q, l.nq, p.dtype, &seed);
-    ref_fill_random(k, l.nk, p.dtype, &seed);
-    ref_fill_random(v, l.nv, p.dtype, &seed);
+    e = (size_t)l.in_bytes;
+    q = malloc(l.nq * e); k = malloc(l.nk * e); v = malloc(l.nv * e);
+    gq = malloc(70 * 4 * 64 * e); gk = malloc(90 * 2 * 64 * e); gv = malloc(90 * 2 * 64 * e);
+    ref_fill_inputs(q, l.nq, p.dtype, &seed);
+    ref_fill_inputs(k, l.nk, p.dtype, &seed);
+    ref_fill_inputs(v, l.nv, p.dtype, &seed);
     for (s = 0; s < 3; s++) {
         fa4_problem sp = layout_sequence(&l, &p, s);
         layout_gather(&l, s, q, k, v, gq, gk, gv);
+        back &= memcmp(gq, q + (size_t)s * 70 * 4 * 64 * e, 70 * 4 * 64 * e) == 0 &&
+                memcmp(gv, v + (size_t)s * 90 * 2 * 64 * e, 90 * 2 * 64 * e) == 0;
         for (i = 0; i < 70; i += 23)
             for (h = 0; h < 4; h++) {
-                ref_attention_row(a, &la, &p, q, k, v, s, i, h);
-                ref_attention_row(b, &lb, &sp, gq, gk, gv, 0, i, h);
-                for (x = 0; x < 64; x++)
+                ref_row(a, &la, &p, &l, q, k, v, NULL, 0, s, i, h);
+                ref_row(b, &lb, &sp, &l, gq, gk, gv, NULL, s, 0, i, h);
+                ref_attention_row_scaled(c, &lc, &sp, gq, gk, gv, NULL, NULL, NULL,
+                                         NULL, 0, i, h);
+                for (x = 0; x < 64; x++) {
                     same &= a[x] == b[x];
+                    moved |= fabs(b[x] - c[x]) > 1e-3 * (1 + fabs(c[x]));
+                }
                 same &= la == lb && sp.batch == 1 && !sp.varlen &&
-                        !sp.page_size;
+                        !sp.page_size && sp.dtype == dtype;
             }
     }
-    ok(same, "a sequence's reference on its gathered rows equals the dense "
-       "reference (bit for bit)");
+    ok(back, "%s: a dense sequence is gathered whole (%zu-byte elements)", name, e);
+    ok(same, "%s: a sequence's reference on its gathered rows equals the dense "
+       "reference (bit for bit)", name);
+    if (dtype == FA4_DTYPE_FP8_E4M3)
+        ok(moved, "fp8: with each sequence's descale factors, which change it");
     layout_free(&l);
 
     /* With sinks and softcap: the logits come from the layout. */
@@ -315,19 +345,114 @@ static void check_reference(void)
         same &= sp.attention_sinks == 1 && sp.softcap == 5;
         for (i = 0; i < 70; i += 23)
             for (h = 0; h < 4; h++) {
-                double c[64], lc;
-                ref_attention_row_sinks(a, &la, &p, q, k, v, l.sinks, s, i, h);
-                ref_attention_row_sinks(b, &lb, &sp, gq, gk, gv, l.sinks, 0, i,
-                                        h);
-                ref_attention_row(c, &lc, &sp, gq, gk, gv, 0, i, h);
+                ref_row(a, &la, &p, &l, q, k, v, l.sinks, 0, s, i, h);
+                ref_row(b, &lb, &sp, &l, gq, gk, gv, l.sinks, s, 0, i, h);
+                ref_row(c, &lc, &sp, &l, gq, gk, gv, NULL, s, 0, i, h);
                 for (x = 0; x < 64; x++)
                     same &= a[x] == b[x];
                 same &= la == lb && lb > lc;   /* the sink adds to the sum */
             }
     }
-    ok(same, "with sinks and softcap too, and the sink logits change LSE");
+    ok(same, "%s: with sinks and softcap too, and the sink logits change LSE", name);
     free(q); free(k); free(v); free(gq); free(gk); free(gv);
     layout_free(&l);
+}
+
+/* An fp8 problem's layout: element sizes, O's dtype, the descale factors
+** in the layout, its device image and the tensors. */
+static void check_fp8_layout(void)
+{
+    fa4_problem p = make(3, 300, 500, 0, 0), bf = p;
+    tune_layout l, again;
+    fa4_tensors t = FA4_TENSORS_INIT;
+    char *img;
+    int i, good = 1, varied = 0;
+
+    p.dtype = FA4_DTYPE_FP8_E4M3;
+    p.out_dtype = 0;
+    ok(layout_build(&l, &p, LAYOUT_FULL) == 0 && l.in_bytes == 1 &&
+       l.out_bytes == 2 && l.dtype == FA4_DTYPE_FP8_E4M3 &&
+       l.out_dtype == FA4_DTYPE_BF16,
+       "fp8 layout: one-byte inputs, O in bf16 by default");
+    ok(l.nq == (size_t)3 * 300 * 4 * 64 && l.no == l.nq && l.nk == (size_t)3 * 500 * 2 * 64,
+       "element counts do not depend on the dtype (%zu, %zu)", l.nq, l.nk);
+    ok(l.descale && l.ndescale == 3 * 2, "descale factors: batch x heads_kv "
+       "(%zu) for each of Q, K, V", l.ndescale);
+    for (i = 0; l.descale && i < 3 * 6; i++) {
+        good &= l.descale[i] >= 0.5f && l.descale[i] < 2.0f;
+        varied |= l.descale[i] != l.descale[0];
+    }
+    ok(good && varied, "they lie in [0.5, 2) and differ");
+    ok(layout_build(&again, &p, LAYOUT_RAGGED) == 0 && again.descale &&
+       memcmp(l.descale, again.descale, 18 * sizeof(float)) == 0,
+       "the same problem gets the same factors, full or ragged");
+    layout_free(&again);
+    ok(l.off_descale % 16 == 0 && l.index_bytes == 80,
+       "a dense fp8 problem's block holds the 18 factors alone (%zu bytes)",
+       l.index_bytes);
+    img = malloc(l.index_bytes);
+    if (img)
+        layout_index_image(&l, img);
+    ok(img && memcmp(img + l.off_descale, l.descale, 18 * sizeof(float)) == 0,
+       "the device image holds them");
+    free(img);
+    layout_tensors(&t, &l, 0x40000);
+    ok(t.q_descale == (const float *)(uintptr_t)(0x40000 + l.off_descale) &&
+       t.k_descale == (const float *)(uintptr_t)(0x40000 + l.off_descale + 24) &&
+       t.v_descale == (const float *)(uintptr_t)(0x40000 + l.off_descale + 48) &&
+       !t.sinks && !t.cu_seqlens_q,
+       "tensors.q/k/v_descale point at Q's, K's and V's");
+    ok(layout_descale(&l, 1, 2) == l.descale + 6 + 2 * 2,
+       "sequence 2's K factors follow sequences 0 and 1's");
+    layout_free(&l);
+
+    p.out_dtype = FA4_DTYPE_FP16;
+    p.attention_sinks = 1;
+    memset(&t, 0, sizeof t);
+    ok(layout_build(&l, &p, LAYOUT_FULL) == 0 && l.out_dtype == FA4_DTYPE_FP16 &&
+       l.out_bytes == 2 && l.sinks && l.off_descale >= l.off_sinks + 4 * 4 &&
+       l.index_bytes >= l.off_descale + 18 * 4,
+       "out_dtype fp16 is kept; the factors follow the sink logits");
+    layout_tensors(&t, &l, 0x40000);
+    ok(t.sinks && t.q_descale && t.v_descale, "with both in the tensors");
+    layout_free(&l);
+
+    memset(&t, 0, sizeof t);
+    ok(layout_build(&l, &bf, LAYOUT_FULL) == 0 && l.in_bytes == 2 &&
+       l.out_bytes == 2 && !l.descale && l.index_bytes == 0 &&
+       !layout_descale(&l, 0, 0),
+       "bf16: two-byte elements and no factors");
+    layout_tensors(&t, &l, 0);
+    ok(!t.q_descale && !t.k_descale && !t.v_descale, "and no descale tensors");
+    layout_free(&l);
+}
+
+/* The fp8 inputs: e4m3 values of a standard normal, no NaN; descale
+** factors in [0.5, 2). */
+static void check_fp8_inputs(void)
+{
+    enum { N = 1 << 16 };
+    static uint8_t x[N];
+    float d[64];
+    uint64_t seed = 99;
+    double sum = 0, sq = 0, big = 0;
+    int i, nan = 0, good = 1;
+
+    ref_fill_inputs(x, N, FA4_DTYPE_FP8_E4M3, &seed);
+    for (i = 0; i < N; i++) {
+        double f = dtype_load(x, (size_t)i, FA4_DTYPE_FP8_E4M3);
+        nan += isnan(f);
+        sum += f;
+        sq += f * f;
+        big = fabs(f) > big ? fabs(f) : big;
+    }
+    ok(nan == 0 && fabs(sum / N) < 0.02 && fabs(sq / N - 1) < 0.05 && big > 3 &&
+       big < 6, "fp8 inputs are N(0, 1) in e4m3 (mean %.3f, variance %.3f, "
+       "largest %.2f), no NaN", sum / N, sq / N, big);
+    ref_fill_descale(d, 64, &seed);
+    for (i = 0; i < 64; i++)
+        good &= d[i] >= 0.5f && d[i] < 2.0f;
+    ok(good, "descale factors lie in [0.5, 2)");
 }
 
 int main(void)
@@ -337,6 +462,9 @@ int main(void)
     check_full_paged();
     check_ragged();
     check_sinks();
-    check_reference();
+    check_reference(FA4_DTYPE_BF16);
+    check_fp8_layout();
+    check_reference(FA4_DTYPE_FP8_E4M3);
+    check_fp8_inputs();
     return done_testing();
 }

@@ -347,8 +347,8 @@ static int apply_option(tune_args *a, const opt_spec *o, const char *value,
         return 0;
     case O_DTYPE:
         if (tune_args_dtype(&s->dtype, value) != 0)
-            return tune_fail(err, size, "--dtype: '%s' is not a dtype; use bf16 "
-                             "or fp16", value);
+            return tune_fail(err, size, "--dtype: '%s' is not a dtype; use bf16, "
+                             "fp16 or fp8", value);
         a->shape_set |= TUNE_SHAPE_DTYPE;
         return 0;
     case O_BATCH:
@@ -742,7 +742,7 @@ const char *tune_args_usage(void)
 "  tune    measure kernel configs on the GPU and store the winners\n"
 "    problems: --preset NAME | --problems FILE.json |\n"
 "              --batch N --seqlen-q N [--seqlen-k N] --heads-q N [--heads-kv N]\n"
-"              --head-dim N [--head-dim-v N] [--dtype bf16|fp16] [--causal]\n"
+"              --head-dim N [--head-dim-v N] [--dtype bf16|fp16|fp8] [--causal]\n"
 "              [--window L,R]\n"
 "    serving:  --varlen (packed sequences, cu_seqlens)  --page-size N (paged\n"
 "              K/V, N a power of two); with --preset: applied to every row\n"

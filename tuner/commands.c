@@ -459,16 +459,6 @@ int cmd_tune(const tune_args *a, FILE *out, FILE *err)
         problem_list_free(&pl);
         return rc;
     }
-    for (int i = 0; i < pl.count; i++)
-        if (pl.items[i].problem.dtype == FA4_DTYPE_FP8_E4M3) {
-            /* The candidate check (search.c, layout.c) reads 16-bit inputs. */
-            fprintf(err, "fa4-tune: tune: fp8 problems are not timed yet (the candidate "
-                    "check is 16-bit only); fp8 plans use the heuristic.  --dry-run and "
-                    "'space' list and compile the fp8 configs\n");
-            problem_list_free(&pl);
-            return TUNE_EXIT_USAGE;
-        }
-
     /* Checks before any work: a writable database, then the devices. */
     path = user_db_path(a, pathbuf, sizeof pathbuf);
     if (check_writable(path, err)) {

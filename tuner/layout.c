@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
+#include "reference.h"
 #include "layout.h"
 
 /* Round N up to a multiple of 16 bytes (the index arrays share a block;
@@ -158,6 +160,10 @@ static void place_index(tune_layout *l)
         l->off_sinks = off;
         off += align16((size_t)l->heads_q * 4);
     }
+    if (l->descale) {
+        l->off_descale = off;
+        off += align16(3 * l->ndescale * 4);
+    }
     l->index_bytes = off;
 }
 
@@ -173,6 +179,10 @@ int layout_build(tune_layout *l, const fa4_problem *p, layout_lengths lengths)
     l->heads_kv = p->heads_kv;
     l->head_dim_qk = p->head_dim_qk;
     l->head_dim_v = p->head_dim_v ? p->head_dim_v : p->head_dim_qk;
+    l->dtype = p->dtype;
+    l->out_dtype = dtype_out(p);
+    l->in_bytes = dtype_bytes(l->dtype);
+    l->out_bytes = dtype_bytes(l->out_dtype);
     l->len_q = malloc((size_t)l->batch * sizeof *l->len_q);
     l->len_k = malloc((size_t)l->batch * sizeof *l->len_k);
     l->cu_q = malloc((size_t)(l->batch + 1) * sizeof *l->cu_q);
@@ -200,6 +210,15 @@ int layout_build(tune_layout *l, const fa4_problem *p, layout_lengths lengths)
             goto fail;
         layout_fill_sinks(l->sinks, l->heads_q, l->seqlen_k, &s);
     }
+    if (p->dtype == FA4_DTYPE_FP8_E4M3) {
+        uint64_t s = 0x94D049BB133111EBull ^ ((uint64_t)l->batch << 32) ^
+                     (uint64_t)l->heads_kv;
+
+        l->ndescale = (size_t)l->batch * l->heads_kv;
+        if (!(l->descale = malloc(3 * l->ndescale * sizeof *l->descale)))
+            goto fail;
+        ref_fill_descale(l->descale, 3 * l->ndescale, &s);
+    }
     l->q_rows = l->varlen ? (size_t)l->cu_q[l->batch]
                           : (size_t)l->batch * l->seqlen_q;
     l->kv_rows = l->page_size ? (size_t)l->num_pages * l->page_size
@@ -226,6 +245,7 @@ void layout_free(tune_layout *l)
     free(l->table);
     free(l->used);
     free(l->sinks);
+    free(l->descale);
     memset(l, 0, sizeof *l);
 }
 
@@ -267,22 +287,32 @@ fa4_problem layout_sequence(const tune_layout *l, const fa4_problem *p, int b)
     return s;
 }
 
-void layout_gather(const tune_layout *l, int b, const uint16_t *q,
-                   const uint16_t *k, const uint16_t *v, uint16_t *gq,
-                   uint16_t *gk, uint16_t *gv)
+void layout_gather(const tune_layout *l, int b, const void *q,
+                   const void *k, const void *v, void *gq, void *gk,
+                   void *gv)
 {
-    size_t qw = (size_t)l->heads_q * l->head_dim_qk;
-    size_t kw = (size_t)l->heads_kv * l->head_dim_qk;
-    size_t vw = (size_t)l->heads_kv * l->head_dim_v;
+    const size_t e = (size_t)l->in_bytes;
+    size_t qw = (size_t)l->heads_q * l->head_dim_qk * e;
+    size_t kw = (size_t)l->heads_kv * l->head_dim_qk * e;
+    size_t vw = (size_t)l->heads_kv * l->head_dim_v * e;
+    const char *cq = q, *ck = k, *cv = v;
+    char *dq = gq, *dk = gk, *dv = gv;
     int i;
 
     for (i = 0; i < l->len_q[b]; i++)
-        memcpy(gq + i * qw, q + layout_q_row(l, b, i) * qw, qw * 2);
+        memcpy(dq + i * qw, cq + layout_q_row(l, b, i) * qw, qw);
     for (i = 0; i < l->len_k[b]; i++) {
         size_t row = layout_k_row(l, b, i);
-        memcpy(gk + i * kw, k + row * kw, kw * 2);
-        memcpy(gv + i * vw, v + row * vw, vw * 2);
+        memcpy(dk + i * kw, ck + row * kw, kw);
+        memcpy(dv + i * vw, cv + row * vw, vw);
     }
+}
+
+const float *layout_descale(const tune_layout *l, int which, int b)
+{
+    if (!l->descale)
+        return NULL;
+    return l->descale + (size_t)which * l->ndescale + (size_t)b * l->heads_kv;
 }
 
 void layout_index_image(const tune_layout *l, void *host)
@@ -303,6 +333,8 @@ void layout_index_image(const tune_layout *l, void *host)
     }
     if (l->sinks)
         memcpy(h + l->off_sinks, l->sinks, (size_t)l->heads_q * 4);
+    if (l->descale)
+        memcpy(h + l->off_descale, l->descale, 3 * l->ndescale * 4);
 }
 
 fa4_status layout_upload(CUdeviceptr *out, const tune_layout *l,
@@ -350,6 +382,12 @@ void layout_tensors(fa4_tensors *t, const tune_layout *l, CUdeviceptr index)
     }
     if (l->sinks)
         t->sinks = (const float *)(uintptr_t)(index + l->off_sinks);
+    if (l->descale) {
+        CUdeviceptr d = index + l->off_descale;
+        t->q_descale = (const float *)(uintptr_t)d;
+        t->k_descale = (const float *)(uintptr_t)(d + l->ndescale * 4);
+        t->v_descale = (const float *)(uintptr_t)(d + 2 * l->ndescale * 4);
+    }
 }
 
 char *layout_describe(const tune_layout *l, char *buf, size_t size)

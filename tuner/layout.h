@@ -8,8 +8,10 @@
 ** pages end part-used.  Both map (sequence, row) to a row of the tensors
 ** as laid out, which is how the verification gathers one sequence for
 ** the float64 reference.  A problem with attention sinks gets its sink
-** logits here too, with the index arrays (one small read-only block).  No
-** device is needed but for layout_upload().
+** logits here too, with the index arrays (one small read-only block), and
+** an fp8 problem its descale factors.  Element sizes follow the dtypes:
+** Q, K and V in the problem's, O in dtype_out()'s.  No device is needed
+** but for layout_upload().
 */
 #ifndef FA4_TUNE_LAYOUT_H
 #define FA4_TUNE_LAYOUT_H
@@ -23,6 +25,8 @@ typedef struct tune_layout {
     int batch, seqlen_q, seqlen_k;   /* the problem's (the maxima) */
     int varlen, page_size;
     int heads_q, heads_kv, head_dim_qk, head_dim_v;
+    fa4_dtype dtype, out_dtype;  /* Q, K, V's and O's element types */
+    int in_bytes, out_bytes;     /* bytes per element of each */
     int *len_q, *len_k;          /* [batch]: rows of each sequence */
     int32_t *cu_q, *cu_k;        /* varlen: [batch + 1] offsets (cu_k: K/V
                                     not paged) */
@@ -30,14 +34,18 @@ typedef struct tune_layout {
     int32_t *used;               /* paged: seqused_k, [batch] */
     float *sinks;                /* attention_sinks: [heads_q] logits, else
                                     NULL */
+    float *descale;              /* fp8: Q's, K's and V's factors, each
+                                    [batch, heads_kv]; else NULL */
     int table_stride, num_pages;
     size_t q_rows;               /* rows of Q and O */
     size_t kv_rows;              /* rows of K and V (paged: the pool) */
     size_t nq, nk, nv, no, nlse; /* elements of each tensor (nlse: LSE
                                     floats, with or without return_lse) */
-    /* The index arrays (and the sink logits), one device block: byte
-       offsets and total size. */
-    size_t off_cu_q, off_cu_k, off_table, off_used, off_sinks, index_bytes;
+    size_t ndescale;             /* factors per tensor (fp8): batch x heads_kv */
+    /* The index arrays (with the sink logits and descale factors), one
+       device block: byte offsets and total size. */
+    size_t off_cu_q, off_cu_k, off_table, off_used, off_sinks, off_descale,
+           index_bytes;
 } tune_layout;
 
 /* How sequence lengths are chosen. */
@@ -53,8 +61,10 @@ typedef enum layout_lengths {
 ** and for a paged cache a pool of batch x ceil(seqlen_k / page_size)
 ** pages plus two spare, assigned to the sequences in a shuffled order
 ** that depends only on the problem; with attention sinks, a logit per
-** query head, also from the problem alone (layout_fill_sinks).  0, or -1
-** when out of host memory.  Release with layout_free().
+** query head, also from the problem alone (layout_fill_sinks); for fp8
+** inputs, descale factors in [0.5, 2) (ref_fill_descale), from the problem
+** alone too.  0, or -1 when out of host memory.  Release with
+** layout_free().
 */
 int layout_build(tune_layout *l, const fa4_problem *problem,
                  layout_lengths lengths);
@@ -87,11 +97,16 @@ size_t layout_lse_index(const tune_layout *l, int b, int h, int i);
 fa4_problem layout_sequence(const tune_layout *l, const fa4_problem *problem,
                             int b);
 
-/* Copy sequence B's rows of Q, K and V (16-bit elements, as laid out)
+/* Copy sequence B's rows of Q, K and V (in_bytes elements, as laid out)
 ** into the dense GQ, GK, GV (len_q[b] and len_k[b] rows). */
-void layout_gather(const tune_layout *l, int b, const uint16_t *q,
-                   const uint16_t *k, const uint16_t *v, uint16_t *gq,
-                   uint16_t *gk, uint16_t *gv);
+void layout_gather(const tune_layout *l, int b, const void *q,
+                   const void *k, const void *v, void *gq, void *gk,
+                   void *gv);
+
+/* The descale factors of tensor WHICH (0 Q, 1 K, 2 V) from sequence B on
+** (heads_kv of them for B, as sequence 0 of layout_sequence()'s problem
+** reads them), or NULL when the layout has none. */
+const float *layout_descale(const tune_layout *l, int which, int b);
 
 /* Write the index arrays into HOST (index_bytes bytes) at their offsets. */
 void layout_index_image(const tune_layout *l, void *host);
@@ -104,8 +119,8 @@ void layout_index_image(const tune_layout *l, void *host);
 fa4_status layout_upload(CUdeviceptr *out, const tune_layout *l,
                          const cuda_api *cu, char *why, size_t why_size);
 
-/* Point T's cu_seqlens_q/k, block_table, seqused_k and sinks at the
-** arrays uploaded to INDEX, as far as the layout uses them. */
+/* Point T's cu_seqlens_q/k, block_table, seqused_k, sinks and descale
+** factors at the arrays uploaded to INDEX, as far as the layout uses them. */
 void layout_tensors(fa4_tensors *t, const tune_layout *l, CUdeviceptr index);
 
 /* "varlen, paged 16 (52 pages, shuffled)" or "dense"; returns BUF. */

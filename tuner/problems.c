@@ -311,8 +311,8 @@ static int json_problem(fa4_problem *p, char *name, size_t name_size,
         } else if (!strcmp(key, "dtype")) {
             if (!json_is_string(v) ||
                 tune_args_dtype(&p->dtype, json_string_value(v)) != 0)
-                return tune_fail(err, size, "%s.dtype: expected \"bf16\" or "
-                                 "\"fp16\"", where);
+                return tune_fail(err, size, "%s.dtype: expected \"bf16\", "
+                                 "\"fp16\" or \"fp8\"", where);
         } else if (!strcmp(key, "batch")) {
             r = json_int(&p->batch, v, where, key, 1, err, size), have_batch = 1;
         } else if (!strcmp(key, "seqlen_q")) {

@@ -728,14 +728,16 @@ fa4_problem search_verify_problem(const fa4_problem *p, int sm_count)
 ** is gathered into a dense problem of its own for the reference
 ** (through the block table when paged), so the reference needs no
 ** notion of packing or pages.  Softcapping comes with the problem, the
-** sink logits with the layout (uploaded with its index arrays).
+** sink logits and fp8 descale factors with the layout (uploaded with its
+** index arrays).  Inputs are ref_fill_inputs()'s in the problem's dtype
+** (fp8: N(0, 1) e4m3 values), O is read in dtype_out().
 */
 typedef struct verifier {
     fa4_problem p;
     tune_layout lay;
     int dv;
     size_t no, nlse;                /* elements of O and LSE */
-    uint16_t *host_out;
+    void *host_out;
     float *host_lse;
     int *rows;                      /* checked (b * heads_q + h) * sq + i */
     int nrows;
@@ -788,14 +790,15 @@ static int rows_of(int *out, int j, int sq)
 ** out: sequence by sequence, gathered into dense buffers.  0, or -1 when
 ** out of host memory.
 */
-static int verifier_reference(verifier *v, const uint16_t *q,
-                              const uint16_t *k, const uint16_t *vv)
+static int verifier_reference(verifier *v, const void *q, const void *k,
+                              const void *vv)
 {
     const fa4_problem *p = &v->p;
     const tune_layout *l = &v->lay;
-    uint16_t *gq = malloc((size_t)p->seqlen_q * p->heads_q * p->head_dim_qk * 2);
-    uint16_t *gk = malloc((size_t)p->seqlen_k * p->heads_kv * p->head_dim_qk * 2);
-    uint16_t *gv = malloc((size_t)p->seqlen_k * p->heads_kv * v->dv * 2);
+    const size_t e = (size_t)l->in_bytes;
+    void *gq = malloc((size_t)p->seqlen_q * p->heads_q * p->head_dim_qk * e);
+    void *gk = malloc((size_t)p->seqlen_k * p->heads_kv * p->head_dim_qk * e);
+    void *gv = malloc((size_t)p->seqlen_k * p->heads_kv * v->dv * e);
     int b, h, x;
 
     if (!gq || !gk || !gv) {
@@ -813,9 +816,11 @@ static int verifier_reference(verifier *v, const uint16_t *q,
             for (x = 0; x < n; x++) {
                 int r = v->nrows++;
                 v->rows[r] = j * p->seqlen_q + rows[x];
-                ref_attention_row_sinks(v->ref_o + (size_t)r * v->dv,
-                                        &v->ref_lse[r], &sp, gq, gk, gv,
-                                        l->sinks, 0, rows[x], h);
+                ref_attention_row_scaled(v->ref_o + (size_t)r * v->dv,
+                                         &v->ref_lse[r], &sp, gq, gk, gv,
+                                         l->sinks, layout_descale(l, 0, b),
+                                         layout_descale(l, 1, b),
+                                         layout_descale(l, 2, b), 0, rows[x], h);
             }
         }
     }
@@ -833,7 +838,8 @@ static fa4_status verifier_init(verifier *v, fa4_context *ctx,
 {
     const cuda_api *cu = ctx->cu;
     const tune_layout *l = &v->lay;
-    uint16_t *q = NULL, *k = NULL, *vv = NULL;
+    void *q = NULL, *k = NULL, *vv = NULL;
+    size_t ie, oe;
     fa4_status st = FA4_ENOMEM;
     CUresult res = CUDA_SUCCESS;
     char text[256];
@@ -848,10 +854,12 @@ static fa4_status verifier_init(verifier *v, fa4_context *ctx,
     }
     v->no = l->no;
     v->nlse = p->return_lse ? l->nlse : 0;
-    q = malloc(l->nq * 2);
-    k = malloc(l->nk * 2);
-    vv = malloc(l->nv * 2);
-    v->host_out = malloc(v->no * 2);
+    ie = (size_t)l->in_bytes;
+    oe = (size_t)l->out_bytes;
+    q = malloc(l->nq * ie);
+    k = malloc(l->nk * ie);
+    vv = malloc(l->nv * ie);
+    v->host_out = malloc(v->no * oe);
     v->rows = malloc((size_t)nbh * 4 * sizeof *v->rows);
     v->ref_o = malloc((size_t)nbh * 4 * v->dv * sizeof(double));
     v->ref_lse = malloc((size_t)nbh * 4 * sizeof(double));
@@ -862,9 +870,9 @@ static fa4_status verifier_init(verifier *v, fa4_context *ctx,
         snprintf(why, why_size, "out of host memory (verification inputs)");
         goto done;
     }
-    ref_fill_random(q, l->nq, p->dtype, &seed);
-    ref_fill_random(k, l->nk, p->dtype, &seed);
-    ref_fill_random(vv, l->nv, p->dtype, &seed);
+    ref_fill_inputs(q, l->nq, p->dtype, &seed);
+    ref_fill_inputs(k, l->nk, p->dtype, &seed);
+    ref_fill_inputs(vv, l->nv, p->dtype, &seed);
     if (verifier_reference(v, q, k, vv) != 0) {
         snprintf(why, why_size, "out of host memory (verification reference)");
         goto done;
@@ -872,16 +880,16 @@ static fa4_status verifier_init(verifier *v, fa4_context *ctx,
     if ((st = layout_upload(&v->index, l, cu, why, why_size)) != FA4_OK)
         goto done;
     st = FA4_ECUDA;
-    if ((res = cu->cuMemAlloc(&v->q, l->nq * 2)) ||
-        (res = cu->cuMemAlloc(&v->k, l->nk * 2)) ||
-        (res = cu->cuMemAlloc(&v->v, l->nv * 2)) ||
-        (res = cu->cuMemAlloc(&v->o, v->no * 2)) ||
+    if ((res = cu->cuMemAlloc(&v->q, l->nq * ie)) ||
+        (res = cu->cuMemAlloc(&v->k, l->nk * ie)) ||
+        (res = cu->cuMemAlloc(&v->v, l->nv * ie)) ||
+        (res = cu->cuMemAlloc(&v->o, v->no * oe)) ||
         (v->nlse && (res = cu->cuMemAlloc(&v->lse, v->nlse * 4))) ||
-        (res = cu->cuMemcpyHtoD(v->q, q, l->nq * 2)) ||
-        (res = cu->cuMemcpyHtoD(v->k, k, l->nk * 2)) ||
-        (res = cu->cuMemcpyHtoD(v->v, vv, l->nv * 2))) {
+        (res = cu->cuMemcpyHtoD(v->q, q, l->nq * ie)) ||
+        (res = cu->cuMemcpyHtoD(v->k, k, l->nk * ie)) ||
+        (res = cu->cuMemcpyHtoD(v->v, vv, l->nv * ie))) {
         snprintf(why, why_size, "verification buffers (%.0f MiB): %s",
-                 (l->nq + l->nk + l->nv + v->no) * 2 / 1048576.0,
+                 ((l->nq + l->nk + l->nv) * ie + v->no * oe) / 1048576.0,
                  cuda_error_text(res, text, sizeof text));
         if (res == CUDA_ERROR_OUT_OF_MEMORY)
             st = FA4_ENOMEM;
@@ -916,7 +924,7 @@ static fa4_status verify_one(verifier *v, fa4_context *ctx, search_trial *t,
 
     /* 0xFF bytes are NaN in bf16, fp16 and float: an output the kernel
        did not write cannot pass for the previous candidate's. */
-    if ((res = cu->cuMemsetD8(v->o, 0xFF, v->no * 2)) != CUDA_SUCCESS ||
+    if ((res = cu->cuMemsetD8(v->o, 0xFF, v->no * v->lay.out_bytes)) != CUDA_SUCCESS ||
         (v->nlse && (res = cu->cuMemsetD8(v->lse, 0xFF, v->nlse * 4)) != CUDA_SUCCESS))
         goto cuda_error;
     tn.q = (const void *)(uintptr_t)v->q;
@@ -946,17 +954,17 @@ static fa4_status verify_one(verifier *v, fa4_context *ctx, search_trial *t,
                  "CUDA context is unusable", text);
         return FA4_ECUDA;
     }
-    if ((res = cu->cuMemcpyDtoH(v->host_out, v->o, v->no * 2)) != CUDA_SUCCESS ||
+    if ((res = cu->cuMemcpyDtoH(v->host_out, v->o, v->no * v->lay.out_bytes)) != CUDA_SUCCESS ||
         (v->nlse && (res = cu->cuMemcpyDtoH(v->host_lse, v->lse, v->nlse * 4)) != CUDA_SUCCESS))
         goto cuda_error;
-    verify_init(&vr, p->dtype);
-    bad = verify_nonfinite(v->host_out, v->no, p->dtype, &first);
+    verify_init(&vr, p->dtype, v->lay.out_dtype);
+    bad = verify_nonfinite(v->host_out, v->no, v->lay.out_dtype, &first);
     verify_add_nonfinite(&vr, bad, first, "o");
     for (r = 0; r < v->nrows; r++) {
         int bh = v->rows[r] / p->seqlen_q, i = v->rows[r] % p->seqlen_q;
         int b = bh / p->heads_q, h = bh % p->heads_q;
-        const uint16_t *row = v->host_out +
-            (layout_q_row(&v->lay, b, i) * p->heads_q + h) * v->dv;
+        const char *row = (const char *)v->host_out +
+            (layout_q_row(&v->lay, b, i) * p->heads_q + h) * v->dv * v->lay.out_bytes;
         verify_row(&vr, row, v->ref_o + (size_t)r * v->dv, v->dv,
                    v->nlse ? &v->host_lse[layout_lse_index(&v->lay, b, h, i)]
                            : NULL, v->ref_lse[r], b, i, h);

@@ -9,7 +9,6 @@
 
 #include "context.h"
 #include "family.h"
-#include "dtype.h"
 #include "reference.h"
 #include "timing.h"
 
@@ -37,10 +36,9 @@ fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
 {
     const cuda_api *cu = ctx->cu;
     const tune_layout *lay = &out->layout;
-    int eb = dtype_bytes(p->dtype);
-    size_t q, k, v, o, lse, set, total, chunk, off;
+    size_t q, k, v, o, lse, set, total, chunk, off, eb;
     double want;
-    uint16_t *host = NULL;
+    void *host = NULL;
     CUresult res;
     fa4_status st = FA4_OK;
     int n;
@@ -52,10 +50,11 @@ fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
                  "sequences), or more than 2^31 packed rows", p->batch);
         return FA4_ENOMEM;
     }
+    eb = (size_t)lay->in_bytes;
     q = align256(lay->nq * eb);
     k = align256(lay->nk * eb);
     v = align256(lay->nv * eb);
-    o = align256(lay->no * eb);
+    o = align256(lay->no * (size_t)lay->out_bytes);
     lse = p->return_lse ? align256(lay->nlse * 4) : 0;
     set = q + k + v + o + lse;
     /* At least two sets and more than twice L2 in all: a launch never
@@ -88,8 +87,9 @@ fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
     if ((st = layout_upload(&out->index, lay, cu, why, why_size)) != FA4_OK)
         goto done;
 
-    /* Fill everything with random values in [-1, 1): one host chunk,
-       copied over the whole range (the values repeat; the timing does not
+    /* Fill everything with random inputs (ref_fill_inputs: 16-bit values
+       in [-1, 1), fp8 N(0, 1)): one host chunk, copied over the whole range
+       (the values repeat, O's bytes are overwritten; the timing does not
        depend on them, only the verification does, on its own inputs). */
     chunk = total < ((size_t)16 << 20) ? total : ((size_t)16 << 20);
     if (!(host = malloc(chunk))) {
@@ -97,7 +97,7 @@ fa4_status timing_buffers_create(timing_buffers *out, fa4_context *ctx,
         st = FA4_ENOMEM;
         goto done;
     }
-    ref_fill_random(host, chunk / 2, p->dtype, seed);
+    ref_fill_inputs(host, chunk / eb, p->dtype, seed);
     for (off = 0; off < total; off += chunk) {
         size_t len = total - off < chunk ? total - off : chunk;
         if ((res = cu->cuMemcpyHtoD(out->base + off, host, len)) != CUDA_SUCCESS) {

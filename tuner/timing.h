@@ -46,17 +46,18 @@ typedef struct timing_buffers {
     int has_lse;
     int next;                  /* the set the next launch uses */
     tune_layout layout;        /* every sequence at the problem's lengths */
-    CUdeviceptr index;         /* its index arrays and sink logits, one
-                                  copy for all sets (read-only, and small: a
-                                  serving engine's stay in L2 too); 0 when
-                                  dense without sinks */
+    CUdeviceptr index;         /* its index arrays, sink logits and
+                                  descale factors, one copy for all sets
+                                  (read-only, and small: a serving engine's
+                                  stay in L2 too); 0 when it has none */
 } timing_buffers;
 
 /*
-** Allocate and fill (random values from *SEED) PROBLEM's tensors, laid
-** out as layout.h's LAYOUT_FULL (varlen: packed, cu_seqlens multiples of
-** the lengths; paged: a shuffled pool, seqused_k = seqlen_k; attention
-** sinks: the layout's logits, one per query head): with
+** Allocate and fill (random values from *SEED) PROBLEM's tensors, Q, K
+** and V in its dtype and O in dtype_out(), laid out as layout.h's
+** LAYOUT_FULL (varlen: packed, cu_seqlens multiples of the lengths; paged:
+** a shuffled pool, seqused_k = seqlen_k; attention sinks: the layout's
+** logits, one per query head; fp8: the layout's descale factors): with
 ** TIMING_L2_ROTATE enough sets that together they exceed twice CTX's L2
 ** size (at least 2), with TIMING_L2_WARM one.  The caller has made CTX
 ** current (context_push).  FA4_OK, FA4_ENOMEM ("needs 3.2 GiB of device
