@@ -99,6 +99,29 @@ def main():
                          **{n: per_call_us(f, args.calls, args.groups, torch) for n, f in cases.items()}))
         print_row(rows[-1])
 
+    # FP8 dense prefill with descales (Hopper): the descale pointers per call.
+    f8 = getattr(torch, "float8_e4m3fn", None)
+    if f8 is not None and torch.cuda.get_device_capability() == (9, 0):
+        b, s, hq, hkv, d = 1, 128, 8, 8, 128
+        q, k, v = (torch.randn(b, s, h, d, device="cuda").to(f8) for h in (hq, hkv, hkv))
+        ds = [torch.rand(b, hkv, device="cuda") + 0.5 for _ in range(3)]
+        o = torch.empty(b, s, hq, d, **bf)
+        fa4.attention(q, k, v, causal=True, out=o, q_descale=ds[0], k_descale=ds[1], v_descale=ds[2])
+        e = _ops.dense(q, k, v, o, True, -1, -1, 0.0, False, plan_only=True)
+        raw = raw_launch(fa4, e, torch, q=q.data_ptr(), k=k.data_ptr(), v=v.data_ptr(), o=o.data_ptr(),
+                         q_descale=ds[0].data_ptr(), k_descale=ds[1].data_ptr(), v_descale=ds[2].data_ptr(),
+                         seqlen_q=s, seqlen_k=s, batch=b)
+        cases = dict(raw=raw,
+                     out=lambda: fa4.attention(q, k, v, causal=True, out=o, q_descale=ds[0], k_descale=ds[1],
+                                               v_descale=ds[2]),
+                     alloc=lambda: fa4.attention(q, k, v, causal=True, q_descale=ds[0], k_descale=ds[1],
+                                                 v_descale=ds[2]),
+                     op=lambda: torch.ops.fa4.attention(q, k, v, True, -1, -1, 0.0, False, ds[0], ds[1], ds[2], 0))
+        rows.append(dict(shape="attention fp8 b%d s%d %d/%d d%d causal" % (b, s, hq, hkv, d),
+                         family=e.plan.family, workspace_bytes=e.ws_bytes,
+                         **{n: per_call_us(f, args.calls, args.groups, torch) for n, f in cases.items()}))
+        print_row(rows[-1])
+
     # Decode against a dense and a paged cache (split-KV: a workspace per stream).
     for (b, L, hq, hkv, d, page) in [(64, 4096, 32, 4, 128, 0), (64, 4096, 32, 4, 128, 16)]:
         q = torch.randn(b, 1, hq, d, **bf)

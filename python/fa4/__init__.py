@@ -7,7 +7,7 @@
     o = fa4.attention(q, k, v, causal=True)            # [2, 1024, 16, 128]
 
 Tensors are [batch, seqlen, heads, head_dim] (packed [total, heads, head_dim] for
-varlen), bf16 or fp16, on one CUDA device, the last dimension contiguous; other
+varlen), bf16 or fp16 (fa4.attention also fp8 e4m3 on Hopper), on one CUDA device, the last dimension contiguous; other
 strides are free where libfa4 accepts them (multiples of 16 bytes).  Semantics
 are FlashAttention's: causal masks align to the bottom-right corner, the
 default scale is 1/sqrt(head_dim), LSE is the natural log-sum-exp, float32.
@@ -47,7 +47,8 @@ def _window(window):
     return int(wl), int(wr)
 
 
-def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, return_lse=False, out=None):
+def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, return_lse=False, out=None,
+              q_descale=None, k_descale=None, v_descale=None, out_dtype=None):
     """Attention forward: softmax(softmax_scale * q k^T + mask) v per batch and head.
 
     q: [batch, seqlen_q, heads_q, head_dim]; k: [batch, seqlen_k, heads_kv, head_dim];
@@ -56,21 +57,39 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, ret
     sliding window, -1 unbounded.  softmax_scale: None for 1/sqrt(head_dim).
     out: an optional [batch, seqlen_q, heads_q, head_dim_v] tensor to write.
 
+    FP8 (torch.float8_e4m3fn q, k, v; Hopper): q_descale, k_descale, v_descale
+    are optional float32 [batch, heads_kv] tensors that turn the stored values
+    into real ones (FlashAttention-3's convention; None means 1); O is
+    out_dtype, torch.bfloat16 (default) or torch.float16.  16-bit inputs take
+    neither and write O in their own type.
+
     Returns out, or (out, lse) with return_lse (lse: float32 [batch, heads_q,
     seqlen_q]).  Raises Fa4Error with libfa4's message when the library refuses
     the problem, ValueError/TypeError for tensors that do not fit together.
     """
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
+    fp8 = None
+    if q_descale is not None or k_descale is not None or v_descale is not None or out_dtype is not None:
+        fp8 = (q_descale, k_descale, v_descale, out_dtype)
     done = None
     if not torch.compiler.is_compiling():
-        done = _ops.dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse)
+        done = _ops.dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse, fp8)
     if done is not None:
         out, lse = done
-    elif out is None:
-        out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse)
+    elif fp8 is None:
+        if out is None:
+            out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse)
+        else:
+            lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse)
     else:
-        lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse)
+        code = _ops.out_code(out_dtype)
+        if out is None:
+            out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse,
+                                               q_descale, k_descale, v_descale, code)
+        else:
+            lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse,
+                                              q_descale, k_descale, v_descale, code)
     return (out, lse) if return_lse else out
 
 

@@ -35,6 +35,12 @@ import torch
 from . import _abi, _lib
 
 _DTYPES = {torch.bfloat16: _abi.DTYPE_BF16, torch.float16: _abi.DTYPE_FP16}
+_FP8 = getattr(torch, "float8_e4m3fn", None)
+if _FP8 is not None:
+    _DTYPES[_FP8] = _abi.DTYPE_FP8_E4M3
+# fa4_problem.out_dtype codes of the output types fp8 inputs may ask for.
+_OUT_CODES = {torch.bfloat16: _abi.DTYPE_BF16, torch.float16: _abi.DTYPE_FP16}
+_OUT_TYPES = {c: t for t, c in _OUT_CODES.items()}
 _TENSORS_SIZE = C.sizeof(_abi.Tensors)
 _pack = _abi.TENSORS_PACK.pack
 _float32 = torch.float32
@@ -169,14 +175,14 @@ def _workspace(e, stream, device):
     return ws
 
 
-def _launch(dev, e, q, k, v, o, lse, cu_q, cu_k, table, used, sq, sk, b):
+def _launch(dev, e, q, k, v, o, lse, cu_q, cu_k, table, used, sq, sk, b, qd=0, kd=0, vd=0):
     """fa4_forward of plan entry E on the current stream.  The tensors are data
-    pointers (ints; 0 for none)."""
+    pointers (ints; 0 for none); QD, KD, VD: fp8 descale factors."""
     stream = _raw_stream(dev.index)
     # WS stays referenced until the launch is queued (in a capture it is nobody else's).
     ws = _workspace(e, stream, dev.device) if e.ws_bytes else None
     st = dev.forward(e.handle, _pack(_TENSORS_SIZE, q, k, v, o, lse, cu_q, cu_k, table, used,
-                                     0 if ws is None else ws.data_ptr(), sq, sk, b, 0, 0, 0, 0),
+                                     0 if ws is None else ws.data_ptr(), sq, sk, b, 0, qd, kd, vd),
                      stream)
     if st:
         raise dev.context.error("fa4_forward", st)
@@ -193,11 +199,11 @@ class _Call:
     """A class of calls that passed the checks (see the module's docstring): the
     device, the plan entry, the sizes fa4_tensors gets (SK: the cache's capacity
     for a KV cache), and the shapes of what a call allocates."""
-    __slots__ = ("dev", "e", "sq", "sk", "b", "o_shape", "lse_shape")
+    __slots__ = ("dev", "e", "sq", "sk", "b", "o_shape", "lse_shape", "odt")
 
-    def __init__(self, dev, e, sq, sk, b, o_shape, lse_shape):
+    def __init__(self, dev, e, sq, sk, b, o_shape, lse_shape, odt=None):
         self.dev, self.e, self.sq, self.sk, self.b = dev, e, sq, sk, b
-        self.o_shape, self.lse_shape = o_shape, lse_shape
+        self.o_shape, self.lse_shape, self.odt = o_shape, lse_shape, odt
 
 
 _dense_calls = {}
@@ -231,7 +237,7 @@ def _device_of(q, *others):
 def _dtype(q, k, v):
     dt = _DTYPES.get(q.dtype)
     if dt is None:
-        raise TypeError("fa4: q is %s; supported: torch.bfloat16, torch.float16" % q.dtype)
+        raise TypeError("fa4: q is %s; supported: %s" % (q.dtype, ", ".join(str(t) for t in _DTYPES)))
     if k.dtype != q.dtype or v.dtype != q.dtype:
         raise TypeError("fa4: q, k and v must have one dtype (got %s, %s, %s)" % (q.dtype, k.dtype, v.dtype))
     return dt
@@ -273,13 +279,48 @@ def _strides(t, force=False):
     return (sb, ss, sh)
 
 
-def _output(out, shape, q, name="out"):
+def _output(out, shape, q, name="out", odt=None):
+    """O: OUT checked, or a new tensor; ODT its dtype (None: q's)."""
+    odt = odt or q.dtype
     if out is None:
-        return torch.empty(shape, dtype=q.dtype, device=q.device)
-    if tuple(out.shape) != shape or out.dtype != q.dtype or out.device != q.device:
+        return torch.empty(shape, dtype=odt, device=q.device)
+    if tuple(out.shape) != shape or out.dtype != odt or out.device != q.device:
         raise ValueError("fa4: %s must be %s %s on %s (got %s %s on %s)" % (
-            name, shape, q.dtype, q.device, tuple(out.shape), out.dtype, out.device))
+            name, shape, odt, q.device, tuple(out.shape), out.dtype, out.device))
     return out
+
+
+def out_type(q, out_dtype):
+    """The dtype of O for inputs like Q: fp8 inputs write OUT_DTYPE (None:
+    bfloat16; float16 may be asked for), 16-bit ones their own type."""
+    if q.dtype is _FP8 and _FP8 is not None:
+        if out_dtype is None:
+            return torch.bfloat16
+        if out_dtype not in _OUT_CODES:
+            raise TypeError("fa4: out_dtype %s; fp8 inputs write torch.bfloat16 or torch.float16" % out_dtype)
+        return out_dtype
+    if out_dtype is not None and out_dtype != q.dtype:
+        raise TypeError("fa4: out_dtype %s; %s inputs write %s" % (out_dtype, q.dtype, q.dtype))
+    return q.dtype
+
+
+def check_descales(q, k, descales):
+    """DESCALES (q, k, v factors or None): float32 [batch, heads_kv] on q's
+    device, fp8 inputs only (FlashAttention-3's q_descale/k_descale/v_descale)."""
+    if all(t is None for t in descales):
+        return
+    if q.dtype is not _FP8 or _FP8 is None:
+        raise ValueError("fa4: q_descale, k_descale and v_descale apply to torch.float8_e4m3fn inputs "
+                         "(q is %s)" % q.dtype)
+    shape = (q.shape[0], k.shape[-2])
+    for name, t in zip(("q_descale", "k_descale", "v_descale"), descales):
+        if t is None:
+            continue
+        if t.dtype != torch.float32 or tuple(t.shape) != shape or not t.is_contiguous():
+            raise ValueError("fa4: %s must be a contiguous float32 tensor of shape %s [batch, heads_kv] "
+                             "(got %s %s)" % (name, shape, t.dtype, tuple(t.shape)))
+        if t.device != q.device:
+            raise ValueError("fa4: %s must be on %s (got %s)" % (name, q.device, t.device))
 
 
 def _no_keys(out, lse):
@@ -290,11 +331,11 @@ def _no_keys(out, lse):
     return out, lse
 
 
-def _start(out, o_shape, lse_shape, q, return_lse, no_rows, no_keys):
-    """O (the caller's, checked, or new) and LSE (new when asked), and the
-    finished (out, lse) when there is nothing to launch: NO_ROWS (no query
-    row) or NO_KEYS (no key); else None."""
-    out = _output(out, o_shape, q)
+def _start(out, o_shape, lse_shape, q, return_lse, no_rows, no_keys, odt=None):
+    """O (the caller's, checked, or new; ODT its dtype, None: q's) and LSE (new
+    when asked), and the finished (out, lse) when there is nothing to launch:
+    NO_ROWS (no query row) or NO_KEYS (no key); else None."""
+    out = _output(out, o_shape, q, odt=odt)
     lse = torch.empty(lse_shape, dtype=torch.float32, device=q.device) if return_lse else None
     if no_rows:
         return out, lse, (out, lse)
@@ -331,9 +372,10 @@ def dense_shapes(q, k, v):
     return b, sq, hq, d, sk, hkv, v.shape[3]
 
 
-def dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse):
+def dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse, fp8=None):
     """fa4.attention outside torch.compile: (out, lse or None), or None when the
-    call must go through the op (use_op)."""
+    call must go through the op (use_op).  FP8: None, or (q_descale, k_descale,
+    v_descale, out_dtype) when any was given."""
     key = None
     if type(q) is _Tensor and type(k) is _Tensor and type(v) is _Tensor and (out is None or type(out) is _Tensor):
         # What the checks read (strides only of a tensor that is not contiguous:
@@ -344,44 +386,62 @@ def dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse):
                causal, wl, wr, scale, return_lse)
         if out is not None:
             key += (out.shape, out.is_contiguous() or out.stride(), out.dtype, out.get_device())
+        if fp8 is not None:
+            if all(t is None or type(t) is _Tensor for t in fp8[:3]):
+                # A marker first: no other layout of the key compares equal.
+                key += (_FP8, fp8[3]) + tuple(None if t is None else (t.shape, t.is_contiguous(), t.dtype,
+                                                                      t.get_device()) for t in fp8[:3])
+            else:
+                key = None
+    if key is not None:
         c = _dense_calls.get(key)
         # A known key means CUDA tensors: use_op() is left with modes and autograd.
         if c is not None and not _dispatch_modes() and not _function_modes() and not (_grad_enabled() and (
                 q.requires_grad or k.requires_grad or v.requires_grad or out is not None and out.requires_grad)):
             dev = c.dev
             if out is None:
-                out = _empty(c.o_shape, dtype=q.dtype, device=dev.device)
+                out = _empty(c.o_shape, dtype=c.odt, device=dev.device)
             lse = _empty(c.lse_shape, dtype=_float32, device=dev.device) if return_lse else None
-            _launch(dev, c.e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                    0 if lse is None else lse.data_ptr(), 0, 0, 0, 0, c.sq, c.sk, c.b)
+            if fp8 is None:
+                _launch(dev, c.e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                        0 if lse is None else lse.data_ptr(), 0, 0, 0, 0, c.sq, c.sk, c.b)
+            else:
+                _launch(dev, c.e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                        0 if lse is None else lse.data_ptr(), 0, 0, 0, 0, c.sq, c.sk, c.b,
+                        _ptr(fp8[0]), _ptr(fp8[1]), _ptr(fp8[2]))
             return out, lse
-    if use_op(q, k, v, out):
+    if use_op(q, k, v, out, *(fp8[:3] if fp8 is not None else ())):
         return None
-    return dense(q, k, v, out, causal, wl, wr, scale, return_lse, key=key)
+    return dense(q, k, v, out, causal, wl, wr, scale, return_lse, key=key, fp8=fp8)
 
 
-def dense(q, k, v, out, causal, wl, wr, scale, return_lse, plan_only=False, key=None):
+def dense(q, k, v, out, causal, wl, wr, scale, return_lse, plan_only=False, key=None, fp8=None):
     """fa4.attention on real CUDA tensors.  Returns (out, lse or None); with
     PLAN_ONLY, the cached plan entry instead (fa4.plan_info).  KEY: dense_eager's
-    key of this call, to remember it by."""
-    dev = _device_of(q, k, v, out)
+    key of this call, to remember it by.  FP8: as dense_eager's."""
+    descales, out_dtype = (fp8[:3], fp8[3]) if fp8 is not None else ((None, None, None), None)
+    dev = _device_of(q, k, v, out, *descales)
     dt = _DTYPES.get(q.dtype)
     b, sq, hq, d, sk, hkv, dv = dense_shapes(q, k, v)
+    odt = out_type(q, out_dtype)
+    check_descales(q, k, descales)
+    ocode = _OUT_CODES[odt] if dt == _abi.DTYPE_FP8_E4M3 else 0
     if not plan_only:
         out, lse, done = _start(out, (b, sq, hq, dv), (b, hq, sq), q, return_lse,
-                                b == 0 or sq == 0, sk == 0)
+                                b == 0 or sq == 0, sk == 0, odt)
         if done is not None:
             return done
     strides = (_strides(q), _strides(k), _strides(v), None if out is None else _strides(out))
     bmax, sqmax, skmax = _batch_max(b, hkv), _pow2(sq), _pow2(sk)
-    pkey = ("dense", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, skmax)
+    pkey = ("dense", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, skmax, ocode)
     e = dev.plans.get(pkey) or dev.entry(pkey, lambda: _problem(
-        dt, bmax, sqmax, skmax, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides))
+        dt, bmax, sqmax, skmax, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, out_dtype=ocode))
     if plan_only:
         return e
     if key is not None:
-        _remember(_dense_calls, key, _Call(dev, e, sq, sk, b, (b, sq, hq, dv), (b, hq, sq)))
-    _launch(dev, e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), _ptr(lse), 0, 0, 0, 0, sq, sk, b)
+        _remember(_dense_calls, key, _Call(dev, e, sq, sk, b, (b, sq, hq, dv), (b, hq, sq), odt))
+    _launch(dev, e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), _ptr(lse), 0, 0, 0, 0, sq, sk, b,
+            *(_ptr(t) for t in descales))
     return out, lse
 
 
@@ -553,11 +613,13 @@ def kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, 
         # optional part starts with a torch.Size or a marker: no two layouts
         # of the key compare equal.
         if lens:
-            key += (cache_seqlens.shape, cache_seqlens.stride(), cache_seqlens.dtype, cache_seqlens.get_device())
+            key += (cache_seqlens.shape, cache_seqlens.is_contiguous() or cache_seqlens.stride(),
+                    cache_seqlens.dtype, cache_seqlens.get_device())
         else:
             key += (None if cache_seqlens is None else _INT,)
         if block_table is not None:
-            key += (block_table.shape, block_table.stride(), block_table.dtype, block_table.get_device())
+            key += (block_table.shape, block_table.is_contiguous() or block_table.stride(), block_table.dtype,
+                    block_table.get_device())
         if out is not None:
             key += (None, out.shape, out.is_contiguous() or out.stride(), out.dtype, out.get_device())
         c = _kvcache_calls.get(key)
@@ -679,30 +741,56 @@ def _lse_or_empty(lse, q):
     return lse if lse is not None else q.new_empty((0,), dtype=torch.float32)
 
 
+def fp8_args(q_descale, k_descale, v_descale, out_dtype):
+    """dense()'s FP8 argument from the ops' (OUT_DTYPE: a fa4_problem.out_dtype
+    code, 0 for none)."""
+    if q_descale is None and k_descale is None and v_descale is None and not out_dtype:
+        return None
+    return (q_descale, k_descale, v_descale, _OUT_TYPES.get(out_dtype) if out_dtype else None)
+
+
+def out_code(out_dtype):
+    """The ops' out_dtype argument for a torch dtype (None: 0)."""
+    if out_dtype is None:
+        return 0
+    if out_dtype not in _OUT_CODES:
+        raise TypeError("fa4: out_dtype %s; fp8 inputs write torch.bfloat16 or torch.float16" % out_dtype)
+    return _OUT_CODES[out_dtype]
+
+
 @torch.library.custom_op("fa4::attention", mutates_args=(), device_types="cuda")
 def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, window_left: int,
-                  window_right: int, softmax_scale: float, return_lse: bool) -> Tuple[torch.Tensor, torch.Tensor]:
-    out, lse = dense(q, k, v, None, causal, window_left, window_right, softmax_scale, return_lse)
+                  window_right: int, softmax_scale: float, return_lse: bool,
+                  q_descale: Optional[torch.Tensor] = None, k_descale: Optional[torch.Tensor] = None,
+                  v_descale: Optional[torch.Tensor] = None,
+                  out_dtype: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
+    out, lse = dense(q, k, v, None, causal, window_left, window_right, softmax_scale, return_lse,
+                     fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype))
     return out, _lse_or_empty(lse, q)
 
 
 @_attention_op.register_fake
-def _(q, k, v, causal, window_left, window_right, softmax_scale, return_lse):
+def _(q, k, v, causal, window_left, window_right, softmax_scale, return_lse, q_descale=None, k_descale=None,
+      v_descale=None, out_dtype=0):
     b, sq, hq, _, _, _, dv = dense_shapes(q, k, v)
-    return (q.new_empty((b, sq, hq, dv)),
+    odt = out_type(q, _OUT_TYPES.get(out_dtype) if out_dtype else None)
+    return (q.new_empty((b, sq, hq, dv), dtype=odt),
             q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32))
 
 
 @torch.library.custom_op("fa4::attention_out", mutates_args=("out",), device_types="cuda")
 def _attention_out_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor, causal: bool,
-                      window_left: int, window_right: int, softmax_scale: float,
-                      return_lse: bool) -> torch.Tensor:
-    _, lse = dense(q, k, v, out, causal, window_left, window_right, softmax_scale, return_lse)
+                      window_left: int, window_right: int, softmax_scale: float, return_lse: bool,
+                      q_descale: Optional[torch.Tensor] = None, k_descale: Optional[torch.Tensor] = None,
+                      v_descale: Optional[torch.Tensor] = None, out_dtype: int = 0) -> torch.Tensor:
+    _, lse = dense(q, k, v, out, causal, window_left, window_right, softmax_scale, return_lse,
+                   fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype))
     return _lse_or_empty(lse, q)
 
 
 @_attention_out_op.register_fake
-def _(q, k, v, out, causal, window_left, window_right, softmax_scale, return_lse):
+def _(q, k, v, out, causal, window_left, window_right, softmax_scale, return_lse, q_descale=None,
+      k_descale=None, v_descale=None, out_dtype=0):
     b, sq, hq, _, _, _, _ = dense_shapes(q, k, v)
     return q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32)
 

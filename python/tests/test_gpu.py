@@ -1,5 +1,6 @@
 """fa4 on a GPU against a float64 reference: dense (ragged lengths 1, 17, 1000,
-causal and not, GQA/MQA, windows, strided views, fp16, head_dim_v < head_dim),
+causal and not, GQA/MQA, windows, strided views, fp16, head_dim_v < head_dim,
+fp8 e4m3 with descales on Hopper),
 varlen, KV caches dense and paged (shuffled pages), new keys appended to them
 (and the caches' contents afterwards), remembered call classes that still check
 what differs, plans reused across sizes, errors with the library's message,
@@ -115,6 +116,132 @@ test_dense_d192_v128 = _dense_case(2, 17, 1000, 4, 2, d=192, dv=128, causal=True
 test_dense_window = _dense_case(2, 1000, 1000, 4, 2, window=(100, 20))
 test_dense_window_causal = _dense_case(2, 17, 1000, 4, 2, causal=True, window=(64, -1))
 test_dense_scale = _dense_case(2, 17, 17, 4, 4, scale=0.3)
+
+
+# ------------------------------------------------------------------ fp8
+
+# The library's fp8 tolerances (lib/verify.h): relative Frobenius error of O
+# 4e-2 against the float64 reference on the dequantised inputs (P is rounded
+# to e4m3 in the kernel, not in the reference), LSE within 2^-8 (1 + |ref|).
+FP8_REL, FP8_LSE = 4e-2, 2 ** -8
+
+
+def _need_fp8(torch):
+    if getattr(torch, "float8_e4m3fn", None) is None:
+        _util.skip("this PyTorch has no float8_e4m3fn")
+    if torch.cuda.get_device_capability() != (9, 0):
+        _util.skip("fp8 runs on the sm90 family (compute capability 9.0)")
+
+
+def _fp8_inputs(torch, b, sq, sk, hq, hkv, d, seed, descale=True):
+    """e4m3 q, k, v (N(0,1) values over the descale) and their float32
+    [batch, heads_kv] descales (None when DESCALE is false), plus the
+    dequantised float64 tensors the reference takes."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    tensors, scales, real = [], [], []
+    for shape in ((b, sq, hq, d), (b, sk, hkv, d), (b, sk, hkv, d)):
+        ds = (torch.rand(b, hkv, device="cuda", generator=g) * 1.5 + 0.5) if descale else None
+        x = torch.randn(*shape, device="cuda", generator=g)
+        per_head = torch.ones(b, shape[2], device="cuda") if ds is None else \
+            ds.repeat_interleave(shape[2] // hkv, dim=1)
+        x8 = (x / per_head[:, None, :, None]).to(torch.float8_e4m3fn)
+        tensors.append(x8)
+        scales.append(ds)
+        real.append(x8.double() * per_head[:, None, :, None].double())
+    return tensors, scales, real
+
+
+def _check_fp8(out, ref, what, lse=None, ref_lse=None):
+    import torch
+    assert not torch.isnan(out).any(), "%s: NaN in the output (a row left unwritten?)" % what
+    rel = (out.double() - ref).norm().item() / ref.norm().item()
+    assert rel <= FP8_REL, "%s: relative error %.2e (tol %.1e)" % (what, rel, FP8_REL)
+    if lse is not None:
+        err = (lse.double() - ref_lse).abs() - FP8_LSE * (1 + ref_lse.abs())
+        assert err.max().item() <= 0, "%s: LSE off by up to %.2e" % (what, (lse.double() - ref_lse).abs().max())
+
+
+def _fp8_case(b, sq, sk, hq, hkv, d=128, causal=False, descale=True, out_dtype=None):
+    def test():
+        torch, fa4 = _torch()
+        _need_fp8(torch)
+        seed = zlib.crc32(repr(("fp8", b, sq, sk, hq, hkv, d, causal, descale, out_dtype)).encode()) & 0xffff
+        (q, k, v), (qd, kd, vd), (qr, kr, vr) = _fp8_inputs(torch, b, sq, sk, hq, hkv, d, seed, descale)
+        odt = out_dtype or torch.bfloat16
+        out = _poisoned(torch, (b, sq, hq, d), odt)
+        o, lse = fa4.attention(q, k, v, causal=causal, return_lse=True, out=out, q_descale=qd, k_descale=kd,
+                               v_descale=vd, out_dtype=out_dtype)
+        assert o is out and o.dtype == odt
+        ref, ref_lse = reference(qr, kr, vr, causal)
+        _check_fp8(o, ref, "fp8", lse, ref_lse)
+        o2 = fa4.attention(q, k, v, causal=causal, q_descale=qd, k_descale=kd, v_descale=vd, out_dtype=out_dtype)
+        assert o2.dtype == odt
+        _check_fp8(o2, ref, "fp8, out allocated (remembered call)")
+    return test
+
+
+test_fp8_b2_q1000_k1000 = _fp8_case(2, 1000, 1000, 4, 2)
+test_fp8_b2_q1000_k1000_causal = _fp8_case(2, 1000, 1000, 4, 2, causal=True)
+test_fp8_d64_q17_causal = _fp8_case(1, 17, 17, 2, 1, d=64, causal=True)
+test_fp8_q1_k300_no_descale = _fp8_case(1, 1, 300, 4, 4, descale=False)
+
+
+def test_fp8_fp16_output():
+    torch, fa4 = _torch()
+    _need_fp8(torch)
+    _fp8_case(1, 300, 700, 8, 2, causal=True, out_dtype=torch.float16)()
+
+
+def test_fp8_descales_per_call():
+    """A remembered fp8 call passes each call's descale pointers: doubling
+    v_descale doubles O."""
+    torch, fa4 = _torch()
+    _need_fp8(torch)
+    (q, k, v), (qd, kd, vd), _ = _fp8_inputs(torch, 2, 256, 256, 4, 2, 128, 77)
+    o1 = fa4.attention(q, k, v, q_descale=qd, k_descale=kd, v_descale=vd)
+    o2 = fa4.attention(q, k, v, q_descale=qd, k_descale=kd, v_descale=vd * 2)
+    rel = (o2.double() - 2 * o1.double()).norm().item() / (2 * o1.double()).norm().item()
+    assert rel <= 1e-2, "doubling v_descale: relative difference %.2e" % rel
+
+
+def test_fp8_errors():
+    torch, fa4 = _torch()
+    _need_fp8(torch)
+    (q, k, v), (qd, kd, vd), _ = _fp8_inputs(torch, 2, 64, 64, 4, 2, 128, 78)
+    bf = q.to(torch.bfloat16)
+    for call, exc, words in [
+            (lambda: fa4.attention(bf, bf, bf, q_descale=qd), ValueError, "float8_e4m3fn"),
+            (lambda: fa4.attention(bf, bf, bf, out_dtype=torch.float16), TypeError, "out_dtype"),
+            (lambda: fa4.attention(q, k, v, out_dtype=torch.float32), TypeError, "bfloat16 or torch.float16"),
+            (lambda: fa4.attention(q, k, v, q_descale=qd[:1]), ValueError, "[batch, heads_kv]"),
+            (lambda: fa4.attention(q, k, v, k_descale=kd.double()), ValueError, "float32"),
+            (lambda: fa4.attention(q, k, v, out=torch.empty(2, 64, 4, 128, device="cuda", dtype=q.dtype)),
+             ValueError, "bfloat16")]:
+        try:
+            call()
+        except exc as e:
+            assert words in str(e), (words, str(e))
+        else:
+            raise AssertionError("no %s for %s" % (exc.__name__, words))
+    cu = torch.tensor([0, 64, 128], device="cuda", dtype=torch.int32)
+    try:
+        fa4.attention_varlen(q.view(-1, 4, 128), k.view(-1, 2, 128), v.view(-1, 2, 128), cu, cu, 64, 64)
+    except fa4.Fa4Error as e:
+        assert "fp8" in str(e).lower() or "e4m3" in str(e).lower(), e
+    else:
+        raise AssertionError("fp8 varlen ran")
+
+
+def test_fp8_torch_compile():
+    torch, fa4 = _torch()
+    _need_fp8(torch)
+    (q, k, v), (qd, kd, vd), (qr, kr, vr) = _fp8_inputs(torch, 2, 300, 300, 4, 2, 128, 79)
+
+    def f(q, k, v, qd, kd, vd):
+        return fa4.attention(q, k, v, causal=True, q_descale=qd, k_descale=kd, v_descale=vd) * 2
+    o = torch.compile(f, fullgraph=True)(q, k, v, qd, kd, vd)
+    assert o.dtype == torch.bfloat16
+    _check_fp8(o / 2, reference(qr, kr, vr, True)[0], "compiled fp8")
 
 
 def test_dense_strided_views():

@@ -39,6 +39,13 @@ def test_fake_shapes():
     o, lse = fa4.attention_with_kvcache(q[:, :1], pages, pages, lens, table, return_lse=True)
     assert o.shape == (2, 1, 8, 128) and lse.shape == (2, 8, 1)
     assert fa4.attention_with_kvcache(q, k, k, 20).shape == (2, 17, 8, 128)
+    f8 = getattr(torch, "float8_e4m3fn", None)
+    if f8 is not None:   # fp8 inputs write bf16 unless fp16 is asked for
+        q8, k8 = q.to(f8), k.to(f8)
+        ds = _meta(torch, 2, 2, dtype=torch.float32)
+        assert fa4.attention(q8, k8, k8, q_descale=ds).dtype == torch.bfloat16
+        o, lse = fa4.attention(q8, k8, k8, out_dtype=torch.float16, return_lse=True)
+        assert o.dtype == torch.float16 and o.shape == (2, 17, 8, 128) and lse.shape == (2, 8, 17)
 
 
 def test_compile_fullgraph_traces_the_ops():
