@@ -330,8 +330,8 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
 }
 
 /* family_ops.defines: the sm90 constants of kernels/README.md
-** (FA4_KV_SLOTS only with the fused ring: the split-ring sources, and so
-** their cubin cache keys, stay as they were). */
+** (FA4_KV_SLOTS only with the fused ring and FA4_VT_KEYS only for fp8: the
+** other sources, and so their cubin cache keys, stay as they were). */
 static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
 {
@@ -340,6 +340,12 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
         m = snprintf(buf, size, "#define FA4_KV_SLOTS %d\n", l->kv_slots);
         if (m < 0 || (size_t)m >= size)
             return -1;
+    }
+    if (pb->dtype == FA4_DTYPE_FP8_E4M3) {   /* the V^T copy's grid step (launch_sm90.c) */
+        n = snprintf(buf + m, size - (size_t)m, "#define FA4_VT_KEYS %d\n", SM90_VT_KEYS);
+        if (n < 0 || (size_t)n >= size - (size_t)m)
+            return -1;
+        m += n;
     }
     n = snprintf(buf + m, size - (size_t)m,
                      "#define FA4_CONSUMER_WGS %d\n#define FA4_PRODUCER_REGS %d\n"

@@ -56,7 +56,7 @@ static inline int sm90_pad_dim(int dim, int width)
     return (dim + width - 1) / width * width;
 }
 
-#define SM90_VT_KEYS 64     /* kernels/sm90/vtranspose.cuh FA4_VT_KEYS */
+#define SM90_VT_KEYS 64     /* keys per CTA of the V^T copy: FA4_VT_KEYS in the kernel */
 #define SM90_VT_OFFSET 256
 static inline int sm90_vt_keys(int seqlen_k)
 {

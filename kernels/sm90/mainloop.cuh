@@ -257,17 +257,22 @@ FA4_DEV void release_stage(u32 bar, int lane)
         mbarrier_arrive(bar);
 }
 
+/* The descriptor of k-step KK (32 bytes of K) of a K-major tile at BASE
+ * stored as chunks of ROWS rows x FA4_SWIZZLE bytes: chunk kk / kpc, the
+ * step's 32 bytes inside each swizzled row. */
+FA4_DEV u64 kmajor_step_desc(u32 base, int rows, int kk)
+{
+    constexpr int kpc = FA4_SWIZZLE / 32; /* k-steps per swizzled row */
+    return smem_desc_kmajor(base + (kk / kpc) * rows * FA4_SWIZZLE + (kk % kpc) * 32);
+}
+
 /* S = Q K^T for warpgroup WG's 64 rows against K stage K_SMEM. */
 FA4_DEV void gemm_qk(float (&s)[FA4_BN / 2], u32 q_wg, u32 k_smem)
 {
-    constexpr int kpc = FA4_SWIZZLE / 32; /* k-steps (32 B) per swizzled row */
 #pragma unroll
-    for (int kk = 0; kk < FA4_DP / FA4_KSTEP; ++kk) {
-        const u32 off = (u32)((kk % kpc) * 32); /* k-step inside a swizzled row */
-        const u64 da = smem_desc_kmajor(q_wg + (kk / kpc) * FA4_BM * FA4_SWIZZLE + off);
-        const u64 db = smem_desc_kmajor(k_smem + (kk / kpc) * FA4_BN * FA4_SWIZZLE + off);
-        wgmma_ss<FA4_BN, FA4_AB>(s, da, db, kk > 0 ? 1 : 0);
-    }
+    for (int kk = 0; kk < FA4_DP / FA4_KSTEP; ++kk)
+        wgmma_ss<FA4_BN, FA4_AB>(s, kmajor_step_desc(q_wg, FA4_BM, kk), kmajor_step_desc(k_smem, FA4_BN, kk),
+                                 kk > 0 ? 1 : 0);
 }
 
 /* O += P V with P (FA4_P_REGS packed registers) and V stage V_SMEM: V
@@ -277,14 +282,10 @@ FA4_DEV void gemm_qk(float (&s)[FA4_BN / 2], u32 q_wg, u32 k_smem)
 FA4_DEV void gemm_pv(float (&o)[FA4_DVP / 2], const u32 (&pr)[FA4_P_REGS], u32 v_smem)
 {
 #if FA4_FP8
-    constexpr int kpc = FA4_SWIZZLE / 32;
 #pragma unroll
-    for (int kk = 0; kk < FA4_BN / 32; ++kk) {
-        const u64 db = smem_desc_kmajor(v_smem + (kk / kpc) * FA4_DVP * FA4_SWIZZLE +
-                                        (kk % kpc) * 32);
-        wgmma_rs<FA4_DVP, FA4_AB>(o, pr[4 * kk], pr[4 * kk + 1], pr[4 * kk + 2],
-                                  pr[4 * kk + 3], db, 1);
-    }
+    for (int kk = 0; kk < FA4_BN / 32; ++kk)
+        wgmma_rs<FA4_DVP, FA4_AB>(o, pr[4 * kk], pr[4 * kk + 1], pr[4 * kk + 2], pr[4 * kk + 3],
+                                  kmajor_step_desc(v_smem, FA4_DVP, kk), 1);
 #else
 #pragma unroll
     for (int kk = 0; kk < FA4_BN / 16; ++kk) {

@@ -15,7 +15,11 @@
 #ifndef FA4_SM90_VTRANSPOSE_CUH
 #define FA4_SM90_VTRANSPOSE_CUH
 
-#define FA4_VT_KEYS 64 /* keys per CTA, and skp's multiple */
+/* FA4_VT_KEYS (from the host, lib/launch_sm90.h): keys per CTA, and skp's
+ * multiple. */
+#if FA4_VT_KEYS % 16 != 0 || FA4_VT_KEYS < 16
+#error "FA4_VT_KEYS: a multiple of 16 keys, from the host"
+#endif
 
 struct __align__(16) fa4_u32x4 { /* one 16-byte load or store */
     u32 w[4];
