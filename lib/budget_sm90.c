@@ -233,7 +233,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     if (fp8 && (cfg->swizzle == 32 || cfg->bn % cfg->swizzle != 0 ||
                 cfg->rescale_threshold > 8)) {
         /* V^T tiles are whole chunks of swizzle-many keys; P x 2^(8 - threshold)
-           must stay below e4m3's 448 (kernels/sm90/kernel.cuh, FA4_P_SCALE). */
+           must stay below e4m3's 448 (kernels/sm90/kernel.cuh, FA4_P_LOG2). */
         snprintf(why, wn, "sm90 fp8: swizzle=%d bn=%d rescale_threshold=%d; fp8 needs "
                  "swizzle 64 or 128, bn a multiple of the swizzle, threshold <= 8",
                  cfg->swizzle, cfg->bn, cfg->rescale_threshold);

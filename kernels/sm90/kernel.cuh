@@ -65,9 +65,16 @@
 /* P's packed registers per thread: BN/2 scores, 2 (16-bit) or 4 (fp8) a register. */
 #define FA4_P_REGS (FA4_BN * FA4_ESIZE / 8)
 /* fp8: P <= 2^FA4_RESCALE_THRESHOLD (the running max lags by at most that)
- * is stored times 2^(8 - threshold), so that it spans e4m3's normal range
- * up to 256 < 448 (small P keep 3 mantissa bits instead of flushing). */
-#define FA4_P_SCALE ((float)(1 << (8 - FA4_RESCALE_THRESHOLD)))
+ * is computed as 2^(8 - threshold) times itself, so that it spans e4m3's
+ * normal range up to 256 < 448 (small P keep 3 mantissa bits instead of
+ * flushing).  The factor rides in the exponent (softmax.cuh: the max it
+ * subtracts is lowered by FA4_P_LOG2), so it costs no multiply, and l
+ * carries it too, which cancels in O / l. */
+#if FA4_FP8
+#define FA4_P_LOG2 (8 - FA4_RESCALE_THRESHOLD)
+#else
+#define FA4_P_LOG2 0
+#endif
 
 /* The K/V ring: FA4_RING slots; K and V of one key block sit in one stage
  * of the split rings, or in two consecutive slots of the fused ring.  Slot
@@ -201,8 +208,8 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
 #endif
 #if FA4_FP8
         {
-            /* P V used P x FA4_P_SCALE and V's stored values. */
-            const float f = fp8_descale(p.v_descale, p, tile) * (1.0f / FA4_P_SCALE);
+            /* P V used V's stored values (P's scale cancels in 1 / l). */
+            const float f = fp8_descale(p.v_descale, p, tile);
             inv[0] *= f;
             inv[1] *= f;
         }

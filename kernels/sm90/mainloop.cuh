@@ -307,14 +307,13 @@ FA4_DEV void gemm_pv(float (&o)[FA4_DVP / 2], const u32 (&pr)[FA4_P_REGS], u32 v
 FA4_DEV void convert_p(u32 (&pr)[FA4_P_REGS], const float (&s)[FA4_BN / 2])
 {
 #if FA4_FP8
-    constexpr float f = FA4_P_SCALE;
 #pragma unroll
     for (int kk = 0; kk < FA4_BN / 32; ++kk) {
         const int b = 16 * kk;
-        pr[4 * kk + 0] = cvt_rn_e4m3x4_f32(s[b + 0] * f, s[b + 1] * f, s[b + 4] * f, s[b + 5] * f);
-        pr[4 * kk + 1] = cvt_rn_e4m3x4_f32(s[b + 2] * f, s[b + 3] * f, s[b + 6] * f, s[b + 7] * f);
-        pr[4 * kk + 2] = cvt_rn_e4m3x4_f32(s[b + 8] * f, s[b + 9] * f, s[b + 12] * f, s[b + 13] * f);
-        pr[4 * kk + 3] = cvt_rn_e4m3x4_f32(s[b + 10] * f, s[b + 11] * f, s[b + 14] * f, s[b + 15] * f);
+        pr[4 * kk + 0] = cvt_rn_e4m3x4_f32(s[b + 0], s[b + 1], s[b + 4], s[b + 5]);
+        pr[4 * kk + 1] = cvt_rn_e4m3x4_f32(s[b + 2], s[b + 3], s[b + 6], s[b + 7]);
+        pr[4 * kk + 2] = cvt_rn_e4m3x4_f32(s[b + 8], s[b + 9], s[b + 12], s[b + 13]);
+        pr[4 * kk + 3] = cvt_rn_e4m3x4_f32(s[b + 10], s[b + 11], s[b + 14], s[b + 15]);
     }
 #else
 #pragma unroll

@@ -78,7 +78,8 @@ FA4_DEV bool softmax_update_max(fa4_softmax &sm, const float (&s)[NS], float sca
     return any;
 }
 
-/* S := 2^(S * scale_log2 - m) in place; l := l * factor + row sums. */
+/* S := 2^(S * scale_log2 - m + FA4_P_LOG2) in place (fp8's P scale,
+ * kernel.cuh); l := l * factor + row sums. */
 template <int NS>
 FA4_DEV void softmax_exp(fa4_softmax &sm, float (&s)[NS], float scale_log2,
                          const float (&factor)[2])
@@ -86,7 +87,7 @@ FA4_DEV void softmax_exp(fa4_softmax &sm, float (&s)[NS], float scale_log2,
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         /* A fully masked row has m = -inf; use 0 so 2^(x - m) gives 0, not NaN. */
-        const float m_use = sm.m[h] == FA4_NEG_INF ? 0.0f : sm.m[h];
+        const float m_use = (sm.m[h] == FA4_NEG_INF ? 0.0f : sm.m[h]) - (float)FA4_P_LOG2;
         float sum = 0.0f;
 #pragma unroll
         for (int c = 0; c < NS / 4; ++c) {
@@ -113,21 +114,24 @@ FA4_DEV void softcap_scores(float (&s)[NS], float pre)
 
 /* Finish: full row sums; INV = 1/l (0 for an empty row), LSE natural log
  * (-inf for an empty row).  With FA4_SINKS the row's sink logit SINK_LOG2
- * (log2 units) joins the sum: O and l move to the larger of the two maxima. */
+ * (log2 units) joins the sum: O and l move to the larger of the two maxima.
+ * l was summed against m - FA4_P_LOG2 (softmax_exp), which is the max used
+ * here. */
 FA4_DEV void softmax_finish(const fa4_softmax &sm, float (&inv)[2], float (&lse)[2],
                             float sink_log2)
 {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const float l = quad_sum(sm.l[h]);
+        const float m = sm.m[h] - (float)FA4_P_LOG2;   /* -inf stays -inf */
 #if FA4_SINKS
-        const float m2 = fmaxf(sm.m[h], sink_log2);
+        const float m2 = fmaxf(m, sink_log2);
         if (m2 == FA4_NEG_INF) {        /* no key and a sink of -inf */
             inv[h] = 0.0f;
             lse[h] = FA4_NEG_INF;
             continue;
         }
-        const float a = ex2_approx_ftz(sm.m[h] - m2);   /* 0 for an empty row */
+        const float a = ex2_approx_ftz(m - m2);   /* 0 for an empty row */
         const float lt = fmaf(l, a, ex2_approx_ftz(sink_log2 - m2));
         inv[h] = a / lt;
         lse[h] = (m2 + lg2_approx_ftz(lt)) * 0.69314718055994531f;
@@ -135,7 +139,7 @@ FA4_DEV void softmax_finish(const fa4_softmax &sm, float (&inv)[2], float (&lse)
         (void)sink_log2;
         const bool empty = !(l > 0.0f);
         inv[h] = empty ? 0.0f : 1.0f / l;
-        lse[h] = empty ? FA4_NEG_INF : (sm.m[h] + lg2_approx_ftz(l)) * 0.69314718055994531f;
+        lse[h] = empty ? FA4_NEG_INF : (m + lg2_approx_ftz(l)) * 0.69314718055994531f;
 #endif
     }
 }
