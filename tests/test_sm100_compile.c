@@ -2,9 +2,10 @@
 ** test_sm100_compile.c -- NVRTC compiles the sm100 heuristic variants
 ** (kernels/sm100/) for sm_100a: bf16 d64 (split rings) and d128 (fused
 ** ring), with and without the causal mask, plus one split ring with K
-** staged by depth chunk.  Each must compile with no spill and within the
-** 128 registers a 512-thread CTA has.  The kernel cannot run here (no
-** sm_100 GPU), which the last line records as a skip.
+** staged by depth chunk and one with head_dim_v < head_dim_qk.  Each
+** must compile with no spill and within the 128 registers a 512-thread
+** CTA has.  The kernel cannot run here (no sm_100 GPU), which the last
+** line records as a skip.
 */
 #include <stdlib.h>
 
@@ -56,7 +57,7 @@ int main(void)
         skip_all("NVRTC not available");
     if (device_limits_for_arch(&dev, "sm_100a", why, sizeof why) != FA4_OK)
         skip_all("no sm_100a limits table (%s)", why);
-    plan(6);
+    plan(7);
     for (i = 0; i < 2; i++)
         for (causal = 0; causal < 2; causal++) {
             p = problem(dims[i], causal);
@@ -70,6 +71,13 @@ int main(void)
     cfg.stages = 3;
     cfg.fused_kv = 0;
     check_compile(&dev, &p, &cfg, "split rings, K by depth chunk");
+    /* head_dim_v < head_dim_qk in split rings (V stages of the V depth) */
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 128, 64, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bn = 128;
+    cfg.stages = 2;
+    cfg.fused_kv = 0;
+    check_compile(&dev, &p, &cfg, "split rings, d128/64");
     skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
     return done_testing() ? 1 : 0;
 }
