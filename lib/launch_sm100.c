@@ -60,6 +60,23 @@ static fa4_status describe(sm100_map *m, const char *name, const dtype_info *dt,
     return FA4_OK;
 }
 
+fa4_status launch_sm100_runs(const fa4_problem *pb, char *why, size_t wn)
+{
+    const dtype_info *dt = dtype_of(pb->dtype);
+
+    if (!dt || dt->bytes != 2) {
+        snprintf(why, wn, "sm100 kernels run bf16 and fp16 inputs only (dtype %d; the "
+                 "family's fp8 exists in the budget model alone)", (int)pb->dtype);
+        return FA4_ENOTSUP;
+    }
+    if (pb->varlen || pb->page_size) {
+        snprintf(why, wn, "sm100 kernels run dense batches only (varlen=%d page_size=%d); "
+                 "plan with the sm80 or sm90 family", pb->varlen, pb->page_size);
+        return FA4_ENOTSUP;
+    }
+    return FA4_OK;
+}
+
 fa4_status launch_sm100_describe(sm100_map maps[3], const fa4_problem *pb,
                                  const fa4_config *cfg, const fa4_params *p,
                                  char *why, size_t wn)
@@ -77,16 +94,8 @@ fa4_status launch_sm100_describe(sm100_map maps[3], const fa4_problem *pb,
         wn = sizeof dummy;
     }
     why[0] = '\0';
-    if (!dt || dt->bytes != 2) {
-        snprintf(why, wn, "sm100 kernels run bf16 and fp16 inputs only (dtype %d; the "
-                 "family's fp8 exists in the budget model alone)", (int)pb->dtype);
-        return FA4_ENOTSUP;
-    }
-    if (pb->varlen || pb->page_size) {
-        snprintf(why, wn, "sm100 kernels run dense batches only (varlen=%d page_size=%d); "
-                 "plan with the sm80 or sm90 family", pb->varlen, pb->page_size);
-        return FA4_ENOTSUP;
-    }
+    if ((st = launch_sm100_runs(pb, why, wn)) != FA4_OK)
+        return st;
     /* The K/V box is the kernel's FA4_BN (budget_defines() writes config->bn). */
     if (cfg->bn < 64 || cfg->bn > 256 || cfg->bn % 16 != 0) {
         snprintf(why, wn, "sm100 config bn=%d; a launch needs the resolved key block, a "

@@ -54,6 +54,14 @@ typedef struct sm100_map {
 long long launch_sm100_box_bytes(const sm100_map *map);
 
 /*
+** FA4_OK when the sm100 kernel runs PROBLEM: bf16 or fp16 inputs, a dense
+** batch.  Else FA4_ENOTSUP with WHY (fp8 exists in the family's budget
+** model only; varlen and paged K/V have no sm100 address path).  The
+** heuristic skips the family for such problems.  Pure; thread-safe.
+*/
+fa4_status launch_sm100_runs(const fa4_problem *problem, char *why, size_t why_size);
+
+/*
 ** Describe the Q, K and V maps (MAPS[0..2]) of one fa4_fwd launch of
 ** PROBLEM under CONFIG, from the device addresses, this call's sizes and
 ** the element strides in PARAMS (launch.c's argument block).  Dims are
@@ -62,7 +70,7 @@ long long launch_sm100_box_bytes(const sm100_map *map);
 ** V; 128 B swizzle.  A stride over a dimension of extent 1 is never used
 ** and is set to 16 when the caller's is not a legal one.
 ** Returns FA4_OK; FA4_ENOTSUP with WHY for what the kernel does not run
-** (fp8 inputs, varlen, paged K/V); FA4_EINVAL with WHY for a config
+** (launch_sm100_runs()); FA4_EINVAL with WHY for a config
 ** without a resolved bn, an address not 16-byte aligned, a Q/K/V stride
 ** that is not a positive multiple of 16 bytes below 2^40 (TMA), or an O
 ** stride that is not a multiple of 8 elements (the epilogue's 16-byte

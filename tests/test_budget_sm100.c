@@ -99,6 +99,7 @@ int main(void)
         dev.cc = 100;
         dev.smem_per_block_optin = 232448;
         dev.tmem_columns = 512;
+        dev.sm100_opt_in = 1;
     }
     plan(35);
 

@@ -382,6 +382,17 @@ static void check_forward(void)
     } else {
         ok(0, "plan with the caller's strides");
     }
+    /* fp8 exists in the sm100 budget only: the heuristic does not pick it */
+    {
+        fa4_problem f = FA4_PROBLEM_INIT;
+        fa4_plan *fp = NULL;
+
+        f.dtype = FA4_DTYPE_FP8_E4M3; f.batch = 1; f.seqlen_q = f.seqlen_k = 1024;
+        f.heads_q = f.heads_kv = 4; f.head_dim_qk = 128;
+        st = fa4_plan_create(&fp, ctx, &f, NULL);
+        ok(st == FA4_ENOFIT && fp == NULL, "an fp8 problem gets no sm100 plan from the "
+           "heuristic (%s)", fa4_context_errmsg(ctx));
+    }
 out:
     ctx->cu = NULL;
     fa4_context_destroy(ctx);
