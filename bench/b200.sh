@@ -41,7 +41,7 @@ if [ "$cc" != 100 ]; then
          "run on 10.0 (B200) only. Nothing was run." >&2
     exit 2
 fi
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader 2>/dev/null
 echo "b200.sh: $name, steps: $steps, logs in $O"
 export FA4_DB=/tmp/fa4-b200.db FA4_SYSTEM_DB= srcdir=$PWD
 unset FA4_ENABLE_SM100 FA4_FAMILIES
