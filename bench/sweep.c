@@ -5,6 +5,9 @@
 **
 **   sweep FAMILY [DIMS] [SEQLENS]     e.g.  sweep sm90 64,96,128,192/128,256 1,17,129,1000
 **
+** FAMILY: sm80, sm90 or sm100 (which opts in to the sm100 family: this
+** sweep is how its kernels get validated; bench/b200.sh).  A family that
+** has no variant on this GPU is an error, not an empty pass.
 ** DIMS: head_dim_qk[/head_dim_v], comma-separated.  SWEEP_ONLY=TEXT keeps
 ** the variants whose config text (fa4_config_format) contains TEXT, e.g.
 ** "swizzle=32"; SWEEP_DTYPE=bf16|fp16 and SWEEP_CAUSAL=0|1 keep one dtype
@@ -101,6 +104,8 @@ int main(int argc, char **argv)
 
     if (argc > 1 && !strcmp(argv[1], "sm90"))
         fam = FA4_FAMILY_SM90;
+    else if (argc > 1 && !strcmp(argv[1], "sm100"))
+        fam = FA4_FAMILY_SM100;
     for (dl = argc > 2 ? argv[2] : "64,128,256"; dl && *dl && nd < 8; nd++) {
         parse_dims(dl, &dims[nd], &dvs[nd]);
         dl = strchr(dl, ',');
@@ -109,6 +114,7 @@ int main(int argc, char **argv)
     }
     ns = parse_list(seqs, 8, argc > 3 ? argv[3] : "1,17,129,1000,4096");
     co.no_database = 1;
+    co.enable_sm100 = fam == FA4_FAMILY_SM100;
     if (fa4_context_create(&ctx, 0, &co) != FA4_OK) {
         fprintf(stderr, "sweep: %s\n", fa4_context_last_error());
         return 2;
@@ -132,8 +138,11 @@ int main(int argc, char **argv)
                 p.head_dim_qk = dims[di]; p.head_dim_v = dvs[di]; p.causal = causal;
                 p.return_lse = 1;
                 p.seqlen_q = p.seqlen_k = 1024;
-                if (config_enumerate(&sp, &ctx->limits, &p, fam, why, sizeof why) != FA4_OK)
+                if (config_enumerate(&sp, &ctx->limits, &p, fam, why, sizeof why) != FA4_OK) {
+                    printf("SKIP d%d/%d %s causal=%d: %s\n", dims[di], dvs[di],
+                           dt == 1 ? "bf16" : "fp16", causal, why);
                     continue;
+                }
                 if (njobs + sp.count > cap) {
                     cap = (njobs + sp.count) * 2;
                     jobs = realloc(jobs, sizeof *jobs * (size_t)cap);
@@ -149,6 +158,11 @@ int main(int argc, char **argv)
                 }
                 config_space_free(&sp);
             }
+    if (njobs == 0) {
+        printf("SWEEP %s: no variant runs on %s\n", config_family_name(fam), ctx->limits.name);
+        fa4_context_destroy(ctx);
+        return 2;
+    }
     printf("%d variants; compiling on 16 threads while checking\n", njobs);
     fflush(stdout);
     for (i = 0; i < 16; i++)

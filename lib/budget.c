@@ -52,6 +52,12 @@ fa4_status budget_fit(fa4_layout *out, const device_limits *dev,
                      dev->name, dev->cc / 10, dev->cc % 10);
         return FA4_ENOTSUP;
     }
+    if (config->family == FA4_FAMILY_SM100 && !dev->sm100_opt_in) {
+        snprintf(why, why_size, "sm100 kernels are built but unvalidated (they have never "
+                 "run on real hardware); %s uses them only on request: %s", dev->name,
+                 CONFIG_SM100_OPT_IN);
+        return FA4_ENOTSUP;
+    }
     memset(out, 0, sizeof *out);
     return ops->fit(out, dev, problem, config, why, why_size);
 }

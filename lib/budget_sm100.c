@@ -31,6 +31,11 @@
 **   even -> split: slots/2 K stages and slots/2 V stages, and the K
 **           stages are staged by depth chunk: (QK_CHUNKS-1)*stages*2
 **           more barriers when they still fit, else QK_CHUNKS := 1. (d)
+**   The slot count (c) decides the ring; the bytes are then what the
+**   regions hold (sm100_shape's q/k/v/kv/bar fields, which sm100_fit
+**   places): a fused slot holds either tile, so BN * max(...) each; a
+**   split K stage BN * padded_dqk and a V stage BN * padded_dv, so with
+**   head_dim_v < head_dim_qk the split rings take less than (c) counted.
 **
 **   (a) The barriers of the kernel (kernels/sm100/kernel.cuh, enum
 **       sm100_bar) that do not scale with the ring: S_FULL[2], O_FULL[2],
@@ -127,6 +132,9 @@ typedef struct sm100_shape {
     int fused;
     int stages;             /* fused: slots; split: slots / 2 */
     int nbar;
+    /* Region bytes, the one account that the budget sums and sm100_fit
+       lays out: Q, the ring (fused: kv; split: k and v), the barriers. */
+    int q_bytes, kv_bytes, k_bytes, v_bytes, bar_bytes;
     int smem;               /* bytes, exact sum of the regions */
     int tmem_used;
 } sm100_shape;
@@ -159,7 +167,7 @@ static fa4_status sm100_shape_of(sm100_shape *s, const device_limits *dev,
                     ? dev->smem_per_block_optin : SM100_SMEM_DEFAULT;
     int tmem_max = dev && dev->tmem_columns > 0 ? dev->tmem_columns
                                                 : SM100_TMEM_MAX;
-    int fixed, per_slot, scale_bytes = 0;
+    int fixed, slot_bytes, per_slot, scale_bytes = 0;
 
     memset(s, 0, sizeof(*s));
     s->esize = sm100_esize(pb->dtype);
@@ -180,6 +188,13 @@ static fa4_status sm100_shape_of(sm100_shape *s, const device_limits *dev,
     if (cfg->splits != 1 || cfg->pack_gqa || cfg->kv_split_warps) {
         snprintf(why, wn, "sm100: splits=%d pack_gqa=%d kv_split_warps=%d; supported: 1 0 0",
                  cfg->splits, cfg->pack_gqa, cfg->kv_split_warps);
+        return FA4_EINVAL;
+    }
+    /* The launch (lib/launch_sm100.c) runs one CTA per query-tile pair,
+       head and batch, with no cluster: the kernel has no other schedule. */
+    if (cfg->cluster > 1 || cfg->scheduler != FA4_SCHED_PLAIN) {
+        snprintf(why, wn, "sm100: cluster=%d scheduler=%d; supported: cluster 1, the "
+                 "plain scheduler", cfg->cluster, (int)cfg->scheduler);
         return FA4_EINVAL;
     }
     if (pb->varlen || pb->page_size || pb->softcap > 0 || pb->attention_sinks) {
@@ -235,32 +250,41 @@ static fa4_status sm100_shape_of(sm100_shape *s, const device_limits *dev,
 
     /* Shared memory: fixed part, then as many ring slots as fit. */
     s->qk_chunks = gcd(s->pad_qk / s->swz_elems, s->pad_qk / s->mma_k);
-    fixed = SM100_TMEMPTR_BYTES + SM100_CORR_BYTES
-            + SM100_BM * s->pad_qk * s->esize
-            + SM100_BM * scale_bytes
-            + SM100_MBAR_BYTES * (8 + 2 * SM100_PV_STAGES + s->qk_chunks);
-    per_slot = s->bn * (s->pad_qk > s->pad_dv ? s->pad_qk : s->pad_dv)
-               * s->esize + 2 * SM100_MBAR_BYTES;
+    s->q_bytes = SM100_BM * s->pad_qk * s->esize;
+    fixed = SM100_TMEMPTR_BYTES + SM100_CORR_BYTES + s->q_bytes
+            + SM100_BM * scale_bytes;
+    slot_bytes = s->bn * (s->pad_qk > s->pad_dv ? s->pad_qk : s->pad_dv) * s->esize;
+    per_slot = slot_bytes + 2 * SM100_MBAR_BYTES;
 
     if (cfg->stages == 0) {
-        s->slots = carve > fixed ? (carve - fixed) / per_slot : 0;
+        int room = carve - fixed
+                   - SM100_MBAR_BYTES * (8 + 2 * SM100_PV_STAGES + s->qk_chunks);
+        s->slots = room > 0 ? room / per_slot : 0;
         s->fused = s->slots % 2;
     } else {
         s->fused = cfg->fused_kv ? 1 : 0;
         s->slots = s->fused ? cfg->stages : 2 * cfg->stages;
     }
     s->stages = s->fused ? s->slots : s->slots / 2;
-    s->smem = fixed + s->slots * per_slot;
+    if (s->fused) {
+        s->kv_bytes = s->slots * slot_bytes;
+    } else {
+        s->k_bytes = s->stages * s->bn * s->pad_qk * s->esize;
+        s->v_bytes = s->stages * s->bn * s->pad_dv * s->esize;
+    }
     s->k_chunks = 1;
+    s->nbar = 8 + 2 * SM100_PV_STAGES + s->qk_chunks
+              + (s->fused ? 2 * s->slots : 2 * s->stages * 2);
+    s->smem = fixed + s->kv_bytes + s->k_bytes + s->v_bytes + SM100_MBAR_BYTES * s->nbar;
     if (!s->fused && s->qk_chunks > 1) {
-        int extra = (s->qk_chunks - 1) * s->stages * 2 * SM100_MBAR_BYTES;
-        if (s->smem + extra < carve) {
-            s->smem += extra;
+        int extra = (s->qk_chunks - 1) * s->stages * 2;
+        if (s->smem + SM100_MBAR_BYTES * extra < carve) {
+            s->smem += SM100_MBAR_BYTES * extra;
+            s->nbar += extra;
             s->k_chunks = s->qk_chunks;
         }
     }
-    s->nbar = 8 + 2 * SM100_PV_STAGES + s->qk_chunks
-              + (s->fused ? 2 * s->slots : 2 * s->stages * (s->k_chunks + 1));
+    s->bar_bytes = SM100_MBAR_BYTES * s->nbar;
 
     if (s->stages < 2) {
         snprintf(why, wn, "kv stages %d < 2 (bn=%d, %s)", s->stages, s->bn,
@@ -286,18 +310,17 @@ static fa4_status sm100_fit(fa4_layout *out, const device_limits *dev,
     if ((st = sm100_shape_of(&s, dev, pb, cfg, why, wn)) != FA4_OK)
         return st;
 
-    add_region(out, "Q", &off, SM100_BM * s.pad_qk * s.esize);
+    add_region(out, "Q", &off, s.q_bytes);
     if (s.fused) {
-        int slot = s.bn * (s.pad_qk > s.pad_dv ? s.pad_qk : s.pad_dv) * s.esize;
-        add_region(out, "KV", &off, s.slots * slot);
+        add_region(out, "KV", &off, s.kv_bytes);
     } else {
-        add_region(out, "K", &off, s.stages * s.bn * s.pad_qk * s.esize);
-        add_region(out, "V", &off, s.stages * s.bn * s.pad_dv * s.esize);
+        add_region(out, "K", &off, s.k_bytes);
+        add_region(out, "V", &off, s.v_bytes);
     }
     add_region(out, "CORR", &off, SM100_CORR_BYTES);
     add_region(out, "QSCALE", &off, 0);
     add_region(out, "KSCALE", &off, 0);
-    add_region(out, "BAR", &off, s.nbar * SM100_MBAR_BYTES);
+    add_region(out, "BAR", &off, s.bar_bytes);
     add_region(out, "TMEMPTR", &off, SM100_TMEMPTR_BYTES);
     if (off != s.smem) {          /* the two accountings must agree */
         snprintf(why, wn, "internal: layout %d B != budget %d B", off, s.smem);

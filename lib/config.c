@@ -231,6 +231,27 @@ int config_families(fa4_family out[3], const device_limits *dev)
     return n;
 }
 
+int config_sm100_note(char *buf, size_t size, const device_limits *dev)
+{
+    const int exact = family_sm100.exact_cc;
+
+    if (size)
+        buf[0] = '\0';
+    if (dev->cc / 10 != exact / 10 || (dev->cc == exact && dev->sm100_opt_in))
+        return 0;
+    if (dev->cc != exact)
+        snprintf(buf, size, "%s (compute capability %d.%d): the sm100 kernel family is "
+                 "built for sm_100a (compute capability %d.%d) only, so plans use the "
+                 "portable sm80 family", dev->name, dev->cc / 10, dev->cc % 10,
+                 exact / 10, exact % 10);
+    else
+        snprintf(buf, size, "%s (compute capability %d.%d): the sm100 kernel family is "
+                 "built but unvalidated (it has never run on real hardware), so plans use "
+                 "the portable sm80 family; to use sm100, %s", dev->name, dev->cc / 10,
+                 dev->cc % 10, CONFIG_SM100_OPT_IN);
+    return 1;
+}
+
 /*
 ** 1 when P is a serving shape the sm80 family runs best: few query rows per
 ** KV head (decode, speculative decoding: its decode tiles pack the heads

@@ -15,8 +15,24 @@
 #define CONFIG_MAX_SPLITS 128
 
 /* The families DEV can run, best first, limited to those named in
-** $FA4_FAMILIES when set; returns how many were written. */
+** $FA4_FAMILIES when set; returns how many were written.  sm100 is listed
+** on a 10.0 device without device_limits.sm100_opt_in too: budget_fit()
+** refuses its configs there (FA4_ENOTSUP, saying how to opt in), so the
+** heuristic passes it over and fa4-tune names it among those not run. */
 int config_families(fa4_family out[3], const device_limits *dev);
+
+/* How a user opts in to the sm100 family: the text budget_fit() and
+** config_sm100_note() give. */
+#define CONFIG_SM100_OPT_IN "set fa4_context_options.enable_sm100 = 1 or FA4_ENABLE_SM100=1"
+
+/*
+** The context warning DEV calls for, into BUF (at most SIZE bytes): on a
+** compute capability 10.x GPU where the sm100 family will not be used (no
+** opt-in, or not 10.0, the one sm_100a cubins run on), that it is built
+** but unvalidated, that plans use the sm80 family, and how to opt in.
+** Returns 1 when a warning was written, 0 (BUF "") when none is due.
+*/
+int config_sm100_note(char *buf, size_t size, const device_limits *dev);
 
 /* config_families() in the order whose first default PROBLEM gets: the
 ** sm80 family first for its serving shapes (decode and speculative steps,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "config.h"
 #include "context.h"
 #include "plan.h"
 
@@ -37,10 +38,33 @@ static void open_databases(fa4_context *ctx, const fa4_context_options *opts)
     snprintf(ctx->warnings, sizeof ctx->warnings, "config database not used: %s\n", why2);
 }
 
+fa4_status context_options_read(fa4_context_options *out, const fa4_context_options *user,
+                                char *why, size_t why_size)
+{
+    const fa4_context_options init = FA4_CONTEXT_OPTIONS_INIT;
+
+    *out = init;
+    if (user) {
+        size_t n = user->struct_size;
+        if (n < sizeof(size_t) || n > sizeof *out) {
+            snprintf(why, why_size, "fa4_context_options.struct_size=%zu; use "
+                     "FA4_CONTEXT_OPTIONS_INIT", n);
+            return FA4_EINVAL;
+        }
+        memcpy(out, user, n);   /* fields past an old caller's size keep their defaults */
+    }
+    return FA4_OK;
+}
+
+int context_sm100_opt_in(const fa4_context_options *opts)
+{
+    return opts->enable_sm100 || device_sm100_opt_in_env();
+}
+
 fa4_status fa4_context_create(fa4_context **out, int device,
                               const fa4_context_options *user_opts)
 {
-    fa4_context_options opts = FA4_CONTEXT_OPTIONS_INIT;
+    fa4_context_options opts;
     fa4_context *ctx = NULL;
     char why[512];
     fa4_status st;
@@ -49,13 +73,8 @@ fa4_status fa4_context_create(fa4_context **out, int device,
     if (!out)
         return error_set(NULL, FA4_EINVAL, "out is NULL");
     *out = NULL;
-    if (user_opts) {
-        size_t n = user_opts->struct_size;
-        if (n < sizeof(size_t) || n > sizeof opts)
-            return error_set(NULL, FA4_EINVAL,
-                             "fa4_context_options.struct_size=%zu; use FA4_CONTEXT_OPTIONS_INIT", n);
-        memcpy(&opts, user_opts, n);
-    }
+    if ((st = context_options_read(&opts, user_opts, why, sizeof why)) != FA4_OK)
+        return error_set(NULL, st, "%s", why);
     if (!(ctx = calloc(1, sizeof *ctx)))
         return error_set(NULL, FA4_ENOMEM, "out of memory for the context");
     ctx->device = device;
@@ -93,9 +112,13 @@ fa4_status fa4_context_create(fa4_context **out, int device,
             ctx->cuctx = NULL;
             goto fail;
         }
+        ctx->limits.sm100_opt_in = context_sm100_opt_in(&opts);
     }
     if (!opts.no_database)
         open_databases(ctx, &opts);
+    /* After the database's lines: a B200 without the opt-in runs sm80. */
+    if (config_sm100_note(why, sizeof why, &ctx->limits))
+        context_warn(ctx, "%s", why);
     *out = ctx;
     return FA4_OK;
 

@@ -74,6 +74,20 @@ db *context_db(const fa4_context *ctx);
 #define CONTEXT_COUNTER_BYTES 16
 fa4_status context_counter_alloc(fa4_context *ctx, unsigned long long *addr);
 
+/*
+** The options fa4_context_create() works with, into *OUT: USER's fields as
+** far as its struct_size reaches, FA4_CONTEXT_OPTIONS_INIT's beyond (an
+** older caller's struct leaves the newer fields at their defaults), all
+** defaults when USER is NULL.  FA4_EINVAL with WHY when struct_size is not
+** one the library knows.
+*/
+fa4_status context_options_read(fa4_context_options *out, const fa4_context_options *user,
+                                char *why, size_t why_size);
+
+/* 1 when OPTS (from context_options_read()) or $FA4_ENABLE_SM100=1 opt in
+** to the sm100 family: device_limits.sm100_opt_in of a real device. */
+int context_sm100_opt_in(const fa4_context_options *opts);
+
 /* Make CTX's CUDA context current on this thread; pair with context_pop(). */
 fa4_status context_push(fa4_context *ctx);
 void context_pop(fa4_context *ctx);

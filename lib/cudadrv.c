@@ -103,20 +103,21 @@ const char *cuda_error_text(CUresult res, char *buf, size_t size)
     return buf;
 }
 
-/* Table limits for planning without a GPU: the flagship part of each arch. */
+/* Table limits for planning without a GPU: the flagship part of each arch.
+** sm100_opt_in is 1: nothing launches from planned limits. */
 static const struct {
     const char *names[4];
     device_limits lim;
 } arch_table[] = {
     { { "sm_80", "sm80", "80", NULL },
       { "sm_80 (planned: A100-class limits)", 80, "sm_80", 108, 166912,
-        167936, 65536, 65536, 1024, 41943040, 0, 0, 0 } },
+        167936, 65536, 65536, 1024, 41943040, 0, 0, 0, 1 } },
     { { "sm_90a", "sm90a", "sm_90", "90" },
       { "sm_90a (planned: H100 SXM limits)", 90, "sm_90a", 132, 232448,
-        233472, 65536, 65536, 1024, 52428800, 0, 0, 0 } },
+        233472, 65536, 65536, 1024, 52428800, 0, 0, 0, 1 } },
     { { "sm_100a", "sm100a", "sm_100", "100" },
       { "sm_100a (planned: B200 limits)", 100, "sm_100a", 148, 232448,
-        233472, 65536, 65536, 1024, 132120576, 512, 0, 0 } },
+        233472, 65536, 65536, 1024, 132120576, 512, 0, 0, 1 } },
 };
 
 fa4_status device_limits_for_arch(device_limits *out, const char *arch,
@@ -185,5 +186,12 @@ fa4_status device_limits_query(device_limits *out, const cuda_api *cu,
     out->tmem_columns = major == 10 ? 512 : 0;
     cu->cuDriverGetVersion(&out->driver_version);
     out->nvrtc_version = jit_nvrtc_version();
+    out->sm100_opt_in = device_sm100_opt_in_env();
     return FA4_OK;
+}
+
+int device_sm100_opt_in_env(void)
+{
+    const char *env = getenv("FA4_ENABLE_SM100");
+    return env && !strcmp(env, "1");
 }

@@ -25,12 +25,18 @@ typedef struct device_limits {
     int tmem_columns;          /* sm100: 512; else 0 */
     int driver_version;        /* cuDriverGetVersion, 0 when planning */
     int nvrtc_version;         /* major*1000 + minor*10 */
+    /* Not a hardware limit: 1 when the sm100 family may be used here
+       (budget_fit refuses it otherwise).  Its kernels have never run on
+       real hardware, so a real device needs the user's opt-in,
+       $FA4_ENABLE_SM100=1 or fa4_context_options.enable_sm100; planned
+       limits have it, since nothing launches from them. */
+    int sm100_opt_in;
 } device_limits;
 
 /*
 ** Fill *OUT with the table limits of ARCH ("sm_80", "sm_90a", "sm_100a",
-** also "90", "sm_90").  Returns FA4_OK or FA4_EINVAL with WHY naming the
-** accepted names.
+** also "90", "sm_90"), sm100_opt_in set.  Returns FA4_OK or FA4_EINVAL
+** with WHY naming the accepted names.
 */
 fa4_status device_limits_for_arch(device_limits *out, const char *arch,
                                   char *why, size_t why_size);
@@ -92,10 +98,15 @@ fa4_status cuda_load(const cuda_api **out, char *why, size_t why_size);
 const char *cuda_error_text(CUresult res, char *buf, size_t size);
 
 /*
-** Read DEVICE's limits through the driver into *OUT.  Returns FA4_OK,
-** FA4_ENODEV (no such ordinal) or FA4_ECUDA, with WHY.
+** Read DEVICE's limits through the driver into *OUT, sm100_opt_in from
+** device_sm100_opt_in_env().  Returns FA4_OK, FA4_ENODEV (no such
+** ordinal) or FA4_ECUDA, with WHY.
 */
 fa4_status device_limits_query(device_limits *out, const cuda_api *cu,
                                int device, char *why, size_t why_size);
+
+/* 1 when the environment opts in to the sm100 family: $FA4_ENABLE_SM100
+** is "1".  Thread-safe (reads the environment only). */
+int device_sm100_opt_in_env(void);
 
 #endif

@@ -89,9 +89,21 @@ typedef struct fa4_context_options {
                                    (FA4_EINVAL naming the first bad entry).
                                    Synchronises the stream: for debugging,
                                    not for CUDA-graph capture. */
+    int reserved;               /* ignored.  Keeps enable_sm100 past the
+                                   padding of this struct's earlier size
+                                   (48 bytes), which old callers'
+                                   struct_size covers unset */
+    int enable_sm100;           /* 1 (or $FA4_ENABLE_SM100=1): on a compute
+                                   capability 10.0 GPU (B200), plan with the
+                                   sm100 (Blackwell) family.  Its kernels
+                                   are built but unvalidated: they have
+                                   never run on real hardware.  0: such a
+                                   GPU runs the sm80 family, and
+                                   fa4_context_warnings() says so. */
 } fa4_context_options;
 
-#define FA4_CONTEXT_OPTIONS_INIT { sizeof(fa4_context_options), NULL, NULL, 0, 0, NULL, 0 }
+#define FA4_CONTEXT_OPTIONS_INIT { sizeof(fa4_context_options), NULL, NULL, 0, 0, NULL, 0, 0, \
+                                   0 }
 
 /*
 ** Create a context on CUDA device DEVICE (an ordinal as in cuDeviceGet).
@@ -128,8 +140,10 @@ const char *fa4_context_last_error(void);
 
 /*
 ** Return the warnings recorded on CTX, one per line, or "" when there were
-** none: database fallbacks when it was created, and each tuned config a
-** later fa4_plan_create() passed over (it did not fit or compile) for the
+** none: database fallbacks when it was created, a compute capability 10.x
+** GPU that runs the sm80 family because the sm100 family is not enabled
+** (fa4_context_options.enable_sm100), and each tuned config a later
+** fa4_plan_create() passed over (it did not fit or compile) for the
 ** built-in default.  Owned by CTX; the text only grows.
 */
 const char *fa4_context_warnings(const fa4_context *ctx);
@@ -240,7 +254,9 @@ fa4_status fa4_problem_check(const fa4_problem *problem, char *why,
 typedef enum fa4_family {
     FA4_FAMILY_SM80 = 80,    /* mma.sync + cp.async: portable, sm_80 and up */
     FA4_FAMILY_SM90 = 90,    /* TMA + wgmma + warp specialization: sm_90a */
-    FA4_FAMILY_SM100 = 100   /* tcgen05 + TMEM: sm_100a (compile only here) */
+    FA4_FAMILY_SM100 = 100   /* tcgen05 + TMEM: sm_100a, dense 16-bit
+                                problems; never run on real hardware, so
+                                used only on request (enable_sm100) */
 } fa4_family;
 
 /* Tile schedulers. */
@@ -442,9 +458,9 @@ fa4_status fa4_plan_workspace_size(const fa4_plan *plan, size_t *bytes);
 ** is not 0, launches that may run at the same time (different streams)
 ** each need their own workspace.  The current CUDA context of the calling
 ** thread is not changed.
-** Returns FA4_OK, FA4_EINVAL (null or misaligned pointer), FA4_ENOTSUP
-** (a plan compiled without a GPU, or an sm100 plan: those kernels are
-** compiled and budget-checked only), FA4_ECUDA (launch failure, detail in
+** Returns FA4_OK, FA4_EINVAL (null or misaligned pointer, or a stride the
+** kernel's loads and stores cannot take), FA4_ENOTSUP (a plan compiled
+** without a GPU), FA4_ECUDA (launch failure, detail in
 ** fa4_context_errmsg() of the plan's context).
 */
 fa4_status fa4_forward(const fa4_plan *plan, const fa4_tensors *tensors,

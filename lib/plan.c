@@ -11,6 +11,7 @@
 #include "family.h"
 #include "jit.h"
 #include "launch_sm90.h"
+#include "launch_sm100.h"
 #include "problem.h"
 
 /* One loaded kernel; lives as long as its context. */
@@ -55,10 +56,11 @@ static fa4_status choose_heuristic(fa4_plan *plan, fa4_context *ctx)
     char why[512] = "";
     int i, n = config_families_for(fams, &ctx->limits, p);
 
+    /* A family that cannot run here (sm100 without the opt-in: budget_fit
+       says so) or whose kernel lacks the problem's kind gives way to the
+       next. */
     for (i = 0; i < n; i++) {
-        /* sm100 kernels cannot launch (launch.c): a device plan takes the
-           next family; a plan_only context may still compile them. */
-        if (fams[i] == FA4_FAMILY_SM100 && !ctx->plan_only)
+        if (fams[i] == FA4_FAMILY_SM100 && launch_sm100_runs(p, why, sizeof why) != FA4_OK)
             continue;
         if (config_default(&plan->config, &ctx->limits, p, fams[i], why, sizeof why) != FA4_OK ||
             budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) != FA4_OK)
@@ -125,10 +127,12 @@ static fa4_status choose_config(fa4_plan *plan, fa4_context *ctx, const fa4_plan
         /* A stored config that no longer fits (another driver's limits, a
            stale entry's kernels since edited) gives way to the heuristic. */
         if (st == FA4_OK) {
-            if (budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) == FA4_OK)
+            st = budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why);
+            if (st == FA4_OK)
                 return FA4_OK;
             if (o->allow_heuristic)
-                return heuristic_instead(plan, ctx, found, "does not fit", why);
+                return heuristic_instead(plan, ctx, found, st == FA4_ENOTSUP
+                                         ? "cannot run here" : "does not fit", why);
             return error_set(ctx, FA4_ENOTSUP, "no tuned config for this problem on %s that fits "
                              "(%s: %s) and allow_heuristic=0", ctx->limits.name, found, why);
         }

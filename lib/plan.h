@@ -61,11 +61,12 @@ fa4_status plan_create_cubin(fa4_plan **out, fa4_context *ctx, const fa4_problem
 /* Release every cached module of CTX (context destruction). */
 void plan_cache_free(fa4_context *ctx);
 
-/* Host-side launch of each family (launch_sm80.c, launch_sm90.c): queue
-** CALL's kernels on STREAM, the plan's context current (fa4_forward pushes
-** it); error text through error_set(). */
+/* Host-side launch of each family (launch_sm80.c, launch_sm90.c,
+** launch_sm100.c): queue CALL's kernels on STREAM, the plan's context
+** current (fa4_forward pushes it); error text through error_set(). */
 fa4_status launch_sm80(const fa4_plan *plan, const launch_call *call, fa4_stream stream);
 fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream stream);
+fa4_status launch_sm100(const fa4_plan *plan, const launch_call *call, fa4_stream stream);
 
 /* Workspace bytes a plan of each family needs (0: none). */
 size_t launch_sm80_workspace(const fa4_plan *plan);

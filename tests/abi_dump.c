@@ -39,6 +39,8 @@ static void context_options(void)
     FIELD(fa4_context_options, plan_only);
     FIELD(fa4_context_options, arch);
     FIELD(fa4_context_options, check_inputs);
+    FIELD(fa4_context_options, reserved);
+    FIELD(fa4_context_options, enable_sm100);
     INIT_INT(x, fa4_context_options, struct_size);
     INIT_PTR(x, fa4_context_options, db_path);
     INIT_PTR(x, fa4_context_options, system_db_path);
@@ -46,6 +48,8 @@ static void context_options(void)
     INIT_INT(x, fa4_context_options, plan_only);
     INIT_PTR(x, fa4_context_options, arch);
     INIT_INT(x, fa4_context_options, check_inputs);
+    INIT_INT(x, fa4_context_options, reserved);
+    INIT_INT(x, fa4_context_options, enable_sm100);
 }
 
 static void problem(void)

@@ -1,12 +1,54 @@
 /*
 ** test_api.c -- the public API without a GPU: version, status strings,
-** context creation without a driver, plan_only contexts that compile for
-** a named arch, and argument errors.
+** the sm100 opt-in (option and environment), context creation without a
+** driver, plan_only contexts that compile for a named arch, and argument
+** errors.
 */
 #include <stdlib.h>
 #include "tap.h"
 #include "fa4.h"
+#include "context.h"
 #include "jit.h"
+
+/* fa4_context_options.enable_sm100 and $FA4_ENABLE_SM100: what
+** fa4_context_create() sets a real device's sm100_opt_in from. */
+static void check_sm100_option(void)
+{
+    fa4_context_options o = FA4_CONTEXT_OPTIONS_INIT, got;
+    fa4_context_options old = FA4_CONTEXT_OPTIONS_INIT;
+    char why[256];
+
+    unsetenv("FA4_ENABLE_SM100");
+    ok(o.enable_sm100 == 0 && o.struct_size == sizeof o,
+       "FA4_CONTEXT_OPTIONS_INIT leaves enable_sm100 0");
+    ok(context_options_read(&got, NULL, why, sizeof why) == FA4_OK &&
+       !context_sm100_opt_in(&got), "no options, no environment: the sm100 family is off");
+    o.enable_sm100 = 1;
+    ok(context_options_read(&got, &o, why, sizeof why) == FA4_OK && context_sm100_opt_in(&got),
+       "enable_sm100 = 1 opts in");
+    /* A caller built before the field: its struct ended after check_inputs,
+       padded to the struct's alignment, and that padding may hold anything. */
+    old.struct_size = (offsetof(fa4_context_options, check_inputs) + sizeof(int) +
+                       _Alignof(fa4_context_options) - 1) /
+                      _Alignof(fa4_context_options) * _Alignof(fa4_context_options);
+    old.reserved = 7;
+    old.enable_sm100 = 7;
+    ok(context_options_read(&got, &old, why, sizeof why) == FA4_OK && got.enable_sm100 == 0 &&
+       !context_sm100_opt_in(&got),
+       "an older caller's options (struct_size %zu, padding set) never read enable_sm100",
+       old.struct_size);
+    setenv("FA4_ENABLE_SM100", "1", 1);
+    ok(context_sm100_opt_in(&got) && device_sm100_opt_in_env(),
+       "FA4_ENABLE_SM100=1 opts in without the option");
+    setenv("FA4_ENABLE_SM100", "0", 1);
+    ok(!context_sm100_opt_in(&got), "FA4_ENABLE_SM100=0 does not");
+    setenv("FA4_ENABLE_SM100", "yes", 1);
+    ok(!context_sm100_opt_in(&got), "FA4_ENABLE_SM100=yes does not (only \"1\")");
+    unsetenv("FA4_ENABLE_SM100");
+    old.struct_size = sizeof old + 8;
+    ok(context_options_read(&got, &old, why, sizeof why) == FA4_EINVAL &&
+       strstr(why, "struct_size="), "an unknown struct_size is refused (%s)", why);
+}
 
 int main(void)
 {
@@ -23,6 +65,7 @@ int main(void)
 
     plan_lazy();
     ok(!strcmp(fa4_version(), FA4_VERSION_STRING), "fa4_version matches the header (%s)", fa4_version());
+    check_sm100_option();
     ok(!strcmp(fa4_status_string(FA4_EINVAL), "invalid argument"), "status string of FA4_EINVAL");
     ok(!strcmp(fa4_status_string((fa4_status)99), "unknown status"), "status string of an unknown code");
     ok(!strcmp(fa4_config_source_string(FA4_SOURCE_USER_EXACT), "exact"), "source string of user exact is \"exact\"");

@@ -99,8 +99,9 @@ int main(void)
         dev.cc = 100;
         dev.smem_per_block_optin = 232448;
         dev.tmem_columns = 512;
+        dev.sm100_opt_in = 1;
     }
-    plan(30);
+    plan(35);
 
     is_int(dev.smem_per_block_optin, 232448, "sm_100a table carveout is 232448 B");
 
@@ -185,6 +186,50 @@ int main(void)
     c.fused_kv = 0;
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
     has_str(why, "> opt-in limit 232448 B", "4 split d128 stages exceed the carveout");
+
+    /* head_dim_v < head_dim_qk in split rings: V stages hold pad_dv columns,
+       and the budget counts what the layout places (issue 14). */
+    p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 128, 64, 0);
+    c = auto_config();
+    c.bn = 128;
+    c.stages = 2;
+    c.fused_kv = 0;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    is_int(st, FA4_OK, "bf16 d128/64 split rings, bn 128, 2 stages fit (%s)", why);
+    ok(rsize(&l, "K") == 2 * 128 * 128 * 2 && rsize(&l, "V") == 2 * 128 * 64 * 2
+       && contiguous(&l) && l.smem_bytes == roff(&l, "TMEMPTR") + 4,
+       "bf16 d128/64 split: K 2 x 128 x 128, V 2 x 128 x 64, regions sum to smem (%d B)",
+       l.smem_bytes);
+    {
+        config_space sp;
+        int i, internal = 0;
+        st = config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+        for (i = 0; st == FA4_OK && i < sp.ndrops; i++)
+            if (strstr(sp.drops[i].reason, "internal")) {
+                diag("  dropped %d: %s", sp.drops[i].count, sp.drops[i].reason);
+                internal += sp.drops[i].count;
+            }
+        ok(st == FA4_OK && internal == 0,
+           "no bf16 d128/64 candidate is dropped as an internal layout mismatch (%d fit)",
+           sp.count);
+        config_space_free(&sp);
+    }
+    p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 192, 128, 0);
+    c = auto_config();
+    c.bn = 64;
+    c.stages = 3;
+    c.fused_kv = 0;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && rsize(&l, "V") == 3 * 64 * 128 * 2 && contiguous(&l),
+       "bf16 d192/128 split rings, bn 64, 3 stages fit with V of 3 x 64 x 128 (%s)",
+       st == FA4_OK ? "ok" : why);
+    p = problem(FA4_DTYPE_BF16, 128);
+
+    /* the launch has one schedule: a CTA per tile pair, no cluster */
+    family_sm100.heuristic(&c, &dev, &p);
+    c.cluster = 2;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "cluster=2"), "an sm100 config with cluster 2 is refused (%s)", why);
 
     /* the kernel's constants */
     c = auto_config();

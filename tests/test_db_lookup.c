@@ -5,9 +5,9 @@
 ** source (stale) in the same order, then "no entry"; unusable entries are
 ** skipped; db_check lists stale and unusable ones.  Then what plans make
 ** of a stale entry: its config when it fits and compiles, else the
-** heuristic's with a warning.  Softcapping and sinks are kernel variants:
-** no level of the order matches across them.  Entries are made by hand.
-** No GPU needed.
+** heuristic's with a warning; an sm100 entry only with the sm100 opt-in.
+** Softcapping and sinks are kernel variants: no level of the order
+** matches across them.  Entries are made by hand.  No GPU needed.
 */
 #define _XOPEN_SOURCE 700
 
@@ -241,6 +241,53 @@ static void test_compile_fallback(const char *self)
     ok(strstr(out, "does not compile") != NULL && !strstr(out, "\n\n"),
        "the context's warnings keep the reason, on one line");
     diag_lines(out);
+}
+
+/*
+** A tuned sm100 winner on a B200 (a plan_only sm_100a context whose limits
+** are made a real device's): without the opt-in the plan passes it over
+** for the heuristic's sm80 config with a warning; with it, the plan takes
+** the entry.
+*/
+static void test_sm100_opt_in(void)
+{
+    fa4_context_options o = FA4_CONTEXT_OPTIONS_INIT;
+    char path[1024];
+    fa4_problem p = problem(4096, 4096);
+    fa4_config tuned = FA4_CONFIG_INIT, got = FA4_CONFIG_INIT;
+    fa4_config_source src;
+    fa4_context *ctx = NULL;
+    fa4_status st;
+
+    snprintf(path, sizeof path, "%s/sm100.db", tmpdir);
+    o.plan_only = 1;
+    o.arch = "sm_100a";
+    o.db_path = path;
+    o.system_db_path = "";
+    if (!ok(fa4_context_create(&ctx, 0, &o) == FA4_OK &&
+            config_default(&tuned, &ctx->limits, &p, FA4_FAMILY_SM100, why,
+                           sizeof why) == FA4_OK &&
+            db_store_winner(context_db(ctx), &ctx->limits, &p, &tuned, 1.0, 100.0,
+                            why, sizeof why) == FA4_OK,
+            "an sm100 winner stored for a plan_only sm_100a context (%s)",
+            ctx ? why : fa4_context_last_error())) {
+        fa4_context_destroy(ctx);
+        return;
+    }
+    ctx->limits.sm100_opt_in = 0;           /* a B200 without the opt-in */
+    st = plan_source(ctx, &p, NULL, &got, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_HEURISTIC && got.family == FA4_FAMILY_SM80,
+       "without the opt-in the plan takes the heuristic's sm80 config (%s)",
+       st ? fa4_context_errmsg(ctx) : fa4_config_source_string(src));
+    has_str(fa4_context_warnings(ctx), "cannot run here: sm100 kernels are built but "
+            "unvalidated", "the warning says why the entry was passed over");
+    has_str(fa4_context_warnings(ctx), "FA4_ENABLE_SM100=1", "and how to opt in");
+    ctx->limits.sm100_opt_in = 1;           /* the opt-in */
+    st = plan_source(ctx, &p, NULL, &got, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_USER_EXACT && config_equal(&got, &tuned),
+       "with the opt-in the plan takes the sm100 entry (%s)",
+       st ? fa4_context_errmsg(ctx) : fa4_config_source_string(src));
+    fa4_context_destroy(ctx);
 }
 
 /*
@@ -518,6 +565,7 @@ int main(int argc, char **argv)
 
     test_softcap_sinks(&h100, &h100_cut);
     test_plans();
+    test_sm100_opt_in();
     test_compile_fallback(argv[0]);
     remove_tmpdir();
     return done_testing();

@@ -2,9 +2,12 @@
 ** test_sm100_compile.c -- NVRTC compiles the sm100 heuristic variants
 ** (kernels/sm100/) for sm_100a: bf16 d64 (split rings) and d128 (fused
 ** ring), with and without the causal mask, plus one split ring with K
-** staged by depth chunk.  Each must compile with no spill and within the
-** 128 registers a 512-thread CTA has.  The kernel cannot run here (no
-** sm_100 GPU), which the last line records as a skip.
+** staged by depth chunk and one with head_dim_v < head_dim_qk.  Each
+** must compile with no spill and within the 128 registers a 512-thread
+** CTA has.  The kernel cannot run here (no sm_100 GPU), which the last
+** line records as a skip.  FA4_TEST_ALL=1 compiles every enumerated bf16
+** and fp16 config of d64, 96, 128, 192/128 and 128/64, causal and not,
+** instead (make check-compile-all).
 */
 #include <stdlib.h>
 
@@ -43,9 +46,36 @@ static void check_compile(const device_limits *dev, const fa4_problem *p,
         jit_kernel_free(&k);
 }
 
+/* Every enumerated config of the head dims the family runs, both 16-bit
+** types, causal and not. */
+static void compile_all(const device_limits *dev)
+{
+    static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
+                                   { 128, 64 } };
+    char why[512];
+    int d, dt, causal, i;
+
+    for (d = 0; d < (int)(sizeof dims / sizeof dims[0]); d++)
+        for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP16; dt++)
+            for (causal = 0; causal < 2; causal++) {
+                fa4_problem p = ct_problem((fa4_dtype)dt, 2, 4096, dims[d][0], dims[d][1],
+                                           causal);
+                config_space sp;
+
+                if (config_enumerate(&sp, dev, &p, FA4_FAMILY_SM100, why, sizeof why) != FA4_OK) {
+                    ok(0, "sm100 d%d/%d enumerates: %s", dims[d][0], dims[d][1], why);
+                    continue;
+                }
+                for (i = 0; i < sp.count; i++)
+                    check_compile(dev, &p, &sp.configs[i], "enumerated");
+                config_space_free(&sp);
+            }
+}
+
 int main(void)
 {
     static const int dims[] = { 64, 128 };
+    const int all = getenv("FA4_TEST_ALL") && atoi(getenv("FA4_TEST_ALL"));
     device_limits dev;
     fa4_problem p;
     fa4_config cfg;
@@ -56,7 +86,13 @@ int main(void)
         skip_all("NVRTC not available");
     if (device_limits_for_arch(&dev, "sm_100a", why, sizeof why) != FA4_OK)
         skip_all("no sm_100a limits table (%s)", why);
-    plan(6);
+    if (all) {
+        plan_lazy();
+        compile_all(&dev);
+        skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
+        return done_testing() ? 1 : 0;
+    }
+    plan(7);
     for (i = 0; i < 2; i++)
         for (causal = 0; causal < 2; causal++) {
             p = problem(dims[i], causal);
@@ -70,6 +106,13 @@ int main(void)
     cfg.stages = 3;
     cfg.fused_kv = 0;
     check_compile(&dev, &p, &cfg, "split rings, K by depth chunk");
+    /* head_dim_v < head_dim_qk in split rings (V stages of the V depth) */
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 128, 64, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bn = 128;
+    cfg.stages = 2;
+    cfg.fused_kv = 0;
+    check_compile(&dev, &p, &cfg, "split rings, d128/64");
     skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
     return done_testing() ? 1 : 0;
 }

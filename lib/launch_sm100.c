@@ -1,0 +1,197 @@
+/*
+** launch_sm100.c -- the TMA maps and the launch of the sm100 family
+** (launch_sm100.h).  The layout they describe is the kernel's:
+** kernels/sm100/kernel.cuh.  The kernel has never run on real hardware
+** (README.md, "Blackwell"); plans reach this launch only with the opt-in.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "launch_sm100.h"
+#include "dtype.h"
+#include "plan.h"
+
+long long launch_sm100_box_bytes(const sm100_map *m)
+{
+    return (long long)m->box[0] * m->box[1] * m->box[2] * m->box[3] * m->esize;
+}
+
+/* Fill one map over ADDR of a [batch, seq, heads, dim] tensor (element
+** strides ROW, HEAD, BATCH), box {64, ROWS, 1, 1}.  FA4_EINVAL with WHY
+** when a stride breaks a TMA rule. */
+static fa4_status describe(sm100_map *m, const char *name, const dtype_info *dt,
+                           unsigned long long addr, int dim, int seq, int heads, int batch,
+                           long long row, long long head, long long bstride, int rows,
+                           char *why, size_t wn)
+{
+    static const char *const axes[3] = { "row", "head", "batch" };
+    const long long el[3] = { row, head, bstride };
+    int i;
+
+    memset(m, 0, sizeof *m);
+    m->name = name;
+    m->tma_type = dt->tma_type;
+    m->esize = dt->bytes;
+    m->addr = addr;
+    m->dims[0] = dim;
+    m->dims[1] = seq;
+    m->dims[2] = heads;
+    m->dims[3] = batch;
+    m->box[0] = SM100_BOX_COLS;
+    m->box[1] = rows;
+    m->box[2] = m->box[3] = 1;
+    m->swizzle = SM100_SWIZZLE_BYTES;
+    if (addr % 16 != 0) {
+        snprintf(why, wn, "%s address 0x%llx is not 16-byte aligned (TMA)", name, addr);
+        return FA4_EINVAL;
+    }
+    for (i = 0; i < 3; i++) {
+        long long bytes = el[i] * dt->bytes;
+        /* A stride over a dimension of extent 1 is never used: any legal value will do. */
+        if (m->dims[i + 1] <= 1 && (bytes <= 0 || bytes % 16 != 0))
+            bytes = 16;
+        if (bytes <= 0 || bytes % 16 != 0 || bytes >= (1LL << 40)) {
+            snprintf(why, wn, "%s %s stride %lld elements = %lld B; TMA needs a positive "
+                     "multiple of 16 B below 2^40", name, axes[i], el[i], bytes);
+            return FA4_EINVAL;
+        }
+        m->strides[i] = bytes;
+    }
+    return FA4_OK;
+}
+
+fa4_status launch_sm100_runs(const fa4_problem *pb, char *why, size_t wn)
+{
+    const dtype_info *dt = dtype_of(pb->dtype);
+
+    if (!dt || dt->bytes != 2) {
+        snprintf(why, wn, "sm100 kernels run bf16 and fp16 inputs only (dtype %d; the "
+                 "family's fp8 exists in the budget model alone)", (int)pb->dtype);
+        return FA4_ENOTSUP;
+    }
+    if (pb->varlen || pb->page_size) {
+        snprintf(why, wn, "sm100 kernels run dense batches only (varlen=%d page_size=%d); "
+                 "plan with the sm80 or sm90 family", pb->varlen, pb->page_size);
+        return FA4_ENOTSUP;
+    }
+    return FA4_OK;
+}
+
+fa4_status launch_sm100_describe(sm100_map maps[3], const fa4_problem *pb,
+                                 const fa4_config *cfg, const fa4_params *p,
+                                 char *why, size_t wn)
+{
+    const dtype_info *dt = dtype_of(pb->dtype);
+    const int d = pb->head_dim_qk, dv = pb->head_dim_v > 0 ? pb->head_dim_v : d;
+    const long long o_el[3] = { p->o_row_stride, p->o_head_stride, p->o_batch_stride };
+    const int o_ext[3] = { p->seqlen_q, p->heads_q, p->batch };
+    char dummy[8];
+    fa4_status st;
+    int i;
+
+    if (why == NULL || wn == 0) {
+        why = dummy;
+        wn = sizeof dummy;
+    }
+    why[0] = '\0';
+    if ((st = launch_sm100_runs(pb, why, wn)) != FA4_OK)
+        return st;
+    /* The K/V box is the kernel's FA4_BN (budget_defines() writes config->bn). */
+    if (cfg->bn < 64 || cfg->bn > 256 || cfg->bn % 16 != 0) {
+        snprintf(why, wn, "sm100 config bn=%d; a launch needs the resolved key block, a "
+                 "multiple of 16 in 64..256", cfg->bn);
+        return FA4_EINVAL;
+    }
+    /* The epilogue writes O rows in 16-byte pieces (st.global.v4). */
+    for (i = 0; i < 3; i++)
+        if (o_ext[i] > 1 && o_el[i] % 8 != 0) {
+            snprintf(why, wn, "o %s stride %lld elements; the sm100 epilogue stores 16 B "
+                     "at a time, so it must be a multiple of 8",
+                     i == 0 ? "row" : i == 1 ? "head" : "batch", o_el[i]);
+            return FA4_EINVAL;
+        }
+    if ((st = describe(&maps[0], "q", dt, p->q, d, p->seqlen_q, p->heads_q, p->batch,
+                       p->q_row_stride, p->q_head_stride, p->q_batch_stride,
+                       SM100_Q_BOX_ROWS, why, wn)) != FA4_OK ||
+        (st = describe(&maps[1], "k", dt, p->k, d, p->seqlen_k, p->heads_kv, p->batch,
+                       p->k_row_stride, p->k_head_stride, p->k_batch_stride,
+                       cfg->bn, why, wn)) != FA4_OK ||
+        (st = describe(&maps[2], "v", dt, p->v, dv, p->seqlen_k, p->heads_kv, p->batch,
+                       p->v_row_stride, p->v_head_stride, p->v_batch_stride,
+                       cfg->bn, why, wn)) != FA4_OK)
+        return st;
+    return FA4_OK;
+}
+
+fa4_status launch_sm100_encode(CUtensorMap out[4], const cuda_api *cu,
+                               const sm100_map maps[3], char *why, size_t wn)
+{
+    int m, i;
+
+    if (cu == NULL || cu->cuTensorMapEncodeTiled == NULL) {
+        snprintf(why, wn, "cuTensorMapEncodeTiled unavailable in this driver");
+        return FA4_ENOTSUP;
+    }
+    memset(&out[3], 0, sizeof out[3]);
+    for (m = 0; m < 3; m++) {
+        const sm100_map *d = &maps[m];
+        cuuint64_t gdim[4], gstride[3];
+        cuuint32_t box[4], estride[4] = { 1, 1, 1, 1 };
+        CUresult res;
+
+        for (i = 0; i < 4; i++) {
+            gdim[i] = (cuuint64_t)d->dims[i];
+            box[i] = (cuuint32_t)d->box[i];
+        }
+        for (i = 0; i < 3; i++)
+            gstride[i] = (cuuint64_t)d->strides[i];
+        memset(&out[m], 0, sizeof out[m]);
+        res = cu->cuTensorMapEncodeTiled(&out[m], (CUtensorMapDataType)d->tma_type, 4,
+                                         (void *)(size_t)d->addr, gdim, gstride, box, estride,
+                                         CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                         CU_TENSOR_MAP_SWIZZLE_128B,
+                                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (res != CUDA_SUCCESS) {
+            char text[128];
+            snprintf(why, wn, "cuTensorMapEncodeTiled(%s: dims %lld %lld %lld %lld, strides "
+                     "%lld %lld %lld B, box %d %d %d %d, swizzle 128 B): %s", d->name,
+                     d->dims[0], d->dims[1], d->dims[2], d->dims[3], d->strides[0],
+                     d->strides[1], d->strides[2], d->box[0], d->box[1], d->box[2],
+                     d->box[3], cuda_error_text(res, text, sizeof text));
+            return FA4_ECUDA;
+        }
+    }
+    return FA4_OK;
+}
+
+void launch_sm100_grid(unsigned grid[3], const fa4_params *p)
+{
+    grid[0] = (unsigned)(((long long)p->seqlen_q + SM100_CTA_ROWS - 1) / SM100_CTA_ROWS);
+    grid[1] = (unsigned)p->heads_q;
+    grid[2] = (unsigned)p->batch;
+}
+
+fa4_status launch_sm100(const fa4_plan *plan, const launch_call *call, fa4_stream stream)
+{
+    fa4_params params = call->params;
+    sm100_map desc[3];
+    CUtensorMap maps[4];
+    void *args[5];
+    unsigned grid[3];
+    char why[512];
+    fa4_status st;
+
+    if ((st = launch_sm100_describe(desc, &call->problem, &plan->config, &params, why,
+                                    sizeof why)) != FA4_OK ||
+        (st = launch_sm100_encode(maps, plan->ctx->cu, desc, why, sizeof why)) != FA4_OK)
+        return error_set(plan->ctx, st, "%s", why);
+    launch_sm100_grid(grid, &params);
+    args[0] = &params;
+    args[1] = &maps[0];
+    args[2] = &maps[1];
+    args[3] = &maps[2];
+    args[4] = &maps[3];
+    return launch_kernel(plan, plan->fn, grid, plan->layout.threads, plan->layout.smem_bytes,
+                         stream, args, "fa4_fwd");
+}

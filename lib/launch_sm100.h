@@ -1,0 +1,96 @@
+/*
+** launch_sm100.h -- host side of the sm100 family: the TMA maps of Q, K
+** and V that fa4_fwd (kernels/sm100/kernel.cuh) takes after fa4_params,
+** and its grid.  The maps are first described by a pure function, so
+** that tests check them against the kernel's transaction byte counts
+** without a GPU; launch_sm100() (plan.h) encodes and launches.
+**
+** What the kernel reads (kernel.cuh, mainloop.cuh):
+**   - Q tile i of the CTA's 256 rows arrives as padded_dqk / 64 boxes of
+**     {64 columns, 128 rows}: 16384 B each, expect_tx 128 x 128 B per
+**     box for tile 1, the whole tile (128 x padded_dqk x 2 B) on K_0's
+**     barrier for tile 0.  Coordinates (64 ch, m0 [+128], head, batch).
+**   - K_j and V_j arrive as boxes of {64, bn} (bn x 128 B), at
+**     (64 ch, key0, kv_head, batch); expect_tx bn x padded_d x 2 B per
+**     tile, or bn x 128 B per depth chunk when K is staged by chunk.
+**   - 128 B swizzle: a box row is one 128 B swizzle span, the layout the
+**     tcgen05 smem descriptors (layout 2) read; out-of-bounds rows and
+**     head-dim columns are zero-filled (and count toward expect_tx).
+**   - tm_o is taken but unused: the epilogue stores O with 16-byte
+**     st.global, so O's strides must be multiples of 8 elements.
+**   - One CTA of 512 threads per (256 query rows, head, batch), no
+**     cluster (budget_sm100.c refuses cluster > 1), FA4_SMEM_BYTES of
+**     dynamic shared memory (the plan raises the function's limit when
+**     it loads it), no workspace.
+*/
+#ifndef FA4_LAUNCH_SM100_H
+#define FA4_LAUNCH_SM100_H
+
+#include <stddef.h>
+#include "fa4.h"
+#include "device.h"
+#include "../kernels/common/params.h"
+
+#define SM100_BOX_COLS 64      /* elements of a box row: 128 B of 16-bit values */
+#define SM100_SWIZZLE_BYTES 128
+#define SM100_Q_BOX_ROWS 128   /* one MMA_M query tile */
+#define SM100_CTA_ROWS 256     /* two query tiles per CTA (FA4_BM) */
+#define SM100_CTA_THREADS 512
+
+/* One rank-4 tiled TMA map, as cuTensorMapEncodeTiled() takes it. */
+typedef struct sm100_map {
+    const char *name;          /* "q", "k", "v" (static) */
+    int tma_type;              /* CUtensorMapDataType of the elements */
+    int esize;                 /* bytes per element */
+    unsigned long long addr;   /* device address of element 0 */
+    long long dims[4];         /* {head dim, seq, heads, batch}, innermost first */
+    long long strides[3];      /* bytes per step of dims 1..3 */
+    int box[4];                /* {64, 128 (q) or bn (k, v), 1, 1} */
+    int swizzle;               /* bytes: 128 */
+} sm100_map;
+
+/* Bytes one box of MAP fills in shared memory: what each TMA load of it
+** adds to its mbarrier's transaction count. */
+long long launch_sm100_box_bytes(const sm100_map *map);
+
+/*
+** FA4_OK when the sm100 kernel runs PROBLEM: bf16 or fp16 inputs, a dense
+** batch.  Else FA4_ENOTSUP with WHY (fp8 exists in the family's budget
+** model only; varlen and paged K/V have no sm100 address path).  The
+** heuristic skips the family for such problems.  Pure; thread-safe.
+*/
+fa4_status launch_sm100_runs(const fa4_problem *problem, char *why, size_t why_size);
+
+/*
+** Describe the Q, K and V maps (MAPS[0..2]) of one fa4_fwd launch of
+** PROBLEM under CONFIG, from the device addresses, this call's sizes and
+** the element strides in PARAMS (launch.c's argument block).  Dims are
+** {head_dim, seqlen, heads, batch} with strides {row, head, batch} in
+** bytes; boxes {64, 128, 1, 1} for Q and {64, config->bn, 1, 1} for K and
+** V; 128 B swizzle.  A stride over a dimension of extent 1 is never used
+** and is set to 16 when the caller's is not a legal one.
+** Returns FA4_OK; FA4_ENOTSUP with WHY for what the kernel does not run
+** (launch_sm100_runs()); FA4_EINVAL with WHY for a config
+** without a resolved bn, an address not 16-byte aligned, a Q/K/V stride
+** that is not a positive multiple of 16 bytes below 2^40 (TMA), or an O
+** stride that is not a multiple of 8 elements (the epilogue's 16-byte
+** stores).  Pure; thread-safe.
+*/
+fa4_status launch_sm100_describe(sm100_map maps[3], const fa4_problem *problem,
+                                 const fa4_config *config, const fa4_params *params,
+                                 char *why, size_t why_size);
+
+/*
+** Encode MAPS (from launch_sm100_describe()) through CU's
+** cuTensorMapEncodeTiled into OUT[0..2], and zero OUT[3] (the kernel's
+** unused tm_o).  The calling thread must have a CUDA context current.
+** FA4_ENOTSUP when the driver lacks the call; FA4_ECUDA with the driver's
+** text and the map's description in WHY.
+*/
+fa4_status launch_sm100_encode(CUtensorMap out[4], const cuda_api *cu,
+                               const sm100_map maps[3], char *why, size_t why_size);
+
+/* The grid of PARAMS' call: (ceil(seqlen_q / 256), heads_q, batch). */
+void launch_sm100_grid(unsigned grid[3], const fa4_params *params);
+
+#endif

@@ -1,0 +1,485 @@
+/*
+** test_launch_sm100.c -- the sm100 launch path without a GPU.  The TMA
+** maps launch_sm100_describe() gives, for every enumerated sm100 config of
+** several head dims, against what the kernel's mbarrier transaction
+** counts assume (kernels/sm100/mainloop.cuh, with the constants
+** budget_defines() compiles it with); the kernel text still holding the
+** byte counts and coordinates this test mirrors; strides, GQA and a
+** call's own sizes; what it refuses; and fa4_forward() through a
+** stand-in driver that records the maps it encodes and the launch it
+** queues.
+*/
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "tap.h"
+#include "budget.h"
+#include "config.h"
+#include "dtype.h"
+#include "embedded.h"
+#include "family.h"
+#include "launch_sm100.h"
+#include "plan.h"
+#include "problem.h"
+
+/* The value of "#define NAME v" in DEFS, or -1. */
+static int define_of(const char *defs, const char *name)
+{
+    char key[96];
+    const char *at;
+
+    snprintf(key, sizeof key, "#define %s ", name);
+    at = strstr(defs, key);
+    return at ? atoi(at + strlen(key)) : -1;
+}
+
+/*
+** What kernels/sm100/kernel.cuh and mainloop.cuh assume of the maps, from
+** the constants the variant is compiled with (DEFS); the first broken
+** rule into BAD, or "" when the maps M keep them all.
+**   SM100_ROW_BYTES 128, SM100_SW_ELEMS 64
+**   SM100_Q_CHUNK_BYTES  128 * 128          SM100_KV_CHUNK_BYTES BN * 128
+**   SM100_Q_TILE_BYTES   128 * PAD_DQK * 2  SM100_K_TILE_BYTES   BN * PAD_DQK * 2
+**   SM100_V_TILE_BYTES   BN * PAD_DV * 2
+**   Q1_FULL[ch]:  expect Q_CHUNK;  one Q box at (64 ch, m0 + 128, head, batch)
+**   K_j full:     expect K_CHUNKS > 1 ? KV_CHUNK : K_TILE, + Q_TILE for j = 0;
+**                 one K box per depth chunk at (64 ch, key0, kv_head, batch)
+**                 (one barrier each when K_CHUNKS > 1), and for j = 0 the
+**                 DQK_CHUNKS boxes of Q tile 0 at (64 ch, m0, head, batch)
+**   V_j full:     expect V_TILE; DV_CHUNKS V boxes
+**   box ch lands at +ch * Q_CHUNK (Q) or +ch * KV_CHUNK (K, V) of its tile.
+*/
+static void check_maps(char *bad, size_t n, const sm100_map m[3], const char *defs)
+{
+    const int bn = define_of(defs, "FA4_BN"), pad_dqk = define_of(defs, "FA4_PAD_DQK");
+    const int pad_dv = define_of(defs, "FA4_PAD_DV"), k_chunks = define_of(defs, "FA4_K_CHUNKS");
+    const long long q_chunk = 128 * 128, kv_chunk = (long long)bn * 128;
+    const long long q_tile = 128LL * pad_dqk * 2, k_tile = (long long)bn * pad_dqk * 2;
+    const long long v_tile = (long long)bn * pad_dv * 2;
+    const int dqk_chunks = pad_dqk / 64, dv_chunks = pad_dv / 64;
+    const long long q = launch_sm100_box_bytes(&m[0]), k = launch_sm100_box_bytes(&m[1]);
+    const long long v = launch_sm100_box_bytes(&m[2]);
+    const int k_loads = k_chunks > 1 ? 1 : dqk_chunks;       /* K boxes per K barrier */
+    const long long k_tx = k_chunks > 1 ? kv_chunk : k_tile;
+    const int chunks[3] = { dqk_chunks, dqk_chunks, dv_chunks };
+    int i;
+
+    bad[0] = '\0';
+    if (bn <= 0 || pad_dqk <= 0 || pad_dv <= 0 || k_chunks <= 0)
+        snprintf(bad, n, "defines lack FA4_BN / FA4_PAD_* / FA4_K_CHUNKS");
+    else if (q != q_chunk)
+        snprintf(bad, n, "Q1_FULL expects %lld B, a Q box is %lld B", q_chunk, q);
+    else if (dqk_chunks * q + k_loads * k != k_tx + q_tile)
+        snprintf(bad, n, "K_0's barrier expects %lld B, its %d Q + %d K boxes bring %lld B",
+                 k_tx + q_tile, dqk_chunks, k_loads, dqk_chunks * q + k_loads * k);
+    else if (k_loads * k != k_tx)
+        snprintf(bad, n, "K_j's barrier expects %lld B, its %d boxes bring %lld B", k_tx,
+                 k_loads, k_loads * k);
+    else if (dv_chunks * v != v_tile)
+        snprintf(bad, n, "V_j's barrier expects %lld B, its %d boxes bring %lld B", v_tile,
+                 dv_chunks, dv_chunks * v);
+    else if (k != kv_chunk || v != kv_chunk)
+        snprintf(bad, n, "K/V boxes of %lld/%lld B do not step by the kernel's %lld B chunk",
+                 k, v, kv_chunk);
+    else if (m[0].box[1] != 128 || m[1].box[1] != bn || m[2].box[1] != bn)
+        snprintf(bad, n, "box rows %d/%d/%d; the kernel steps 128 query rows and %d keys",
+                 m[0].box[1], m[1].box[1], m[2].box[1], bn);
+    for (i = 0; i < 3 && !bad[0]; i++) {
+        if (m[i].box[0] * m[i].esize != 128 || m[i].swizzle != 128 || m[i].box[2] != 1 ||
+            m[i].box[3] != 1)
+            snprintf(bad, n, "%s box {%d, %d, %d, %d} x %d B, swizzle %d: a box row must be "
+                     "one 128 B swizzle row", m[i].name, m[i].box[0], m[i].box[1], m[i].box[2],
+                     m[i].box[3], m[i].esize, m[i].swizzle);
+        else if (m[i].dims[0] > 64LL * chunks[i] || m[i].dims[0] <= 64LL * (chunks[i] - 1))
+            snprintf(bad, n, "%s head dim %lld is not covered by %d boxes of 64 (or one "
+                     "lies outside it)", m[i].name, m[i].dims[0], chunks[i]);
+    }
+}
+
+/* The kernel's argument block for P (contiguous BSHD) at aligned addresses. */
+static fa4_params params_of(const fa4_problem *p)
+{
+    const int dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim_qk;
+    fa4_params k;
+
+    memset(&k, 0, sizeof k);
+    k.q = 0x7f0000000000ULL;
+    k.k = 0x7f1000000000ULL;
+    k.v = 0x7f2000000000ULL;
+    k.o = 0x7f3000000000ULL;
+    k.q_head_stride = k.k_head_stride = p->head_dim_qk;
+    k.q_row_stride = (long long)p->heads_q * p->head_dim_qk;
+    k.q_batch_stride = k.q_row_stride * p->seqlen_q;
+    k.k_row_stride = (long long)p->heads_kv * p->head_dim_qk;
+    k.k_batch_stride = k.k_row_stride * p->seqlen_k;
+    k.v_head_stride = k.o_head_stride = dv;
+    k.v_row_stride = (long long)p->heads_kv * dv;
+    k.v_batch_stride = k.v_row_stride * p->seqlen_k;
+    k.o_row_stride = (long long)p->heads_q * dv;
+    k.o_batch_stride = k.o_row_stride * p->seqlen_q;
+    k.batch = p->batch;
+    k.seqlen_q = p->seqlen_q;
+    k.seqlen_k = p->seqlen_k;
+    k.heads_q = p->heads_q;
+    k.heads_kv = p->heads_kv;
+    k.group = p->heads_q / p->heads_kv;
+    k.m_blocks = (p->seqlen_q + 255) / 256;
+    return k;
+}
+
+/* Every enumerated sm100 config of (DTYPE, D/DV): its maps against the
+** kernel's counts.  One ok line; returns the number checked. */
+static int check_space(const device_limits *dev, fa4_dtype dtype, int d, int dv)
+{
+    fa4_problem p = FA4_PROBLEM_INIT;
+    config_space sp;
+    char why[512], defs[8192], bad[640] = "", text[256] = "";
+    int i, checked = 0;
+
+    p.dtype = dtype;
+    p.batch = 3;
+    p.seqlen_q = 1000;
+    p.seqlen_k = 777;
+    p.heads_q = 8;
+    p.heads_kv = 2;
+    p.head_dim_qk = d;
+    p.head_dim_v = dv;
+    if (config_enumerate(&sp, dev, &p, FA4_FAMILY_SM100, why, sizeof why) != FA4_OK) {
+        ok(0, "sm100 %s d%d/%d enumerates: %s", dtype_of(dtype)->name, d, dv, why);
+        return 0;
+    }
+    for (i = 0; i < sp.count && !bad[0]; i++) {
+        fa4_params k = params_of(&p);
+        sm100_map m[3];
+
+        fa4_config_format(&sp.configs[i], text, sizeof text);
+        if (budget_defines(defs, sizeof defs, &p, &sp.configs[i], &sp.layouts[i]) < 0) {
+            snprintf(bad, sizeof bad, "budget_defines overflow");
+            break;
+        }
+        if (launch_sm100_describe(m, &p, &sp.configs[i], &k, why, sizeof why) != FA4_OK) {
+            snprintf(bad, sizeof bad, "describe: %s", why);
+            break;
+        }
+        check_maps(bad, sizeof bad, m, defs);
+        checked++;
+    }
+    ok(sp.count > 0 && !bad[0], "sm100 %s d%d/%d: the maps of all %d configs match the "
+       "kernel's expect_tx counts, boxes and chunk steps", dtype_of(dtype)->name, d, dv,
+       sp.count);
+    if (bad[0])
+        diag("  [%s]: %s", text, bad);
+    config_space_free(&sp);
+    return checked;
+}
+
+/* The text of embedded kernel file NAME, or "". */
+static const char *kernel_text(const char *name)
+{
+    int i;
+
+    for (i = 0; i < embedded_kernels_count; i++)
+        if (!strcmp(embedded_kernels[i].name, name))
+            return embedded_kernels[i].text;
+    return "";
+}
+
+/* ------------------------------------------------ a stand-in driver */
+
+static struct {
+    int encodes, launches, fail_encode;
+    CUtensorMapDataType type[3];
+    cuuint32_t rank[3];
+    cuuint64_t dims[3][4], strides[3][3];
+    cuuint32_t box[3][4], estride[3][4];
+    CUtensorMapSwizzle swizzle[3];
+    CUtensorMapInterleave interleave[3];
+    CUtensorMapFloatOOBfill fill[3];
+    void *addr[3];
+    unsigned grid[3], block[3], smem;
+    fa4_params params;
+    unsigned long long tags[4];   /* opaque[0] of the four map arguments */
+    int o_zero;                   /* the fourth map is all zeros */
+} rec;
+
+static CUresult fake_push(CUcontext c) { (void)c; return CUDA_SUCCESS; }
+static CUresult fake_pop(CUcontext *c) { *c = NULL; return CUDA_SUCCESS; }
+static CUresult fake_name(CUresult r, const char **s) { (void)r; *s = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS; }
+static CUresult fake_string(CUresult r, const char **s) { (void)r; *s = "invalid argument"; return CUDA_SUCCESS; }
+
+static CUresult fake_encode(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
+                            void *addr, const cuuint64_t *dims, const cuuint64_t *strides,
+                            const cuuint32_t *box, const cuuint32_t *estride,
+                            CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+                            CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill fill)
+{
+    int i = rec.encodes++ % 3, j;
+
+    (void)l2;
+    if (rec.fail_encode)
+        return CUDA_ERROR_INVALID_VALUE;
+    rec.type[i] = type;
+    rec.rank[i] = rank;
+    rec.addr[i] = addr;
+    for (j = 0; j < 4; j++) {
+        rec.dims[i][j] = dims[j];
+        rec.box[i][j] = box[j];
+        rec.estride[i][j] = estride[j];
+    }
+    for (j = 0; j < 3; j++)
+        rec.strides[i][j] = strides[j];
+    rec.swizzle[i] = sw;
+    rec.interleave[i] = il;
+    rec.fill[i] = fill;
+    memcpy(map, (unsigned long long[1]){ 0xA100ULL + (unsigned)i }, 8);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned smem, CUstream s, void **args,
+                            void **extra)
+{
+    const unsigned char *o = args[4];
+    int i;
+
+    (void)f; (void)s; (void)extra;
+    rec.launches++;
+    rec.grid[0] = gx; rec.grid[1] = gy; rec.grid[2] = gz;
+    rec.block[0] = bx; rec.block[1] = by; rec.block[2] = bz;
+    rec.smem = smem;
+    memcpy(&rec.params, args[0], sizeof rec.params);
+    for (i = 0; i < 4; i++)
+        memcpy(&rec.tags[i], args[i + 1], 8);
+    rec.o_zero = 1;
+    for (i = 0; i < (int)sizeof(CUtensorMap); i++)
+        rec.o_zero &= o[i] == 0;
+    return CUDA_SUCCESS;
+}
+
+/* A plan of P on CTX with the sm100 default, its function a stand-in. */
+static fa4_plan *fake_plan(fa4_context *ctx, const fa4_problem *p)
+{
+    fa4_plan *plan = calloc(1, sizeof *plan);
+    char why[512];
+    int i;
+
+    if (!plan)
+        return NULL;
+    plan->ctx = ctx;
+    if (problem_resolve(&plan->problem, p, why, sizeof why) != FA4_OK ||
+        config_default(&plan->config, &ctx->limits, &plan->problem, FA4_FAMILY_SM100, why,
+                       sizeof why) != FA4_OK ||
+        budget_fit(&plan->layout, &ctx->limits, &plan->problem, &plan->config, why,
+                   sizeof why) != FA4_OK) {
+        diag("fake plan: %s", why);
+        free(plan);
+        return NULL;
+    }
+    for (i = 0; i < 4; i++)
+        plan->default_strides[i] = 1;
+    plan->source = FA4_SOURCE_HEURISTIC;
+    plan->fn = (CUfunction)(uintptr_t)0x1234;
+    return plan;
+}
+
+/* fa4_forward() on an sm100 plan through the stand-in driver. */
+static void check_forward(void)
+{
+    static cuda_api fake;
+    fa4_context_options o = FA4_CONTEXT_OPTIONS_INIT;
+    fa4_context *ctx = NULL;
+    fa4_problem p = FA4_PROBLEM_INIT;
+    fa4_tensors t = FA4_TENSORS_INIT;
+    fa4_plan *plan;
+    fa4_status st;
+    int bf16 = dtype_of(FA4_DTYPE_BF16)->tma_type;
+
+    o.plan_only = 1;
+    o.arch = "sm_100a";
+    o.no_database = 1;
+    if (!ok(fa4_context_create(&ctx, 0, &o) == FA4_OK, "a plan_only sm_100a context"))
+        return;
+    memset(&fake, 0, sizeof fake);
+    fake.cuCtxPushCurrent = fake_push;
+    fake.cuCtxPopCurrent = fake_pop;
+    fake.cuTensorMapEncodeTiled = fake_encode;
+    fake.cuLaunchKernel = fake_launch;
+    fake.cuGetErrorName = fake_name;
+    fake.cuGetErrorString = fake_string;
+    ctx->cu = &fake;     /* as if a B200 were there */
+
+    p.batch = 2; p.seqlen_q = 300; p.seqlen_k = 500; p.heads_q = 8; p.heads_kv = 2;
+    p.head_dim_qk = 128; p.causal = 1; p.return_lse = 1;
+    if (!ok((plan = fake_plan(ctx, &p)) != NULL, "an sm100 plan of bf16 d128, 8/2 heads, causal"))
+        goto out;
+    t.q = (void *)(uintptr_t)0x7f0000000000ULL;
+    t.k = (void *)(uintptr_t)0x7f1000000000ULL;
+    t.v = (void *)(uintptr_t)0x7f2000000000ULL;
+    t.o = (void *)(uintptr_t)0x7f3000000000ULL;
+    t.lse = (float *)(uintptr_t)0x7f4000000000ULL;
+    memset(&rec, 0, sizeof rec);
+    st = fa4_forward(plan, &t, NULL);
+    is_int(st, FA4_OK, "fa4_forward launches an sm100 plan (%s)", st ? fa4_context_errmsg(ctx) : "ok");
+    ok(rec.encodes == 3 && rec.launches == 1, "three maps encoded, one launch queued");
+    ok(rec.rank[0] == 4 && (int)rec.type[0] == bf16 && rec.addr[0] == t.q &&
+       rec.dims[0][0] == 128 && rec.dims[0][1] == 300 && rec.dims[0][2] == 8 && rec.dims[0][3] == 2 &&
+       rec.strides[0][0] == 8 * 128 * 2 && rec.strides[0][1] == 128 * 2 &&
+       rec.strides[0][2] == 300 * 8 * 128 * 2 &&
+       rec.box[0][0] == 64 && rec.box[0][1] == 128 && rec.box[0][2] == 1 && rec.box[0][3] == 1,
+       "Q: dims {128, 300, 8, 2}, strides {row, head, batch} in bytes, box {64, 128, 1, 1}");
+    ok(rec.addr[1] == t.k && rec.addr[2] == t.v &&
+       rec.dims[1][1] == 500 && rec.dims[1][2] == 2 && rec.dims[2][1] == 500 &&
+       rec.strides[1][0] == 2 * 128 * 2 && rec.strides[1][2] == 500 * 2 * 128 * 2 &&
+       rec.box[1][0] == 64 && (int)rec.box[1][1] == plan->config.bn &&
+       (int)rec.box[2][1] == plan->config.bn,
+       "K and V: dims {128, 500, 2, 2}, box {64, bn = %d, 1, 1}", plan->config.bn);
+    ok(rec.swizzle[0] == CU_TENSOR_MAP_SWIZZLE_128B && rec.swizzle[1] == CU_TENSOR_MAP_SWIZZLE_128B &&
+       rec.swizzle[2] == CU_TENSOR_MAP_SWIZZLE_128B &&
+       rec.interleave[0] == CU_TENSOR_MAP_INTERLEAVE_NONE &&
+       rec.fill[1] == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE && rec.estride[2][0] == 1 &&
+       rec.estride[2][3] == 1,
+       "128 B swizzle, no interleave, zero fill out of bounds, element strides 1");
+    ok(rec.grid[0] == 2 && rec.grid[1] == 8 && rec.grid[2] == 2 && rec.block[0] == 512 &&
+       rec.block[1] == 1 && rec.block[2] == 1 && (int)rec.smem == plan->layout.smem_bytes,
+       "grid (2, 8, 2) of 512 threads with the layout's %d B of shared memory",
+       plan->layout.smem_bytes);
+    ok(rec.params.m_blocks == 2 && rec.params.group == 4 && rec.params.seqlen_k == 500 &&
+       rec.params.window_right == 0 && rec.params.lse == 0x7f4000000000ULL,
+       "the argument block: 2 query blocks of 256, group 4, causal, LSE");
+    ok(rec.tags[0] == 0xA100 && rec.tags[1] == 0xA101 && rec.tags[2] == 0xA102 && rec.o_zero,
+       "fa4_fwd gets the Q, K, V maps in order and a zeroed tm_o");
+
+    /* this call's sizes */
+    t.seqlen_q = 17; t.seqlen_k = 33; t.batch = 1;
+    memset(&rec, 0, sizeof rec);
+    st = fa4_forward(plan, &t, NULL);
+    ok(st == FA4_OK && rec.dims[0][1] == 17 && rec.dims[0][3] == 1 && rec.dims[1][1] == 33 &&
+       rec.strides[0][2] == 17 * 8 * 128 * 2 && rec.grid[0] == 1 && rec.grid[2] == 1,
+       "a call with seqlen_q 17, seqlen_k 33, batch 1 maps and launches those sizes");
+    t.seqlen_q = t.seqlen_k = t.batch = 0;
+
+    /* the driver refuses a map */
+    rec.fail_encode = 1;
+    st = fa4_forward(plan, &t, NULL);
+    ok(st == FA4_ECUDA && strstr(fa4_context_errmsg(ctx), "cuTensorMapEncodeTiled(q: dims 128 300 8 2"),
+       "an encode failure is FA4_ECUDA naming the map (%s)", fa4_context_errmsg(ctx));
+    rec.fail_encode = 0;
+    fa4_plan_destroy(plan);
+
+    /* the caller's strides: Q rows padded to 1032 elements, V heads apart */
+    p.q_strides[0] = 300 * 1032; p.q_strides[1] = 1032; p.q_strides[2] = 128;
+    p.v_strides[0] = 2 * 500 * 128; p.v_strides[1] = 128; p.v_strides[2] = 500 * 128;
+    if ((plan = fake_plan(ctx, &p)) != NULL) {
+        plan->default_strides[0] = plan->default_strides[2] = 0;
+        memset(&rec, 0, sizeof rec);
+        st = fa4_forward(plan, &t, NULL);
+        ok(st == FA4_OK && rec.strides[0][0] == 1032 * 2 && rec.strides[0][2] == 300 * 1032 * 2 &&
+           rec.strides[2][0] == 128 * 2 && rec.strides[2][1] == 500 * 128 * 2 &&
+           rec.strides[2][2] == 2 * 500 * 128 * 2,
+           "the problem's strides reach the maps: Q rows 2064 B apart, V as [batch, head, "
+           "seq, dim] (%s)", st ? fa4_context_errmsg(ctx) : "ok");
+        fa4_plan_destroy(plan);
+    } else {
+        ok(0, "plan with the caller's strides");
+    }
+    /* fp8 exists in the sm100 budget only: the heuristic does not pick it */
+    {
+        fa4_problem f = FA4_PROBLEM_INIT;
+        fa4_plan *fp = NULL;
+
+        f.dtype = FA4_DTYPE_FP8_E4M3; f.batch = 1; f.seqlen_q = f.seqlen_k = 1024;
+        f.heads_q = f.heads_kv = 4; f.head_dim_qk = 128;
+        st = fa4_plan_create(&fp, ctx, &f, NULL);
+        ok(st == FA4_ENOFIT && fp == NULL, "an fp8 problem gets no sm100 plan from the "
+           "heuristic (%s)", fa4_context_errmsg(ctx));
+    }
+out:
+    ctx->cu = NULL;
+    fa4_context_destroy(ctx);
+}
+
+int main(void)
+{
+    static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 }, { 128, 64 } };
+    const char *kc = kernel_text("sm100/kernel.cuh"), *ml = kernel_text("sm100/mainloop.cuh");
+    device_limits dev;
+    fa4_problem p = FA4_PROBLEM_INIT;
+    fa4_config cfg;
+    fa4_params k;
+    sm100_map m[3];
+    char why[512];
+    int i, dt, checked = 0;
+
+    plan_lazy();
+    if (device_limits_for_arch(&dev, "sm_100a", why, sizeof why) != FA4_OK)
+        skip_all("no sm_100a limits table (%s)", why);
+
+    /* The byte counts and coordinates check_maps() mirrors are the kernel's. */
+    ok(strstr(kc, "#define SM100_ROW_BYTES 128 ") && strstr(kc, "#define SM100_SW_ELEMS 64\n") &&
+       strstr(kc, "#define SM100_Q_CHUNK_BYTES (128 * SM100_ROW_BYTES)\n") &&
+       strstr(kc, "#define SM100_KV_CHUNK_BYTES (FA4_BN * SM100_ROW_BYTES)\n") &&
+       strstr(kc, "#define SM100_Q_TILE_BYTES (128 * FA4_PAD_DQK * 2)\n") &&
+       strstr(kc, "#define SM100_K_TILE_BYTES (FA4_BN * FA4_PAD_DQK * 2)\n") &&
+       strstr(kc, "#define SM100_V_TILE_BYTES (FA4_BN * FA4_PAD_DV * 2)\n"),
+       "kernel.cuh's tile and chunk byte counts are the ones this test checks the maps against");
+    ok(strstr(ml, "mbarrier_arrive_expect_tx(bar, SM100_Q_CHUNK_BYTES);") &&
+       strstr(ml, "tq, bar, ch * SM100_SW_ELEMS, c.m0 + 128, c.head, c.batch);") &&
+       strstr(ml, "u32 bytes = FA4_K_CHUNKS > 1 ? SM100_KV_CHUNK_BYTES : SM100_K_TILE_BYTES;") &&
+       strstr(ml, "bytes += SM100_Q_TILE_BYTES;") &&
+       strstr(ml, "ch * SM100_SW_ELEMS, key0, c.kv_head, c.batch);") &&
+       strstr(ml, "tq, full, qc * SM100_SW_ELEMS, c.m0, c.head, c.batch);") &&
+       strstr(ml, "mbarrier_arrive_expect_tx(v_full(c, j), SM100_V_TILE_BYTES);"),
+       "mainloop.cuh's expect_tx counts and {dim, seq, head, batch} coordinates are as checked");
+    ok(strstr(kc, "c.m0 = m_block * FA4_BM;") && strstr(kc, "c.head = (int)blockIdx.y;") &&
+       strstr(kc, "c.batch = (int)blockIdx.z;") &&
+       strstr(kc, "static_assert(FA4_THREADS == 512"),
+       "kernel.cuh reads the grid as (query block of 256, head, batch) with 512 threads");
+
+    for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP16; dt++)
+        for (i = 0; i < (int)(sizeof dims / sizeof dims[0]); i++)
+            checked += check_space(&dev, (fa4_dtype)dt, dims[i][0], dims[i][1]);
+    diag("%d sm100 configs checked", checked);
+
+    /* what the maps refuse */
+    p.dtype = FA4_DTYPE_BF16; p.batch = 1; p.seqlen_q = p.seqlen_k = 256;
+    p.heads_q = p.heads_kv = 1; p.head_dim_qk = 128;
+    config_default(&cfg, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+    k = params_of(&p);
+    k.q_head_stride = 7;       /* one head: the stride is never used */
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_OK &&
+       m[0].strides[1] == 16,
+       "a stride over an extent of 1 is not checked (set to 16) (%s)", why[0] ? why : "ok");
+    k = params_of(&p);
+    k.k_batch_stride = 0;
+    p.batch = 2;
+    k.batch = 2;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_EINVAL &&
+       strstr(why, "k batch stride 0 elements"), "a K batch stride of 0 is refused (%s)", why);
+    k = params_of(&p);
+    k.o_row_stride = 132;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_EINVAL &&
+       strstr(why, "o row stride 132"), "an O row stride of 132 elements is refused (%s)", why);
+    k = params_of(&p);
+    k.v += 8;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_EINVAL &&
+       strstr(why, "v address"), "a V address off 16 bytes is refused (%s)", why);
+    k = params_of(&p);
+    cfg.bn = 0;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_EINVAL &&
+       strstr(why, "bn=0"), "a config without a resolved bn is refused (%s)", why);
+    config_default(&cfg, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+    p.varlen = 1;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_ENOTSUP &&
+       strstr(why, "dense batches only"), "varlen is FA4_ENOTSUP (%s)", why);
+    p.varlen = 0;
+    p.page_size = 64;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_ENOTSUP,
+       "paged K/V is FA4_ENOTSUP");
+    p.page_size = 0;
+    p.dtype = FA4_DTYPE_FP8_E4M3;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_ENOTSUP &&
+       strstr(why, "bf16 and fp16"), "fp8 inputs are FA4_ENOTSUP (%s)", why);
+
+    check_forward();
+    return done_testing();
+}
