@@ -72,6 +72,8 @@ class ContextOptions(_Versioned):
         ("plan_only", C.c_int),
         ("arch", C.c_char_p),
         ("check_inputs", C.c_int),
+        ("reserved", C.c_int),
+        ("enable_sm100", C.c_int),
     ]
 
 
