@@ -387,12 +387,18 @@ def dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse, fp8=None):
         if out is not None:
             key += (out.shape, out.is_contiguous() or out.stride(), out.dtype, out.get_device())
         if fp8 is not None:
-            if all(t is None or type(t) is _Tensor for t in fp8[:3]):
-                # A marker first: no other layout of the key compares equal.
-                key += (_FP8, fp8[3]) + tuple(None if t is None else (t.shape, t.is_contiguous(), t.dtype,
-                                                                      t.get_device()) for t in fp8[:3])
-            else:
-                key = None
+            # A marker first: no other layout of the key compares equal.  Written
+            # out rather than looped: a generator costs microseconds here.
+            qd, kd, vd, odt = fp8
+            key += (_FP8, odt)
+            for t in (qd, kd, vd):
+                if t is None:
+                    key += (None,)
+                elif type(t) is _Tensor:
+                    key += (t.shape, t.is_contiguous(), t.dtype, t.get_device())
+                else:
+                    key = None
+                    break
     if key is not None:
         c = _dense_calls.get(key)
         # A known key means CUDA tensors: use_op() is left with modes and autograd.
@@ -408,7 +414,8 @@ def dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse, fp8=None):
             else:
                 _launch(dev, c.e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
                         0 if lse is None else lse.data_ptr(), 0, 0, 0, 0, c.sq, c.sk, c.b,
-                        _ptr(fp8[0]), _ptr(fp8[1]), _ptr(fp8[2]))
+                        0 if qd is None else qd.data_ptr(), 0 if kd is None else kd.data_ptr(),
+                        0 if vd is None else vd.data_ptr())
             return out, lse
     if use_op(q, k, v, out, *(fp8[:3] if fp8 is not None else ())):
         return None
