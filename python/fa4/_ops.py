@@ -290,15 +290,20 @@ def _output(out, shape, q, name="out", odt=None):
     return out
 
 
+def _fp8_out(out_dtype):
+    """O's dtype for fp8 inputs asking for OUT_DTYPE (None: bfloat16)."""
+    if out_dtype is None:
+        return torch.bfloat16
+    if out_dtype not in _OUT_CODES:
+        raise TypeError("fa4: out_dtype %s; fp8 inputs write torch.bfloat16 or torch.float16" % out_dtype)
+    return out_dtype
+
+
 def out_type(q, out_dtype):
     """The dtype of O for inputs like Q: fp8 inputs write OUT_DTYPE (None:
     bfloat16; float16 may be asked for), 16-bit ones their own type."""
     if q.dtype is _FP8 and _FP8 is not None:
-        if out_dtype is None:
-            return torch.bfloat16
-        if out_dtype not in _OUT_CODES:
-            raise TypeError("fa4: out_dtype %s; fp8 inputs write torch.bfloat16 or torch.float16" % out_dtype)
-        return out_dtype
+        return _fp8_out(out_dtype)
     if out_dtype is not None and out_dtype != q.dtype:
         raise TypeError("fa4: out_dtype %s; %s inputs write %s" % (out_dtype, q.dtype, q.dtype))
     return q.dtype
@@ -758,11 +763,7 @@ def fp8_args(q_descale, k_descale, v_descale, out_dtype):
 
 def out_code(out_dtype):
     """The ops' out_dtype argument for a torch dtype (None: 0)."""
-    if out_dtype is None:
-        return 0
-    if out_dtype not in _OUT_CODES:
-        raise TypeError("fa4: out_dtype %s; fp8 inputs write torch.bfloat16 or torch.float16" % out_dtype)
-    return _OUT_CODES[out_dtype]
+    return 0 if out_dtype is None else _OUT_CODES[_fp8_out(out_dtype)]
 
 
 @torch.library.custom_op("fa4::attention", mutates_args=(), device_types="cuda")
