@@ -365,9 +365,9 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
         return;
     }
     if (d <= 128) {
-        int bn32 = sm80_q_in_regs(d, dv, 32, 64) ? 64 : 32;
-        if (sm80_regs_estimate(d, dv, 32, bn32) <= SM80_MAX_REGS - SM80_HEURISTIC_MARGIN) {
-            sm80_base(out, 128, 32, bn32, 2, swz);
+        int bn_32rows = sm80_q_in_regs(d, dv, 32, 64) ? 64 : 32;
+        if (sm80_regs_estimate(d, dv, 32, bn_32rows) <= SM80_MAX_REGS - SM80_HEURISTIC_MARGIN) {
+            sm80_base(out, 128, 32, bn_32rows, 2, swz);
             return;
         }
     }
