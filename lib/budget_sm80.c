@@ -4,8 +4,11 @@
 ** and default.  Every number here reaches the kernel as a compile-time
 ** constant; the kernel static_asserts what it relies on.
 **
-** Shape of a CTA: BM query rows, WARPS = BM/16 warps of 16 rows each,
-** BN keys per step, STAGES-deep cp.async rings for K and V.  For decode
+** Shape of a CTA: BM query rows, WARPS warps of ROWS = BM / WARPS rows
+** each (16 or 32; warps 0 in a config means 16), BN keys per step,
+** STAGES-deep cp.async rings for K and V.  A warp of 32 rows reads each
+** K and V fragment once for two m16 tiles, half the shared-memory traffic
+** per MMA of 16 rows, at twice the accumulator registers.  For decode
 ** (kv_split_warps) BM is 16 and the WARPS warps take BN/WARPS keys of each
 ** block; their states merge in the K region at the end (WARPS x 16 x
 ** (DV + 2) floats, so the K region is at least that large).
@@ -22,19 +25,24 @@
 ** dim must fill whole boxes: 128 B swizzle needs D and DV multiples of 64,
 ** 64 B swizzle multiples of 32.  The epilogue stages O in the Q region.
 **
-** Registers per thread, fitted to ptxas (CUDA 13.0, sm_80 and sm_90a):
-**     O accumulator DV/2 + S accumulator BN/2 + packed P BN/4
-**     + Q fragments D/4 (when kept in registers, D <= 128)
-**       or 30 for re-reading Q from shared memory
-**     + 2 per 16-byte cp.async chunk a thread issues per K tile, and 10
-**       more for each chunk beyond 8 (fitted: d192/128 bm64 bn64, 12
-**       chunks, needs 255+ registers and spills 12 B on sm_80)
-**     + 56 (addresses, softmax state, indices)
-** e.g. d128 bm128 bn64: 64+32+16+32+8+56 = 208 (ptxas 196/212);
-**      d256 bm128 bn32: 128+16+8+30+8+56 = 246 (ptxas 241/241);
-**      d256 bm64 bn64: 294 (ptxas: 255 and 88 B of spill loads).
-** Variants over 255 are rejected: ptxas would spill and the JIT rejects
-** spills anyway.
+** Registers per thread, fitted to ptxas (CUDA 13.0, sm_80 and sm_90a,
+** bf16 and fp16, causal or not, softcap, varlen, pages of 16, stages
+** 1-3), with MT = ROWS / 16 row tiles per warp and KN keys per warp:
+**     MT x (O accumulator DV/2 + S accumulator and packed P 3 KN/4)
+**     + Q fragments MT x D/4 when kept in registers (sm80_q_in_regs)
+**     + 40 (fragment and cp.async addresses, softmax state, indices)
+** e.g. d128 bm128 bn64, 16 rows: 64+48+32+40 = 184 (ptxas 174-190);
+**      d128 bm128 bn32, 32 rows: 2 x (64+24)+40 = 216 (ptxas 234-245);
+**      d64 bm128 bn64, 32 rows: 2 x (32+48)+32+40 = 232 (ptxas 207-225);
+**      d256 bm128 bn64, 16 rows: 128+48+40 = 216 (ptxas 226-239);
+**      d128 bn64, 32 rows: 264, rejected: ptxas fits the plain problem
+**      in 249-255 on sm_80 and sm_90a, but spills 4-156 B with softcap,
+**      varlen or pages on sm_100a or sm_120 (and paged d192 at bm 64 on
+**      sm_80): too close to keep in the space.
+** ptxas takes what registers are free, so it reports more than this
+** estimate where there is room; what the estimate must do is put every
+** variant that spills above 255.  Variants over 255 are rejected: the
+** JIT rejects spills anyway.
 */
 #include <stdio.h>
 #include <string.h>
@@ -45,9 +53,9 @@
 #define SM80_ALIGN      1024     /* region alignment, bytes */
 #define SM80_SLACK      1024     /* the kernel aligns its base up to 1024 B */
 #define SM80_MAX_REGS   255
-#define SM80_ROWS_PER_WARP 16
 
 static const int sm80_bms[] = { 64, 128 };
+static const int sm80_rows[] = { 16, 32 };
 static const int sm80_bns[] = { 32, 64, 128 };
 static const int sm80_swizzles[] = { 64, 128 };
 
@@ -60,8 +68,14 @@ static int sm80_dv(const fa4_problem *pb)
     return pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
 }
 
-/* 1 when the kernel keeps Q's mma fragments in registers (D/4 of them). */
-static int sm80_q_in_regs(int d) { return d <= 128; }
+/* 1 when the kernel keeps Q's mma fragments in registers (ROWS/16 x D/4
+** of them, beside O's ROWS/16 x DV/2 and S's ROWS/16 x KN/2): d <= 128
+** and the three together at most 160, else Q is re-read from shared
+** memory at each k-step. */
+static int sm80_q_in_regs(int d, int dv, int rows, int kn)
+{
+    return d <= 128 && rows / 16 * (d / 4 + dv / 2 + kn / 2) <= 160;
+}
 
 /* 1 when V is one of the N values in SET. */
 static int in_set(int v, const int *set, int n)
@@ -73,19 +87,13 @@ static int in_set(int v, const int *set, int n)
     return 0;
 }
 
-/* The register estimate of the file comment for WARPS warps, each
-** holding KN keys of a block (bn, or bn / warps when they split it).
-** Paged K/V keeps a page lookup and a 64-bit address per chunk: 5 more
-** per chunk and 16 (fitted: d128 bm64 bn64 paged spills 56 B at 255). */
-static int sm80_regs_estimate(int d, int dv, int warps, int bn, int kn, int paged)
+/* The register estimate of the file comment for warps of ROWS query rows
+** holding KN keys of a block each (bn, or bn / warps when they split it). */
+static int sm80_regs_estimate(int d, int dv, int rows, int kn)
 {
-    int threads = 32 * warps;
-    int k_chunks = (bn * d / 8 + threads - 1) / threads;
-    int q = sm80_q_in_regs(d) ? d / 4 : 30;
-    int loads = 2 * k_chunks + (k_chunks > 8 ? (kn == bn ? 10 : 6) * (k_chunks - 8) : 0);
-    if (paged)
-        loads += 5 * k_chunks + 16;
-    return dv / 2 + kn / 2 + kn / 4 + q + loads + 56;
+    int mt = rows / 16;
+    int q = sm80_q_in_regs(d, dv, rows, kn) ? mt * d / 4 : 0;
+    return mt * (dv / 2 + 3 * kn / 4) + q + 40;
 }
 
 /* 1 when the problem has few query rows per KV head (decode, speculative
@@ -114,7 +122,7 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
 {
     const int d = pb->head_dim_qk, dv = sm80_dv(pb);
     const int esize = 2;
-    int warps, threads, off = 0, smem, regs, kn, k_bytes;
+    int warps, rows, threads, off = 0, smem, regs, kn, k_bytes;
 
 
     /* What the family cannot run at all (config_enumerate stops on these). */
@@ -173,11 +181,13 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
             snprintf(why, wn, "sm80: bn=%d cannot give %d warps 16 keys each", cfg->bn, warps);
             return FA4_EINVAL;
         }
+        rows = 16;
     } else {
-        warps = cfg->bm / SM80_ROWS_PER_WARP;
-        if (cfg->warps != 0 && cfg->warps != warps) {
-            snprintf(why, wn, "sm80: warps=%d; bm=%d needs %d (16 rows per warp)",
-                     cfg->warps, cfg->bm, warps);
+        warps = cfg->warps ? cfg->warps : cfg->bm / 16;
+        rows = cfg->bm / warps;
+        if (cfg->bm % warps != 0 || !in_set(rows, sm80_rows, 2)) {
+            snprintf(why, wn, "sm80: warps=%d; bm=%d takes %d or %d (16 or 32 rows per warp)",
+                     cfg->warps, cfg->bm, cfg->bm / 16, cfg->bm / 32);
             return FA4_EINVAL;
         }
     }
@@ -198,7 +208,7 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     add_region(out, "K", &off, k_bytes);
     add_region(out, "V", &off, cfg->stages * cfg->bn * dv * esize);
     smem = align_up(off, SM80_ALIGN) + SM80_SLACK;
-    regs = sm80_regs_estimate(d, dv, warps, cfg->bn, kn, pb->page_size > 0);
+    regs = sm80_regs_estimate(d, dv, rows, kn);
 
     out->threads = threads;
     out->smem_bytes = smem;
@@ -214,10 +224,10 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
         return FA4_ENOFIT;
     }
     if (regs > SM80_MAX_REGS) {
-        snprintf(why, wn, "regs estimate %d > %d per thread (O %d + S %d + P %d + Q %d + "
-                 "loads %d + 56)", regs, SM80_MAX_REGS, dv / 2, kn / 2, kn / 4,
-                 sm80_q_in_regs(d) ? d / 4 : 30,
-                 regs - dv / 2 - kn / 2 - kn / 4 - (sm80_q_in_regs(d) ? d / 4 : 30) - 56);
+        int mt = rows / 16;
+        snprintf(why, wn, "regs estimate %d > %d per thread (%d rows per warp: O %d + S and "
+                 "P %d + Q %d + 40)", regs, SM80_MAX_REGS, rows, mt * dv / 2, mt * 3 * kn / 4,
+                 regs - mt * (dv / 2 + 3 * kn / 4) - 40);
         return FA4_ENOFIT;
     }
     if (dev->regs_per_block > 0 && regs * threads > dev->regs_per_block) {
@@ -228,21 +238,26 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     return FA4_OK;
 }
 
-/* family_ops.defines: FA4_WARPS, and FA4_Q_IN_REGS (the register estimate
-** above assumes the same choice). */
+/* family_ops.defines: FA4_WARPS, FA4_WARP_ROWS and FA4_Q_IN_REGS (the
+** register estimate above assumes the same choice). */
 static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
 {
-    int n = snprintf(buf, size, "#define FA4_WARPS %d\n#define FA4_Q_IN_REGS %d\n"
+    int warps = l->threads / 32, rows = cfg->kv_split_warps ? 16 : cfg->bm / warps;
+    int kn = cfg->kv_split_warps ? cfg->bn / warps : cfg->bn;
+    int n = snprintf(buf, size, "#define FA4_WARPS %d\n#define FA4_WARP_ROWS %d\n"
+                     "#define FA4_Q_IN_REGS %d\n"
                      "#define FA4_KV_SPLIT_WARPS %d\n#define FA4_PACK_GQA %d\n"
                      "#define FA4_VARLEN %d\n#define FA4_PAGED %d\n",
-                     l->threads / 32, sm80_q_in_regs(pb->head_dim_qk), cfg->kv_split_warps,
+                     warps, rows, sm80_q_in_regs(pb->head_dim_qk, sm80_dv(pb), rows, kn),
+                     cfg->kv_split_warps,
                      cfg->pack_gqa, pb->varlen != 0, pb->page_size > 0);
     return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
-/* Fill the fields every sm80 config shares; splits 0 (chosen per call). */
-static void sm80_base(fa4_config *c, int bm, int bn, int stages, int swizzle)
+/* Fill the fields every sm80 config shares: BM rows in warps of ROWS,
+** splits 0 (chosen per call). */
+static void sm80_base(fa4_config *c, int bm, int rows, int bn, int stages, int swizzle)
 {
     fa4_config init = FA4_CONFIG_INIT;
     *c = init;
@@ -251,7 +266,7 @@ static void sm80_base(fa4_config *c, int bm, int bn, int stages, int swizzle)
     c->bn = bn;
     c->stages = stages;
     c->swizzle = swizzle;
-    c->warps = bm / SM80_ROWS_PER_WARP;
+    c->warps = bm / rows;
     c->q_tiles = 1;
     c->cluster = 1;
     c->scheduler = FA4_SCHED_PLAIN;
@@ -263,7 +278,7 @@ static void sm80_base(fa4_config *c, int bm, int bn, int stages, int swizzle)
 static void sm80_decode(fa4_config *c, int warps, int bn, int stages, int swizzle,
                         int pack, int splits)
 {
-    sm80_base(c, 16, bn, stages, swizzle);
+    sm80_base(c, 16, 16, bn, stages, swizzle);
     c->warps = warps;
     c->kv_split_warps = 1;
     c->pack_gqa = pack;
@@ -273,29 +288,33 @@ static void sm80_decode(fa4_config *c, int warps, int bn, int stages, int swizzl
 /* Append C to OUT (at most MAX) and count it. */
 #define EMIT(expr) do { if (n < max) { expr; } n++; } while (0)
 
-/* family_ops.candidates: bm {64, 128} x bn {32, 64, 128} x stages {1, 2, 3}
-** x swizzle {64, 128} (128 only where the head dims fill 64-element boxes),
-** splits chosen per call.  Problems with few query rows per KV head add the
-** serving variants: decode tiles (16 packed rows, 4 warps splitting the
-** keys) and packed 64-row tiles, over explicit split counts. */
+/* family_ops.candidates: bm {64, 128} x rows per warp {16, 32} x bn {32,
+** 64, 128} x stages {1, 2, 3} x swizzle {64, 128} (128 only where the
+** head dims fill 64-element boxes), splits chosen per call; the register
+** estimate drops the 32-row tiles that would spill.  Problems with few
+** query rows per KV head add the serving variants: decode tiles (16
+** packed rows, 4 warps splitting the keys) and packed 64-row tiles (16
+** rows per warp: a decode step fills few rows), over explicit split
+** counts. */
 static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
                            const fa4_problem *pb)
 {
     static const int splits[] = { 0, 1, 2, 4, 8, 16 };
-    int d = pb->head_dim_qk, dv = sm80_dv(pb), n = 0, i, j, s, w;
+    int d = pb->head_dim_qk, dv = sm80_dv(pb), n = 0, i, j, r, s, w;
     int swz_best = (d % 64 == 0 && dv % 64 == 0) ? 128 : 64;
     int pack = pb->heads_kv > 0 && pb->heads_q / pb->heads_kv > 1;
 
     (void)dev;
     for (i = 0; i < 2; i++)
-        for (j = 0; j < 3; j++)
-            for (s = 1; s <= 3; s++)
-                for (w = 0; w < 2; w++) {
-                    int swz = sm80_swizzles[w];
-                    if (swz == 128 && (d % 64 != 0 || dv % 64 != 0))
-                        continue;
-                    EMIT(sm80_base(&out[n], sm80_bms[i], sm80_bns[j], s, swz));
-                }
+        for (r = 0; r < 2; r++)
+            for (j = 0; j < 3; j++)
+                for (s = 1; s <= 3; s++)
+                    for (w = 0; w < 2; w++) {
+                        int swz = sm80_swizzles[w];
+                        if (swz == 128 && (d % 64 != 0 || dv % 64 != 0))
+                            continue;
+                        EMIT(sm80_base(&out[n], sm80_bms[i], sm80_rows[r], sm80_bns[j], s, swz));
+                    }
     if (!sm80_few_rows(pb))
         return max == 0 ? n : (n < max ? n : max);
     for (j = 1; j < 3; j++)
@@ -306,18 +325,27 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
         for (j = 1; j < 3; j++)
             for (s = 2; s <= 3; s++)
                 for (i = 0; i < 4; i++)
-                    EMIT((sm80_base(&out[n], 64, sm80_bns[j], s, swz_best),
+                    EMIT((sm80_base(&out[n], 64, 16, sm80_bns[j], s, swz_best),
                           out[n].pack_gqa = 1, out[n].splits = splits[i]));
     return max == 0 ? n : (n < max ? n : max);
 }
 
 #undef EMIT
 
+/* The heuristic's margin under SM80_MAX_REGS: the default must compile
+** on every arch and problem flavour, not just those measured. */
+#define SM80_HEURISTIC_MARGIN 16
+
 /* family_ops.heuristic: decode shapes (at most 16 query rows per KV head)
 ** take the decode tile with packed heads; up to 128 rows, packed 64-row
-** tiles; otherwise bm 128 (8 warps), 2 stages; bn 128 at d64, 64 up to
-** d192, 32 at d256 (the O accumulator takes 128 registers there); 128 B
-** swizzle where the head dims allow it.  Splits are chosen per call. */
+** tiles of 16 rows per warp; otherwise bm 128, 2 stages.  Head dims up
+** to 128 take FlashAttention-2's shape, 4 warps of 32 rows (each K and V
+** fragment serves both row tiles): bn 64 where Q stays in registers
+** (d64), else 32 (d96 at bn 64 reaches 254 registers with softcap on
+** sm_100a; d128 at bn 64 does not fit at all), and 16 rows if even that
+** leaves no margin.  Larger head dims: 8 warps of 16 rows, bn 64 up to
+** d192, 32 at d256 (O takes 128 registers there).  128 B swizzle where
+** the head dims allow it.  Splits are chosen per call. */
 static void sm80_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
@@ -332,11 +360,18 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
         return;
     }
     if (sm80_few_rows(pb) && group > 1) {
-        sm80_base(out, 64, 64, 2, swz);
+        sm80_base(out, 64, 16, 64, 2, swz);
         out->pack_gqa = 1;
         return;
     }
-    sm80_base(out, 128, bn, 2, swz);
+    if (d <= 128) {
+        int bn_32rows = sm80_q_in_regs(d, dv, 32, 64) ? 64 : 32;
+        if (sm80_regs_estimate(d, dv, 32, bn_32rows) <= SM80_MAX_REGS - SM80_HEURISTIC_MARGIN) {
+            sm80_base(out, 128, 32, bn_32rows, 2, swz);
+            return;
+        }
+    }
+    sm80_base(out, 128, 16, bn, 2, swz);
 }
 
 const family_ops family_sm80 = {

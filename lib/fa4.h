@@ -281,7 +281,9 @@ typedef struct fa4_config {
     int swizzle;            /* shared-memory swizzle span in bytes: 32/64/128 */
     int fused_kv;           /* 1: K and V alternate in one ring (sm90/sm100) */
     int q_tiles;            /* query tiles per CTA: 1 or 2 */
-    int warps;              /* sm80: warps per CTA (bm/16 or bm/32 rows each) */
+    int warps;              /* sm80: warps per CTA: bm/16 (16 query rows
+                               each; 0 means this) or bm/32 (32 rows each,
+                               every K/V fragment serving twice the rows) */
     int consumer_wgs;       /* sm90: consumer warpgroups (2 or 3) */
     int producer_regs;      /* sm90: setmaxnreg for the producer */
     int consumer_regs;      /* sm90: setmaxnreg for the consumers */

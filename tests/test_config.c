@@ -2,7 +2,7 @@
 ** test_config.c -- the budget front and the enumerator: every emitted
 ** config fits its budgets, defaults fit, the text form round-trips, and
 ** families refuse devices they cannot run on (sm100 on a B200 without the
-** opt-in among them).
+** opt-in among them); the sm80 rows per warp.
 */
 #include "tap.h"
 #include "config.h"
@@ -67,6 +67,80 @@ static void check_sm100_opt_in(void)
        "and cannot use it, opt-in or not");
     b200.cc = 90;
     ok(!config_sm100_note(note, sizeof note, &b200), "an sm_90 GPU gets no sm100 warning");
+}
+
+/* A prefill problem: 4 x 16 heads x 4096, head dims D / DV. */
+static fa4_problem prefill(int d, int dv)
+{
+    fa4_problem p = FA4_PROBLEM_INIT;
+    p.batch = 4; p.seqlen_q = p.seqlen_k = 4096; p.heads_q = 16; p.heads_kv = 16;
+    p.head_dim_qk = d; p.head_dim_v = dv;
+    return p;
+}
+
+/* The sm80 warps field: bm / warps rows per warp, 16 (warps 0 too, as
+   text written before 32-row warps existed) or 32; the heuristic's
+   choice per head dim; the estimate's refusal of 32-row tiles that
+   spill. */
+static void check_sm80_rows(void)
+{
+    static const struct { int d, dv, warps, bn; } want[] = {
+        { 64, 64, 4, 64 }, { 96, 96, 4, 32 }, { 128, 128, 4, 32 },
+        { 192, 128, 8, 64 }, { 256, 256, 8, 32 },
+    };
+    fa4_problem p = prefill(128, 128);
+    device_limits dev;
+    fa4_config c, back;
+    fa4_layout l;
+    char why[512], text[256];
+    fa4_status st;
+    size_t i;
+
+    if (device_limits_for_arch(&dev, "sm_80", why, sizeof why) != FA4_OK) {
+        ok(0, "limits for sm_80: %s", why);
+        return;
+    }
+    st = config_parse(&c, "sm80 bm=128 bn=64 stages=2 swizzle=128", why, sizeof why);
+    if (st == FA4_OK)
+        st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && l.threads == 256,
+       "sm80 text without warps keeps 16 rows per warp (%d threads)", st ? -1 : l.threads);
+    st = config_parse(&c, "sm80 bm=128 bn=32 stages=2 swizzle=128 warps=4", why, sizeof why);
+    if (st == FA4_OK)
+        st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && l.threads == 128,
+       "sm80 bm=128 warps=4 runs 32 rows per warp (%d threads)", st ? -1 : l.threads);
+    fa4_config_format(&c, text, sizeof text);
+    ok(config_parse(&back, text, why, sizeof why) == FA4_OK && config_equal(&c, &back) &&
+       strstr(text, "warps=4"), "a 32-row config round-trips: %s", text);
+    c.warps = 3;
+    ok(budget_fit(&l, &dev, &p, &c, why, sizeof why) == FA4_EINVAL && strstr(why, "warps=3") &&
+       strstr(why, "16 or 32 rows"), "warps=3 with bm=128 is refused: %s", why);
+    c.bm = 64; c.warps = 1;
+    ok(budget_fit(&l, &dev, &p, &c, why, sizeof why) == FA4_EINVAL && strstr(why, "warps=1"),
+       "64 rows per warp is refused: %s", why);
+    c.bm = 128; c.bn = 64; c.warps = 4;
+    ok(budget_fit(&l, &dev, &p, &c, why, sizeof why) == FA4_ENOFIT &&
+       strstr(why, "32 rows per warp"),
+       "d128 bn64 at 32 rows per warp is over the register estimate: %s", why);
+    for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+        p = prefill(want[i].d, want[i].dv);
+        st = config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why);
+        fa4_config_format(&c, text, sizeof text);
+        ok(st == FA4_OK && c.bm == 128 && c.warps == want[i].warps && c.bn == want[i].bn &&
+           !c.kv_split_warps,
+           "sm80 prefill default for d%d/%d: bm 128, %d warps of %d rows, bn %d (%s)",
+           want[i].d, want[i].dv, want[i].warps, 128 / want[i].warps, want[i].bn,
+           st == FA4_OK ? text : why);
+    }
+    p = prefill(128, 128);
+    p.seqlen_q = 1; p.heads_kv = 2;
+    ok(config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why) == FA4_OK &&
+       c.kv_split_warps == 1 && c.bm == 16, "a decode step keeps the split-key tile of 16 rows");
+    p.seqlen_q = 16;
+    ok(config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why) == FA4_OK &&
+       c.pack_gqa == 1 && c.bm == 64 && c.warps == 4,
+       "a short chunk with packed heads keeps 64 rows in 4 warps of 16");
 }
 
 int main(void)
@@ -149,5 +223,6 @@ int main(void)
            "config_parse rejects a negative value");
     }
     check_sm100_opt_in();
+    check_sm80_rows();
     return done_testing();
 }

@@ -2,8 +2,10 @@
 ** test_gpu_forward.c -- every kernel family that runs on this GPU, against
 ** the float64 CPU reference: bf16 and fp16, head dims 64..256 (and
 ** 192/128), causal and not, GQA, ragged lengths (1, 17, 129, 1000),
-** seqlen_q != seqlen_k, sliding window, LSE; the dynamic tile scheduler's
-** counter across launches; exponentials on the FMA pipe.  Skips without a GPU.
+** seqlen_q != seqlen_k, sliding window, LSE; the sm80 family at both row
+** splits (its default and the same tile at the other of 16 and 32 query
+** rows per warp); the dynamic tile scheduler's counter across launches;
+** exponentials on the FMA pipe.  Skips without a GPU.
 */
 #include "tap.h"
 #define GPU_CHECK_BUDGET 2.5e8   /* sampled rows beyond this: the test stays under a minute */
@@ -11,6 +13,26 @@
 #include "config.h"
 
 typedef struct shape { int sq, sk; } shape;
+
+/* The sm80 tile CFG at the other row split: 16 query rows per warp for a
+   32-row tile and 32 for a 16-row one (bn 32 when the estimate refuses
+   the same bn).  0 when the config has no such twin (split-key decode
+   tiles, other families) or none fits, with the reason in WHY. */
+static int sm80_twin(fa4_config *twin, const fa4_config *cfg, const device_limits *dev,
+                     const fa4_problem *p, char *why, size_t wn)
+{
+    fa4_layout lay;
+
+    snprintf(why, wn, "no other row split for this tile");
+    if (cfg->family != FA4_FAMILY_SM80 || cfg->kv_split_warps)
+        return 0;
+    *twin = *cfg;
+    twin->warps = cfg->bm / (cfg->warps == cfg->bm / 32 ? 16 : 32);
+    if (budget_fit(&lay, dev, p, twin, why, wn) == FA4_OK)
+        return 1;
+    twin->bn = 32;
+    return budget_fit(&lay, dev, p, twin, why, wn) == FA4_OK;
+}
 
 /* The dynamic scheduler: more tiles than CTAs, so CTAs draw from the
    counter; the same plan three times with its own counter (the kernel must
@@ -84,14 +106,15 @@ static void check_dynamic_scheduler(fa4_context *ctx, uint64_t *seed)
 }
 
 /* Softcapping (a cap of 2 bends most scores) and attention sinks, alone and
-   together, causal and not, ragged lengths, on both families' defaults. */
+   together, causal and not, ragged lengths, on both families' defaults
+   (sm80 also at its other row split). */
 static void check_softcap_sinks(fa4_context *ctx, uint64_t *seed)
 {
     static const fa4_family fams[] = { FA4_FAMILY_SM90, FA4_FAMILY_SM80 };
     static const int modes[][2] = { { 1, 0 }, { 0, 1 }, { 1, 1 } }; /* softcap, sinks */
     static const int lens[][2] = { { 17, 17 }, { 1000, 1000 }, { 300, 700 } };
     size_t f, m, n;
-    int causal;
+    int causal, v;
 
     for (m = 0; m < 3; m++)
         for (n = 0; n < 3; n++)
@@ -111,33 +134,39 @@ static void check_softcap_sinks(fa4_context *ctx, uint64_t *seed)
                     continue;
                 }
                 for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
-                    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
-                    fa4_plan *plan = NULL;
-                    fa4_config cfg;
+                    fa4_config cfg, run[2];
                     fa4_layout lay;
-                    gpu_check_result r;
                     char why[512], cs[256];
+                    int nrun = 1;
                     if (config_default(&cfg, &ctx->limits, &gc.p, fams[f], why, sizeof why) != FA4_OK ||
                         budget_fit(&lay, &ctx->limits, &gc.p, &cfg, why, sizeof why) != FA4_OK) {
                         skip("%s softcap/sinks: %s", config_family_name(fams[f]), why);
                         continue;
                     }
-                    po.config = &cfg;
-                    fa4_config_format(&cfg, cs, sizeof cs);
-                    if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK) {
-                        ok(0, "[%s] softcap=%g sinks=%d: plan: %s", cs, (double)p.softcap,
-                           p.attention_sinks, fa4_context_errmsg(ctx));
-                        continue;
+                    run[0] = cfg;
+                    if (sm80_twin(&run[1], &cfg, &ctx->limits, &gc.p, why, sizeof why))
+                        nrun = 2;
+                    for (v = 0; v < nrun; v++) {
+                        fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+                        fa4_plan *plan = NULL;
+                        gpu_check_result r;
+                        po.config = &run[v];
+                        fa4_config_format(&run[v], cs, sizeof cs);
+                        if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK) {
+                            ok(0, "[%s] softcap=%g sinks=%d: plan: %s", cs, (double)p.softcap,
+                               p.attention_sinks, fa4_context_errmsg(ctx));
+                            continue;
+                        }
+                        if (gpu_case_run(&r, &gc, plan) != 0)
+                            ok(0, "[%s] softcap=%g sinks=%d: %s", cs, (double)p.softcap,
+                               p.attention_sinks, r.msg);
+                        else if (!ok(r.pass, "[%s] softcap=%g sinks=%d causal=%d sq=%d sk=%d matches "
+                                     "(rel err %.2e, lse err %.1e)", cs, (double)p.softcap,
+                                     p.attention_sinks, causal, p.seqlen_q, p.seqlen_k, r.rel_err,
+                                     r.lse_err))
+                            diag("  %s", r.msg);
+                        fa4_plan_destroy(plan);
                     }
-                    if (gpu_case_run(&r, &gc, plan) != 0)
-                        ok(0, "[%s] softcap=%g sinks=%d: %s", cs, (double)p.softcap,
-                           p.attention_sinks, r.msg);
-                    else if (!ok(r.pass, "[%s] softcap=%g sinks=%d causal=%d sq=%d sk=%d matches "
-                                 "(rel err %.2e, lse err %.1e)", cs, (double)p.softcap,
-                                 p.attention_sinks, causal, p.seqlen_q, p.seqlen_k, r.rel_err,
-                                 r.lse_err))
-                        diag("  %s", r.msg);
-                    fa4_plan_destroy(plan);
                 }
                 gpu_case_free(&gc);
             }
@@ -212,7 +241,7 @@ int main(void)
     fa4_status st;
     uint64_t seed;
     size_t f, di, si;
-    int dt, causal;
+    int dt, causal, v;
 
     co.no_database = 1;
     st = fa4_context_create(&ctx, 0, &co);
@@ -250,10 +279,11 @@ int main(void)
                         const char *allowed = getenv("FA4_FAMILIES");
                         fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
                         fa4_plan *plan = NULL;
-                        fa4_config cfg;
+                        fa4_config cfg, run[2];
                         fa4_layout lay;
                         gpu_check_result r;
                         char why[512], cs[256];
+                        int nrun;
 
                         if (allowed && *allowed && !strstr(allowed, config_family_name(fam))) {
                             skip("%s: not in FA4_FAMILIES=%s", config_family_name(fam), allowed);
@@ -264,25 +294,36 @@ int main(void)
                             skip("%s d%d/%d: %s", config_family_name(fam), p.head_dim_qk, p.head_dim_v, why);
                             continue;
                         }
-                        po.config = &cfg;
-                        fa4_config_format(&cfg, cs, sizeof cs);
-                        if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK) {
-                            ok(0, "[%s] d%d/%d causal=%d sq=%d sk=%d: plan: %s", cs, p.head_dim_qk, p.head_dim_v,
-                               causal, p.seqlen_q, p.seqlen_k, fa4_context_errmsg(ctx));
-                            continue;
+                        run[0] = cfg;
+                        nrun = 1;
+                        if (sm80_twin(&run[1], &cfg, &ctx->limits, &gc.p, why, sizeof why))
+                            nrun = 2;
+                        else if (fam == FA4_FAMILY_SM80 && !cfg.kv_split_warps)
+                            skip("[%s] at the other row split: %s",
+                                 fa4_config_format(&cfg, cs, sizeof cs), why);
+                        for (v = 0; v < nrun; v++) {
+                            cfg = run[v];
+                            po.config = &cfg;
+                            fa4_config_format(&cfg, cs, sizeof cs);
+                            if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK) {
+                                ok(0, "[%s] d%d/%d causal=%d sq=%d sk=%d: plan: %s", cs, p.head_dim_qk,
+                                   p.head_dim_v, causal, p.seqlen_q, p.seqlen_k, fa4_context_errmsg(ctx));
+                                continue;
+                            }
+                            if (gpu_case_run(&r, &gc, plan) != 0) {
+                                ok(0, "[%s] sq=%d sk=%d: %s", cs, p.seqlen_q, p.seqlen_k, r.msg);
+                            } else {
+                                int good = r.pass;
+                                ok(good, "[%s] %s d%d/%d causal=%d sq=%d sk=%d matches the reference "
+                                   "(rel err %.2e, lse err %.1e, tol %.0e)", cs, dt == 1 ? "bf16" : "fp16",
+                                   p.head_dim_qk, p.head_dim_v, causal, p.seqlen_q, p.seqlen_k,
+                                   r.rel_err, r.lse_err, gpu_check_tolerance(p.dtype));
+                                if (!good && r.msg[0])
+                                    diag("  %s", r.msg);
+                            }
+                            fa4_plan_destroy(plan);
+                            plan = NULL;
                         }
-                        if (gpu_case_run(&r, &gc, plan) != 0) {
-                            ok(0, "[%s] sq=%d sk=%d: %s", cs, p.seqlen_q, p.seqlen_k, r.msg);
-                        } else {
-                            int good = r.pass;
-                            ok(good, "[%s] %s d%d/%d causal=%d sq=%d sk=%d matches the reference "
-                               "(rel err %.2e, lse err %.1e, tol %.0e)", cs, dt == 1 ? "bf16" : "fp16",
-                               p.head_dim_qk, p.head_dim_v, causal, p.seqlen_q, p.seqlen_k,
-                               r.rel_err, r.lse_err, gpu_check_tolerance(p.dtype));
-                            if (!good && r.msg[0])
-                                diag("  %s", r.msg);
-                        }
-                        fa4_plan_destroy(plan);
                     }
                     gpu_case_free(&gc);
                 }

@@ -6,7 +6,8 @@
 ** caches (pages out of order, pages shared between sequences, the last
 ** page partly used, page sizes 16..256), seqused_k, per-call sizes under
 ** one plan, CUDA-graph capture, and the host and opt-in device checks of
-** bad input.  Without a GPU the variants are compiled for sm_90a only.
+** bad input; sm80 tiles of 16 and of 32 query rows per warp.  Without a
+** GPU the variants are compiled for sm_90a only.
 **
 ** Each sequence b is computed by the reference as a dense problem of its
 ** own (batch 1, its lengths) on gathered inputs, so the reference needs
@@ -348,7 +349,10 @@ static const serve_shape shapes[] = {
       {17, 1000, 130}, {40, 1000, 130}, 0, 1 },
 };
 
-/* Config overrides tried on every shape (beside the heuristic). */
+/* Config overrides tried on every shape (beside the heuristic): split-key
+   decode tiles, 16 query rows per warp (no warps: the text of configs
+   stored before 32-row warps) and 32 rows per warp (warps = bm / 32;
+   bn 64 at 32 rows fits d64 only, so d128 shapes skip that one). */
 static const char *configs[] = {
     "sm80 bm=16 bn=64 stages=3 swizzle=128 warps=4 splits=1 pack_gqa=1 kv_split_warps=1",
     "sm80 bm=16 bn=128 stages=2 swizzle=128 warps=4 splits=3 pack_gqa=1 kv_split_warps=1",
@@ -356,6 +360,9 @@ static const char *configs[] = {
     "sm80 bm=64 bn=64 stages=2 swizzle=128 splits=2 pack_gqa=1",
     "sm80 bm=64 bn=64 stages=2 swizzle=128 splits=1 pack_gqa=0",
     "sm80 bm=128 bn=64 stages=2 swizzle=128 splits=0 pack_gqa=1",
+    "sm80 bm=128 bn=32 stages=2 swizzle=128 warps=4 splits=0 pack_gqa=0",
+    "sm80 bm=128 bn=32 stages=3 swizzle=128 warps=4 splits=2 pack_gqa=1",
+    "sm80 bm=64 bn=64 stages=2 swizzle=128 warps=2 splits=0 pack_gqa=1",
 };
 #define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
@@ -603,7 +610,7 @@ int main(void)
                    st ? ": " : "", st ? fa4_context_errmsg(pc) : "");
             }
             fa4_plan_destroy(plan);
-            if (i < 2)
+            if (i < 3)
                 for (c = 0; c < NCONFIGS; c++) {
                     fa4_status st;
                     plan = NULL;

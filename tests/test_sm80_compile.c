@@ -2,11 +2,14 @@
 ** test_sm80_compile.c -- NVRTC compiles a representative sample of sm80
 ** variants (kernels/sm80/) for sm_80 and sm_90a: the heuristic default of
 ** every head dim (64, 96, 128, 192/128, 256) in bf16 and fp16, causal and
-** not, and a spread of enumerated configs.  Each must compile with no
-** spill, since the JIT rejects spilling variants.  No GPU needed;
-** FA4_TEST_ALL=1 compiles every enumerated config instead of a sample.
+** not, both row splits (16 and 32 query rows per warp) of the prefill
+** tile, the 32-row default over paged and varlen K/V, and a spread of
+** enumerated configs.  Each must compile with no spill, since the JIT
+** rejects spilling variants.  No GPU needed; FA4_TEST_ALL=1 compiles every
+** enumerated config instead of a sample.
 */
 #include <stdlib.h>
+#include <string.h>
 
 #include "tap.h"
 #include "budget.h"
@@ -26,6 +29,9 @@ static void check_compile(const char *arch, const device_limits *dev,
 
     fa4_config_format(cfg, desc, sizeof desc);
     ct_name(name, sizeof name, arch, p, 1);
+    if (p->page_size > 0 || p->varlen)
+        snprintf(name + strlen(name), sizeof name - strlen(name), "%s",
+                 p->page_size > 0 ? " paged" : " varlen");
     if (!ct_fits(&layout, dev, p, cfg, name, desc))
         return;
     st = jit_compile(&k, arch, p, cfg, &layout, why, sizeof why);
@@ -36,6 +42,50 @@ static void check_compile(const char *arch, const device_limits *dev,
         diag("  %s", why);
     if (st == FA4_OK)
         jit_kernel_free(&k);
+}
+
+/* The bm 128 prefill tile at 32 query rows per warp for every bn the
+** budget admits there, and at 16 rows for the same bn, causal or not;
+** then the head dim's default, when it has 32 rows, over 16-row pages
+** and over varlen sequences.  Returns how many 32-row tiles fit. */
+static int check_rows(const char *arch, const device_limits *dev, int d, int dv)
+{
+    static const int bns[] = { 32, 64, 128 };
+    const int swz = d % 64 == 0 && dv % 64 == 0 ? 128 : 64;
+    fa4_config cfg;
+    fa4_layout layout;
+    char text[128], why[512];
+    int j, rows, causal, n32 = 0;
+
+    for (j = 0; j < 3; j++) {
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, d, dv, 0);
+        snprintf(text, sizeof text, "sm80 bm=128 bn=%d stages=2 swizzle=%d warps=4 splits=0",
+                 bns[j], swz);
+        if (config_parse(&cfg, text, why, sizeof why) != FA4_OK ||
+            budget_fit(&layout, dev, &p, &cfg, why, sizeof why) != FA4_OK)
+            continue;   /* over the register estimate: not in the space */
+        n32++;
+        for (rows = 32; rows >= 16; rows -= 16)
+            for (causal = 0; causal <= 1; causal++) {
+                p = ct_problem_2k(FA4_DTYPE_BF16, d, dv, causal);
+                cfg.warps = 128 / rows;
+                check_compile(arch, dev, &p, &cfg);
+            }
+    }
+    {
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, d, dv, 1);
+        if (config_default(&cfg, dev, &p, FA4_FAMILY_SM80, why, sizeof why) != FA4_OK ||
+            cfg.warps != cfg.bm / 32)
+            return n32;
+        p.page_size = 16;
+        p.num_pages = p.batch * p.seqlen_k / 16;
+        check_compile(arch, dev, &p, &cfg);
+        p.page_size = 0;
+        p.num_pages = 0;
+        p.varlen = 1;
+        check_compile(arch, dev, &p, &cfg);
+    }
+    return n32;
 }
 
 int main(void)
@@ -87,6 +137,13 @@ int main(void)
                     check_compile(archs[a], &dev, &p, &cfg);
                 else
                     ok(0, "%s sm80 default with softcap and sinks: %s", archs[a], why);
+            }
+            /* Both row splits; head dims up to 192/128 have 32-row tiles. */
+            {
+                int n32 = check_rows(archs[a], &dev, dims[i][0], dims[i][1]);
+                if (dims[i][0] <= 192)
+                    ok(n32 > 0, "%s d%d/%d: %d bm-128 tiles of 32 rows per warp fit the budget",
+                       archs[a], dims[i][0], dims[i][1], n32);
             }
             /* A spread of the enumerated space (every config with
                FA4_TEST_ALL), dtype and causality alternating. */

@@ -120,6 +120,16 @@ FA4_DEV float lg2_approx_ftz_f32(float x)
     return y;
 }
 
+/* threadIdx.x, read afresh: two reads are never merged nor hoisted, so an
+ * index derived from one is recomputed where it is used instead of held
+ * in a register through a loop that needs every register it can get. */
+FA4_DEV int tid_x_fresh(void)
+{
+    int t;
+    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
+    return t;
+}
+
 /* Butterfly shuffle of a f32 across the full warp. */
 FA4_DEV float shfl_xor_sync_f32(float v, int lane_mask)
 {

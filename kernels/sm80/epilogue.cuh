@@ -51,13 +51,16 @@ __device__ __forceinline__ void row_finish(const fa4_params &p, int head, float 
 
 /*
 ** FA4_KV_SPLIT_WARPS: every warp holds (m, l, O) of the same 16 rows over
-** its own keys.  Rescale each to the common max, sum them into warp 0.
-** RED is the K region (free once every cp.async has landed): partial O as
-** [j][e][warp][lane] floats (conflict-free), then m and l per warp and row.
+** its own keys (one m16 tile: MT = 1).  Rescale each to the common max,
+** sum them into warp 0.  RED is the K region (free once every cp.async has
+** landed): partial O as [j][e][warp][lane] floats (conflict-free), then m
+** and l per warp and row.
 */
-__device__ __forceinline__ void merge_warps(float *red, float (&o)[DV / 8][4],
+__device__ __forceinline__ void merge_warps(float *red, float (&o_tiles)[MT][DV / 8][4],
                                             online_softmax &sm)
 {
+    static_assert(!KV_SPLIT_WARPS || MT == 1, "sm80: split-key warps share one m16 tile");
+    float (&o)[DV / 8][4] = o_tiles[0];
     const int tid = (int)threadIdx.x;
     const int warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, q = lane & 3;
@@ -115,33 +118,41 @@ __device__ __forceinline__ void merge_warps(float *red, float (&o)[DV / 8][4],
     }
 }
 
+/* Tile row of the thread's row H (of TROWS) in the warp's tiles from ROW0. */
+__device__ __forceinline__ int thread_row(int row0, int g, int h)
+{
+    return row0 + 16 * (h >> 1) + g + 8 * (h & 1);
+}
+
 /* One split of several: O / l and LSE as float32 into the workspace. */
 __device__ __forceinline__ void epilogue_partial(const fa4_params &p, const fa4_serving &s,
-                                                 const tile_info &t, float (&o)[DV / 8][4],
+                                                 const tile_info &t,
+                                                 float (&o)[MT][DV / 8][4],
                                                  const online_softmax &sm)
 {
-    const int tid = (int)threadIdx.x;
+    const int tid = tid_x_fresh();   /* no index held through the main loop */
     const int warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, q = lane & 3;
-    const int row0 = KV_SPLIT_WARPS ? 0 : warp * 16;
+    const int row0 = KV_SPLIT_WARPS ? 0 : warp * WARP_ROWS;
 
     cp_async_wait_group<0>();   /* no copy may land after the CTA exits */
     if (KV_SPLIT_WARPS && warp != 0)
         return;
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int P = t.m_start + row0 + g + 8 * h;
+    for (int h = 0; h < TROWS; h++) {
+        const int P = t.m_start + thread_row(row0, g, h);
         if (P >= t.rows)
             continue;
         const i64 row = ((i64)t.split * p.heads_q + row_head(t, P)) * s.rows_cap +
                         t.q_row0 + row_query(t, P);
         const float inv = sm.l[h] > 0.f ? 1.f / sm.l[h] : 0.f;
         float *op = (float *)s.o_partial + row * DV;
+        const int mt = h >> 1, e = 2 * (h & 1);
 #pragma unroll
         for (int j = 0; j < DV / 8; j++) {
             float2 v;
-            v.x = o[j][2 * h] * inv;
-            v.y = o[j][2 * h + 1] * inv;
+            v.x = o[mt][j][e] * inv;
+            v.y = o[mt][j][e + 1] * inv;
             *(float2 *)(op + j * 8 + 2 * q) = v;
         }
         if (q == 0)
@@ -153,19 +164,19 @@ __device__ __forceinline__ void epilogue_partial(const fa4_params &p, const fa4_
 __device__ __forceinline__ void epilogue_store(const fa4_params &p, const fa4_serving &s,
                                                const tile_info &t,
                                                const q_rows &go, u32 sq,
-                                               float (&o)[DV / 8][4],
+                                               float (&o)[MT][DV / 8][4],
                                                const online_softmax &sm)
 {
-    const int tid = (int)threadIdx.x;
+    const int tid = tid_x_fresh();   /* no index held through the main loop */
     const int warp = tid >> 5, lane = tid & 31;
     const int g = lane >> 2, q = lane & 3;
-    const int row0 = KV_SPLIT_WARPS ? 0 : warp * 16;
+    const int row0 = KV_SPLIT_WARPS ? 0 : warp * WARP_ROWS;
     const bool owner = !KV_SPLIT_WARPS || warp == 0;
 
-    float inv[2], lse[2];
+    float inv[TROWS], lse[TROWS];
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int P = t.m_start + row0 + g + 8 * h;
+    for (int h = 0; h < TROWS; h++) {
+        const int P = t.m_start + thread_row(row0, g, h);
         row_finish(p, row_head(t, P), sm.m[h], sm.l[h], &inv[h], &lse[h]);
     }
 
@@ -179,9 +190,10 @@ __device__ __forceinline__ void epilogue_store(const fa4_params &p, const fa4_se
         for (int j = 0; j < DV / 8; j++) {
             const int c = j;                 /* 16 B chunk = 8 columns */
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int r = row0 + g + 8 * h;
-                const u32 v = pack_2(o[j][2 * h] * inv[h], o[j][2 * h + 1] * inv[h]);
+            for (int h = 0; h < TROWS; h++) {
+                const int r = thread_row(row0, g, h);
+                const int mt = h >> 1, e = 2 * (h & 1);
+                const u32 v = pack_2(o[mt][j][e] * inv[h], o[mt][j][e + 1] * inv[h]);
                 st_shared_u32(sq + tile_offset<BM>(r, c) + 4 * q, v);
             }
         }
@@ -191,8 +203,8 @@ __device__ __forceinline__ void epilogue_store(const fa4_params &p, const fa4_se
             const i64 total_q = ((const int *)s.cu_seqlens_q)[p.batch];
 #endif
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int P = t.m_start + row0 + g + 8 * h;
+            for (int h = 0; h < TROWS; h++) {
+                const int P = t.m_start + thread_row(row0, g, h);
                 if (P < t.rows) {
                     const int h_q = row_head(t, P), qi = row_query(t, P);
 #if FA4_VARLEN

@@ -3,14 +3,24 @@
 ** ldmatrix + cp.async), correct on sm_80 and every later arch.
 **
 ** One CTA computes BM query rows of one (sequence, head, KV split); each
-** of the FA4_WARPS = BM/16 warps owns 16 rows (or, with
-** FA4_KV_SPLIT_WARPS, BM = 16 and the warps split every key block).
-** Sequences, GQA packing and K/V addressing (strided, varlen, paged) are
-** seqinfo.cuh's; split launches finish in common/combine.cuh.  Q fragments stay in registers
-** (FA4_Q_IN_REGS), S = Q K^T is accumulated in registers, its accumulator
-** layout is reused as the A operand of O += P V (so P never touches shared
-** memory), V is read with ldmatrix.trans.  K and V tiles arrive through a
-** FA4_STAGES-deep cp.async ring (mainloop.cuh).
+** of its FA4_WARPS warps owns WARP_ROWS = BM / WARPS consecutive rows, 16
+** or 32: MT = WARP_ROWS / 16 m16 row tiles (with FA4_KV_SPLIT_WARPS, BM =
+** 16 and the warps split every key block instead).  Each K and V
+** fragment a warp reads with ldmatrix feeds the MMAs of all its MT tiles,
+** so shared-memory traffic per MMA falls by MT: at 16 rows that traffic
+** bounds the loop (bench/NOTES.md, sm80 v1); 32 rows is FlashAttention-2's
+** split.  Q fragments, S/P, O and the softmax state are arrays over the
+** MT tiles; at 32 rows and d128 O and S alone hold 192 registers, which is
+** what shapes mainloop.cuh.
+**
+** S = Q K^T is accumulated in registers and its accumulator layout reused
+** as the A operand of O += P V (P never touches shared memory); V is read
+** with ldmatrix.trans.  Q stays in registers (FA4_Q_IN_REGS) where its MT
+** x D/4 registers leave O and S room (budget_sm80.c), else each k-step
+** reloads it with ldmatrix.  K and V tiles arrive through a
+** FA4_STAGES-deep cp.async ring (mainloop.cuh).  Sequences, GQA packing
+** and K/V addressing (strided, varlen, paged) are seqinfo.cuh's; split
+** launches finish in common/combine.cuh.
 **
 ** Shared memory (offsets from lib/budget_sm80.c, relative to the dynamic
 ** base aligned up to 1024 B here): Q [BM x D], K ring [STAGES][BN x D],
@@ -27,10 +37,6 @@
 #include "common/params.h"
 #include "common/serving.h"
 
-#ifndef FA4_Q_IN_REGS
-#define FA4_Q_IN_REGS (FA4_D <= 128)
-#endif
-
 namespace sm80 {
 
 constexpr int BM = FA4_BM;
@@ -38,6 +44,8 @@ constexpr int BN = FA4_BN;
 constexpr int D = FA4_D;
 constexpr int DV = FA4_DV;
 constexpr int WARPS = FA4_WARPS;
+constexpr int WARP_ROWS = FA4_WARP_ROWS;   /* query rows per warp */
+constexpr int MT = WARP_ROWS / 16;         /* its m16 tiles */
 constexpr int THREADS = FA4_THREADS;
 constexpr int STAGES = FA4_STAGES;
 constexpr int SWZ = FA4_SWIZZLE;
@@ -53,8 +61,9 @@ constexpr int V_TILE_BYTES = BN * DV * ELT;
 
 static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2, "sm80: bf16 or fp16 only");
 static_assert(FA4_FAMILY == 80, "sm80/kernel.cuh compiled for another family");
-static_assert(KV_SPLIT_WARPS ? BM == 16 : BM == 16 * WARPS,
-              "sm80: each warp owns 16 query rows, or all warps the same 16");
+static_assert(WARP_ROWS == 16 || WARP_ROWS == 32, "sm80: 16 or 32 query rows per warp");
+static_assert(KV_SPLIT_WARPS ? BM == 16 && WARP_ROWS == 16 : BM == WARP_ROWS * WARPS,
+              "sm80: each warp owns WARP_ROWS query rows, or all warps the same 16");
 static_assert(KN % 16 == 0, "sm80: each warp takes a multiple of 16 keys");
 static_assert(THREADS == 32 * WARPS, "sm80: FA4_THREADS = 32 * FA4_WARPS");
 static_assert(BN % 16 == 0 && BN >= 16, "sm80: BN a multiple of 16");
@@ -113,7 +122,7 @@ fa4_fwd(const fa4_params p, const fa4_serving s)
     const kv_rows gk = kv_rows_make(t, s, p.k, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
     const kv_rows gv = kv_rows_make(t, s, p.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
 
-    float o[DV / 8][4];
+    float o[MT][DV / 8][4];
     online_softmax sm;
     mainloop_run(p, s, t, gq, gk, gv, sq, sk, sv, o, sm);
     sm.finish();

@@ -16,6 +16,13 @@
 ** visited (ragged tail, diagonal) need the element mask.  A split (flash-
 ** decoding) visits only its share of the tile's block range.
 **
+** Warp w owns tile rows [w WARP_ROWS, (w+1) WARP_ROWS) as MT m16 tiles;
+** every K and V fragment it loads feeds the MMAs of all MT.  At 32 rows
+** and d128 the O and S accumulators alone take 192 of the 255 registers,
+** so the loop keeps little else live: fragment addresses are a few lane
+** parts plus immediates, cp.async addresses one pointer and a step, the
+** mask bounds are recomputed in the blocks that need them, and P is
+** packed before the second barrier so that S is dead while K loads issue.
 ** With FA4_KV_SPLIT_WARPS the CTA has 16 query rows and warp w takes keys
 ** [w KN, (w+1) KN) of every block (KN = BN / WARPS), keeping its own
 ** softmax state; kernel.cuh merges the warps before the epilogue.
@@ -37,13 +44,30 @@ __device__ __forceinline__ u32 tile_offset(int r, int c)
 
 /* Issue the cp.async of a ROWS x COLS tile whose row r starts at
  * SRC.addr(ROW0 + r) into the swizzled tile at SMEM; rows >= ROWS_VALID
- * are zero-filled without reading global memory (nor the block table). */
+ * are zero-filled without reading global memory (nor the block table).
+ * Thread t copies chunk t % CHUNKS of rows t / CHUNKS + k THREADS /
+ * CHUNKS: for strided rows one address and one step serve them all. */
 template <int ROWS, int COLS, class Rows>
 __device__ __forceinline__ void load_tile(u32 smem, const Rows &src, int row0,
-                                          int rows_valid, int tid)
+                                          int rows_valid)
 {
     constexpr int CHUNKS = COLS / 8;
     constexpr int TOTAL = ROWS * CHUNKS;
+    const int tid = tid_x_fresh();
+    if (Rows::STRIDED && THREADS % CHUNKS == 0 && TOTAL % THREADS == 0) {
+        constexpr int RSTEP = THREADS / CHUNKS;
+        const int r0 = tid / CHUNKS, c = tid % CHUNKS;
+        const unsigned char *g = src.addr(row0 + r0) + c * 16;
+        const i64 step = (i64)RSTEP * src.row_bytes();
+#pragma unroll
+        for (int k = 0; k < TOTAL / THREADS; k++) {
+            /* A row past the end reads nothing (src-size 0): its address
+             * is formed but never used. */
+            cp_async_cg_16(smem + tile_offset<ROWS>(r0 + k * RSTEP, c), g + k * step,
+                           r0 + k * RSTEP < rows_valid);
+        }
+        return;
+    }
 #pragma unroll
     for (int k = 0; k < (TOTAL + THREADS - 1) / THREADS; k++) {
         const int i = tid + k * THREADS;
@@ -51,7 +75,8 @@ __device__ __forceinline__ void load_tile(u32 smem, const Rows &src, int row0,
             break;
         const int r = i / CHUNKS, c = i % CHUNKS;
         const bool valid = r < rows_valid;
-        /* An invalid row reads nothing (src-size 0): any address will do. */
+        /* An invalid row reads nothing (src-size 0): any address will do,
+         * but forming this one could read the block table past its end. */
         const unsigned char *g = valid ? src.addr(row0 + r) + c * 16 : src.any();
         cp_async_cg_16(smem + tile_offset<ROWS>(r, c), g, valid);
     }
@@ -67,7 +92,7 @@ struct kv_stream {
 
     /* Issue load T (K or V of the T/2-th visited block), or nothing when
      * past the last block; then close the group. */
-    __device__ __forceinline__ void issue(int t, int tid) const
+    __device__ __forceinline__ void issue(int t) const
     {
         const int it = t >> 1;
         if (it < nblocks) {
@@ -75,9 +100,9 @@ struct kv_stream {
             const int slot = it % STAGES;
             const int rows_valid = seqlen_k - n_block * BN;
             if ((t & 1) == 0)
-                load_tile<BN, D>(sk + slot * K_TILE_BYTES, k, n_block * BN, rows_valid, tid);
+                load_tile<BN, D>(sk + slot * K_TILE_BYTES, k, n_block * BN, rows_valid);
             else
-                load_tile<BN, DV>(sv + slot * V_TILE_BYTES, v, n_block * BN, rows_valid, tid);
+                load_tile<BN, DV>(sv + slot * V_TILE_BYTES, v, n_block * BN, rows_valid);
         }
         cp_async_commit_group();
     }
@@ -101,75 +126,111 @@ __device__ __forceinline__ u32 pack_2(float lo, float hi)
 #endif
 }
 
-/* A fragment (m16 x k16) of Q for k-step KK from the swizzled Q tile:
- * matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),
- * (rows 8-15, k 8-15) -> a0..a3. */
-__device__ __forceinline__ void load_q_frag(u32 a[4], u32 sq, int row0, int lane,
-                                            int kk)
-{
-    const int r = row0 + (lane & 15);
-    const int c = 2 * kk + (lane >> 4);
-    ldmatrix_x4(a, sq + tile_offset<BM>(r, c));
-}
+/*
+** ldmatrix addresses.  Every fragment is read with lane l at row R +
+** l % 16, 16 B chunk 2 KK + l / 16 (R a multiple of 16, KK the k-step, or
+** the dv-step for V), which gives the matrices (rows 0-7, k 0-7), (rows
+** 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15).  As Q they are
+** a0..a3 of the A operand; as K, b0 b1 of n-block 2jp are matrices 0 and
+** 2, of 2jp+1 matrices 1 and 3; as V (.trans, keys along k) b0 b1 of
+** dv-block 2jp are 0 and 1, of 2jp+1 2 and 3.  With PH = SWZ / 32
+** k-steps per swizzle box the offset is lane_part[KK % PH] + (KK / PH)
+** ROWS SWZ + R SWZ (16 rows keep the swizzle phase), so every address is
+** a region base, one of PH registers and an immediate.
+*/
+constexpr int PH = SWZ / 32;
 
-/* S[16 x KN] = Q K^T for this warp from keys KOFS.. of K tile SK. */
-__device__ __forceinline__ void gemm_qk(float (&s)[KN / 8][4],
-                                        const u32 (&qf)[Q_IN_REGS ? D / 16 : 1][4],
-                                        u32 sq, u32 sk, int row0, int kofs, int lane)
+struct frag_lanes {
+    u32 part[PH];   /* row l % 16, chunk 2i + l / 16 of a swizzled tile */
+
+    __device__ __forceinline__ void init(int lane)
+    {
+#pragma unroll
+        for (int i = 0; i < PH; i++)
+            part[i] = tile_offset<16>(lane & 15, 2 * i + (lane >> 4));
+    }
+
+    /* Offset of the fragment at tile row R0, step KK of a ROWS-row tile. */
+    template <int ROWS>
+    __device__ __forceinline__ u32 at(int r0, int kk) const
+    {
+        return part[kk % PH] + (u32)((kk / PH) * ROWS * SWZ + r0 * SWZ);
+    }
+};
+
+/* Q fragments kept in registers: [MT][D/16][4], or a placeholder. */
+typedef u32 q_frags[Q_IN_REGS ? MT : 1][Q_IN_REGS ? D / 16 : 1][4];
+
+/* S[WARP_ROWS x KN] = Q K^T for this warp from keys KOFS.. of K tile SK;
+ * each K fragment serves all MT row tiles.  SQ is the warp's first Q row. */
+__device__ __forceinline__ void gemm_qk(float (&s)[MT][KN / 8][4], const q_frags &qf,
+                                        const frag_lanes &fl, u32 sq, u32 sk, int kofs)
 {
 #pragma unroll
-    for (int j = 0; j < KN / 8; j++)
-        s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
-    /* ldmatrix x4 of K: (keys 0-7, k 0-7), (keys 0-7, k 8-15), (keys 8-15,
-     * k 0-7), (keys 8-15, k 8-15) -> b0, b1 of n-block 2jp, then 2jp+1. */
-    const int kr = (lane & 7) + ((lane >> 4) << 3);
-    const int kc = (lane >> 3) & 1;
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int j = 0; j < KN / 8; j++)
+            s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++) {
-        u32 a[4];
-        if (Q_IN_REGS) {
-            a[0] = qf[Q_IN_REGS ? kk : 0][0];
-            a[1] = qf[Q_IN_REGS ? kk : 0][1];
-            a[2] = qf[Q_IN_REGS ? kk : 0][2];
-            a[3] = qf[Q_IN_REGS ? kk : 0][3];
-        } else {
-            load_q_frag(a, sq, row0, lane, kk);
+        u32 a[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            if (Q_IN_REGS) {
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    a[mt][i] = qf[Q_IN_REGS ? mt : 0][Q_IN_REGS ? kk : 0][i];
+            } else {
+                ldmatrix_x4(a[mt], sq + fl.at<BM>(16 * mt, kk));
+            }
         }
 #pragma unroll
         for (int jp = 0; jp < KN / 16; jp++) {
             u32 b[4];
-            ldmatrix_x4(b, sk + tile_offset<BN>(kofs + jp * 16 + kr, 2 * kk + kc));
-            mma_16816(s[2 * jp], a, b[0], b[1]);
-            mma_16816(s[2 * jp + 1], a, b[2], b[3]);
+            ldmatrix_x4(b, sk + fl.at<BN>(kofs + 16 * jp, kk));
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                mma_16816(s[mt][2 * jp], a[mt], b[0], b[2]);
+                mma_16816(s[mt][2 * jp + 1], a[mt], b[1], b[3]);
+            }
         }
     }
 }
 
-/* O[16 x DV] += P V with P = S packed to 16 bits: the accumulator of
- * n-blocks 2kk and 2kk+1 is exactly the A fragment of k-step kk. */
-__device__ __forceinline__ void gemm_pv(float (&o)[DV / 8][4],
-                                        const float (&s)[KN / 8][4], u32 sv,
-                                        int kofs, int lane)
+/* P = S packed to 16 bits: the accumulator of n-blocks 2kk and 2kk+1 is
+ * exactly the A fragment of k-step kk of O += P V. */
+__device__ __forceinline__ void pack_p(u32 (&pf)[MT][KN / 16][4],
+                                       const float (&s)[MT][KN / 8][4])
 {
-    /* ldmatrix x4.trans of V: (keys 0-7, dv 0-7), (keys 8-15, dv 0-7),
-     * (keys 0-7, dv 8-15), (keys 8-15, dv 8-15). */
-    const int vr = lane & 15;
-    const int vc = lane >> 4;
 #pragma unroll
-    for (int kk = 0; kk < KN / 16; kk++) {
-        u32 a[4];
-        a[0] = pack_2(s[2 * kk][0], s[2 * kk][1]);
-        a[1] = pack_2(s[2 * kk][2], s[2 * kk][3]);
-        a[2] = pack_2(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-        a[3] = pack_2(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int kk = 0; kk < KN / 16; kk++) {
+            pf[mt][kk][0] = pack_2(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+            pf[mt][kk][1] = pack_2(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+            pf[mt][kk][2] = pack_2(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+            pf[mt][kk][3] = pack_2(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+        }
+}
+
+/* O[WARP_ROWS x DV] += P V from keys KOFS.. of V tile SV; each V fragment
+ * serves all MT row tiles. */
+__device__ __forceinline__ void gemm_pv(float (&o)[MT][DV / 8][4],
+                                        const u32 (&pf)[MT][KN / 16][4],
+                                        const frag_lanes &fl, u32 sv, int kofs)
+{
+#pragma unroll
+    for (int kk = 0; kk < KN / 16; kk++)
 #pragma unroll
         for (int jp = 0; jp < DV / 16; jp++) {
             u32 b[4];
-            ldmatrix_x4_trans(b, sv + tile_offset<BN>(kofs + kk * 16 + vr, 2 * jp + vc));
-            mma_16816(o[2 * jp], a, b[0], b[1]);
-            mma_16816(o[2 * jp + 1], a, b[2], b[3]);
+            ldmatrix_x4_trans(b, sv + fl.at<BN>(kofs + 16 * kk, jp));
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                mma_16816(o[mt][2 * jp], pf[mt][kk], b[0], b[1]);
+                mma_16816(o[mt][2 * jp + 1], pf[mt][kk], b[2], b[3]);
+            }
         }
-    }
 }
 
 /* The whole main loop of one query tile (or its split's share of the key
@@ -179,17 +240,19 @@ __device__ __forceinline__ void mainloop_run(const fa4_params &p, const fa4_serv
                                              const tile_info &t, const q_rows &gq,
                                              const kv_rows &gk, const kv_rows &gv,
                                              u32 sq, u32 sk, u32 sv,
-                                             float (&o)[DV / 8][4],
+                                             float (&o)[MT][DV / 8][4],
                                              online_softmax &sm)
 {
     const int tid = (int)threadIdx.x;
     const int warp = tid >> 5, lane = tid & 31;
-    const int row0 = KV_SPLIT_WARPS ? 0 : warp * 16;
+    const int row0 = KV_SPLIT_WARPS ? 0 : warp * WARP_ROWS;
     const int kofs = KV_SPLIT_WARPS ? warp * KN : 0;
 
 #pragma unroll
-    for (int j = 0; j < DV / 8; j++)
-        o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int j = 0; j < DV / 8; j++)
+            o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
     sm.init();
 
     int n_lo, n_hi;
@@ -210,20 +273,23 @@ __device__ __forceinline__ void mainloop_run(const fa4_params &p, const fa4_serv
     kv.sk = sk;
     kv.sv = sv;
 
-    load_tile<BM, D>(sq, gq, 0, t.rows - t.m_start, tid);
+    load_tile<BM, D>(sq, gq, 0, t.rows - t.m_start);
     cp_async_commit_group();
     if (kv.nblocks == 0)
         return;   /* no key visible: O = 0, l = 0 (the epilogue waits) */
 
 #pragma unroll
     for (int i = 0; i < 2 * STAGES - 1; i++)
-        kv.issue(i, tid);
+        kv.issue(i);
 
     key_mask mask;
-    mask.init(p, t, row0, lane);
+    mask.init(row0, lane);
+    frag_lanes fl;
+    fl.init(lane);
+    const u32 sq_w = sq + row0 * SWZ;   /* the warp's first Q row */
 
-    u32 qf[Q_IN_REGS ? D / 16 : 1][4];
-    float s[KN / 8][4];
+    q_frags qf;
+    float s[MT][KN / 8][4];
 
     for (int it = 0; it < kv.nblocks; it++) {
         const int n_block = n_hi - 1 - it;
@@ -231,24 +297,28 @@ __device__ __forceinline__ void mainloop_run(const fa4_params &p, const fa4_serv
 
         cp_async_wait_group<2 * STAGES - 2>();
         __syncthreads();
-        kv.issue(2 * it + 2 * STAGES - 1, tid);
+        kv.issue(2 * it + 2 * STAGES - 1);
         if (Q_IN_REGS && it == 0) {
 #pragma unroll
-            for (int kk = 0; kk < (Q_IN_REGS ? D / 16 : 1); kk++)
-                load_q_frag(qf[kk], sq, row0, lane, kk);
+            for (int mt = 0; mt < (Q_IN_REGS ? MT : 1); mt++)
+#pragma unroll
+                for (int kk = 0; kk < (Q_IN_REGS ? D / 16 : 1); kk++)
+                    ldmatrix_x4(qf[mt][kk], sq_w + fl.at<BM>(16 * mt, kk));
         }
-        gemm_qk(s, qf, sq, sk + slot * K_TILE_BYTES, row0, kofs, lane);
+        gemm_qk(s, qf, fl, sq_w, sk + slot * K_TILE_BYTES, kofs);
 #if FA4_SOFTCAP
         softcap_scores(s, p.softcap_pre);
 #endif
         if (key_mask::block_needs_mask(p, t, n_block))
-            mask.apply(s, n_block * BN + kofs, lane);
+            mask.apply(p, t, s, n_block * BN + kofs, lane);
         sm.step(s, o, p.scale_log2);
+        u32 pf[MT][KN / 16][4];
+        pack_p(pf, s);
 
         cp_async_wait_group<2 * STAGES - 2>();
         __syncthreads();
-        kv.issue(2 * it + 2 * STAGES, tid);
-        gemm_pv(o, s, sv + slot * V_TILE_BYTES, kofs, lane);
+        kv.issue(2 * it + 2 * STAGES);
+        gemm_pv(o, pf, fl, sv + slot * V_TILE_BYTES, kofs);
     }
 }
 

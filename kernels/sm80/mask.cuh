@@ -13,30 +13,16 @@
 
 namespace sm80 {
 
-/* The key-block range [lo, hi) a query tile needs, and per-thread row
- * bounds for the element mask. */
+/* The key-block range [lo, hi) a query tile needs, and the element mask
+ * of the blocks that need one.  A thread's row bounds are recomputed in
+ * each masked block, not held: 2 TROWS registers through the whole loop
+ * for the few blocks of a tile that use them. */
 struct key_mask {
-    int hi_key[2];   /* last visible key of the thread's rows g and g+8 */
-    int lo_key[2];   /* first visible key */
+    int row;   /* tile row of the thread's first row: row0 + lane / 4 */
 
-    /* Bounds of tile rows ROW0 + g (+8). */
-    __device__ __forceinline__ void init(const fa4_params &p, const tile_info &t,
-                                         int row0, int lane)
+    __device__ __forceinline__ void init(int row0, int lane)
     {
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int qi = row_query(t, t.m_start + row0 + (lane >> 2) + 8 * h);
-            int hi = t.seqlen_k - 1, lo = 0;
-            if (MASK) {
-                const int diag = t.seqlen_k - t.seqlen_q;
-                if (p.window_right >= 0 && qi + diag + p.window_right < hi)
-                    hi = qi + diag + p.window_right;
-                if (p.window_left >= 0 && qi + diag - p.window_left > lo)
-                    lo = qi + diag - p.window_left;
-            }
-            hi_key[h] = hi;
-            lo_key[h] = lo;
-        }
+        row = row0 + (lane >> 2);
     }
 
     /* Key blocks [*n_lo, *n_hi) that any row of the tile sees; n_hi <= n_lo
@@ -83,22 +69,34 @@ struct key_mask {
     }
 
     /* Set the scores of keys the rows do not see to -inf.  S is the mma
-     * accumulator of the warp's 16 x (8 NB) tile: s[j][e] is row
-     * g + 8*(e>>1), key n_start + 8j + 2*(lane%4) + (e&1). */
+     * accumulator of the warp's MT tiles of 16 x (8 NB): s[mt][j][e] is
+     * tile row ROW + 16 mt + 8 (e>>1), key n_start + 8j + 2*(lane%4) + (e&1). */
     template <int NB>
-    __device__ __forceinline__ void apply(float (&s)[NB][4], int n_start,
+    __device__ __forceinline__ void apply(const fa4_params &p, const tile_info &t,
+                                          float (&s)[MT][NB][4], int n_start,
                                           int lane) const
     {
         const int col0 = n_start + 2 * (lane & 3);
+        const int diag = t.seqlen_k - t.seqlen_q;
 #pragma unroll
-        for (int j = 0; j < NB; j++) {
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int col = col0 + 8 * j + (e & 1);
-                const int h = e >> 1;
-                if (col > hi_key[h] || col < lo_key[h])
-                    s[j][e] = -__int_as_float(0x7f800000);
+        for (int h = 0; h < TROWS; h++) {
+            const int mt = h >> 1;
+            const int qi = row_query(t, t.m_start + row + 16 * mt + 8 * (h & 1));
+            int hi = t.seqlen_k - 1, lo = 0;
+            if (MASK) {
+                if (p.window_right >= 0 && qi + diag + p.window_right < hi)
+                    hi = qi + diag + p.window_right;
+                if (p.window_left >= 0 && qi + diag - p.window_left > lo)
+                    lo = qi + diag - p.window_left;
             }
+#pragma unroll
+            for (int j = 0; j < NB; j++)
+#pragma unroll
+                for (int e = 2 * (h & 1); e < 2 * (h & 1) + 2; e++) {
+                    const int col = col0 + 8 * j + (e & 1);
+                    if (col > hi || col < lo)
+                        s[mt][j][e] = -__int_as_float(0x7f800000);
+                }
         }
     }
 };

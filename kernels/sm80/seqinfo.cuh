@@ -88,6 +88,9 @@ struct q_rows {
         return seq + ((i64)qi * row_stride + (i64)h * head_stride) * ELT;
     }
     __device__ __forceinline__ const unsigned char *any() const { return seq; }
+    /* Row r + 1 starts row_bytes() after row r (not with packed heads). */
+    static constexpr bool STRIDED = !FA4_PACK_GQA;
+    __device__ __forceinline__ i64 row_bytes() const { return row_stride * ELT; }
 };
 
 __device__ __forceinline__ q_rows q_rows_make(const tile_info &t, unsigned long long base,
@@ -133,6 +136,9 @@ struct kv_rows {
 #endif
     }
     __device__ __forceinline__ const unsigned char *any() const { return base; }
+    /* Key j + 1 starts row_bytes() after key j (not through pages). */
+    static constexpr bool STRIDED = !FA4_PAGED;
+    __device__ __forceinline__ i64 row_bytes() const { return row_stride * ELT; }
 };
 
 __device__ __forceinline__ kv_rows kv_rows_make(const tile_info &t, const fa4_serving &s,
