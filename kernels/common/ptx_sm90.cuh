@@ -267,6 +267,16 @@ FA4_DEV u64 smem_desc_mnmajor_sw32(u32 addr, u32 lbo_bytes)
            | (u64)((addr & 0x3FFFFu) >> 4);
 }
 
+/* DESC moved OFF bytes further in shared memory.  The start address is
+ * the descriptor's low 14 bits (addr >> 4); a tile and its steps lie in
+ * the same 256 KB window, so adding to the low word never carries out of
+ * the field.  One 32-bit add per step, where re-encoding (add, mask,
+ * shift, or) costs four uniform instructions before every wgmma. */
+FA4_DEV u64 smem_desc_advance(u64 desc, u32 off)
+{
+    return (desc & 0xFFFFFFFF00000000ull) | (u32)((u32)desc + (off >> 4));
+}
+
 /* ---------------------------------------------------------------- cvt, math */
 
 /* Two f32 to packed bf16x2 / f16x2, LO in the low half.  (cvt puts its

@@ -257,21 +257,22 @@ FA4_DEV void release_stage(u32 bar, int lane)
         mbarrier_arrive(bar);
 }
 
-/* The descriptor of k-step KK (32 bytes of K) of a K-major tile at BASE
- * stored as chunks of ROWS rows x FA4_SWIZZLE bytes: chunk kk / kpc, the
- * step's 32 bytes inside each swizzled row. */
-FA4_DEV u64 kmajor_step_desc(u32 base, int rows, int kk)
+/* The descriptor of k-step KK (32 bytes of K) of a K-major tile whose
+ * step-0 descriptor is BASE, stored as chunks of ROWS rows x FA4_SWIZZLE
+ * bytes: chunk kk / kpc, the step's 32 bytes inside each swizzled row. */
+FA4_DEV u64 kmajor_step_desc(u64 base, int rows, int kk)
 {
     constexpr int kpc = FA4_SWIZZLE / 32; /* k-steps per swizzled row */
-    return smem_desc_kmajor(base + (kk / kpc) * rows * FA4_SWIZZLE + (kk % kpc) * 32);
+    return smem_desc_advance(base, (kk / kpc) * rows * FA4_SWIZZLE + (kk % kpc) * 32);
 }
 
 /* S = Q K^T for warpgroup WG's 64 rows against K stage K_SMEM. */
 FA4_DEV void gemm_qk(float (&s)[FA4_BN / 2], u32 q_wg, u32 k_smem)
 {
+    const u64 qd = smem_desc_kmajor(q_wg), kd = smem_desc_kmajor(k_smem);
 #pragma unroll
     for (int kk = 0; kk < FA4_DP / FA4_KSTEP; ++kk)
-        wgmma_ss<FA4_BN, FA4_AB>(s, kmajor_step_desc(q_wg, FA4_BM, kk), kmajor_step_desc(k_smem, FA4_BN, kk),
+        wgmma_ss<FA4_BN, FA4_AB>(s, kmajor_step_desc(qd, FA4_BM, kk), kmajor_step_desc(kd, FA4_BN, kk),
                                  kk > 0 ? 1 : 0);
 }
 
@@ -282,18 +283,18 @@ FA4_DEV void gemm_qk(float (&s)[FA4_BN / 2], u32 q_wg, u32 k_smem)
 FA4_DEV void gemm_pv(float (&o)[FA4_DVP / 2], const u32 (&pr)[FA4_P_REGS], u32 v_smem)
 {
 #if FA4_FP8
+    const u64 vd = smem_desc_kmajor(v_smem);
 #pragma unroll
     for (int kk = 0; kk < FA4_BN / 32; ++kk)
         wgmma_rs<FA4_DVP, FA4_AB>(o, pr[4 * kk], pr[4 * kk + 1], pr[4 * kk + 2], pr[4 * kk + 3],
-                                  kmajor_step_desc(v_smem, FA4_DVP, kk), 1);
+                                  kmajor_step_desc(vd, FA4_DVP, kk), 1);
 #else
+    /* k16 step: 16 keys x FA4_SWIZZLE B; LBO: keys x FA4_SWIZZLE B per chunk. */
+    const u64 vd = smem_desc_mnmajor(v_smem, FA4_BN * FA4_SWIZZLE);
 #pragma unroll
-    for (int kk = 0; kk < FA4_BN / 16; ++kk) {
-        /* k16 step: 16 keys x FA4_SWIZZLE B; LBO: keys x FA4_SWIZZLE B per chunk. */
-        const u64 db = smem_desc_mnmajor(v_smem + kk * 16 * FA4_SWIZZLE, FA4_BN * FA4_SWIZZLE);
+    for (int kk = 0; kk < FA4_BN / 16; ++kk)
         wgmma_rs_tb<FA4_DVP, FA4_AB>(o, pr[4 * kk], pr[4 * kk + 1], pr[4 * kk + 2],
-                                     pr[4 * kk + 3], db, 1);
-    }
+                                     pr[4 * kk + 3], smem_desc_advance(vd, kk * 16 * FA4_SWIZZLE), 1);
 #endif
 }
 

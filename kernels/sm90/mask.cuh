@@ -52,6 +52,14 @@ FA4_DEV bool kv_block_needs_mask(const fa4_params &p, const fa4_seq &s, int m0, 
     return false;
 }
 
+/* Bits c (0..31) with 8c < X, i.e. the first ceil(X / 8) bits (none for
+ * X <= 0, all for X > 248). */
+FA4_DEV u32 col_bits_below(int x)
+{
+    const int n = x <= 0 ? 0 : (x + 7) >> 3;
+    return n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
+}
+
 /* Set to -inf the scores of S (one m64nBN accumulator, this thread's part)
  * whose key is outside [lo, hi) of their row or below KLO (the block's own
  * first key).  ROW0 is the query index of this thread's first row (the
@@ -61,6 +69,7 @@ template <int NS>
 FA4_DEV void mask_scores(float (&s)[NS], const fa4_params &p, const fa4_seq &sq, int row0,
                          int k0, int klo)
 {
+    static_assert(NS / 4 <= 32, "a column bit per 8 keys in one 32-bit mask");
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         int hi = sq.len_k, lo = klo;
@@ -78,14 +87,15 @@ FA4_DEV void mask_scores(float (&s)[NS], const fa4_params &p, const fa4_seq &sq,
         hi -= k0;
         lo -= k0;
 #pragma unroll
-        for (int c = 0; c < NS / 4; ++c) {
+        for (int e = 0; e < 2; ++e) {
+            /* Column 8c + e is kept when lo <= 8c + e < hi: bit c of KEEP.
+             * One mask per (row, e) and a bit test per score (ptxas turns
+             * the tests into R2P predicates), not two compares per score. */
+            const u32 keep = col_bits_below(hi - e) & ~col_bits_below(lo - e);
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int col = 8 * c + e;
-                const int idx = 4 * c + 2 * h + e;
-                if (col >= hi || col < lo)
-                    s[idx] = -__int_as_float(0x7f800000);
-            }
+            for (int c = 0; c < NS / 4; ++c)
+                if (!((keep >> c) & 1u))
+                    s[4 * c + 2 * h + e] = -__int_as_float(0x7f800000);
         }
     }
 }
