@@ -65,7 +65,7 @@ FA4_DEV void store_o(const fa4_params &p, const sm100_ctx &c, u32 o_col,
 
 FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c, int wq)
 {
-    const float *corr = (const float *)(fa4_smem + FA4_SMEM_CORR_OFF);
+    const float *corr = (const float *)(c.base + FA4_SMEM_CORR_OFF);
     const int r = wq * 32 + (int)(threadIdx.x & 31);
     const u32 lane_base = (u32)(wq * 32) << 16;
     int j, i;

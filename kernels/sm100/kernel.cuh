@@ -11,7 +11,7 @@
 ** P as the A operand, and the in-order execution of tcgen05.mma that the
 ** P-aliases-S schedule relies on are taken from the PTX ISA and not
 ** checked.  Do not trust its output until a probe on an sm_100 part agrees
-** with the sm80 reference.  Not implemented: fp8 (static_assert), per-token
+** with the sm80 reference.  Not implemented: fp8 (budget_fit refuses it), per-token
 ** scales, persistent schedulers, TMA store of O, 2-CTA MMA, varlen/paged.
 **
 ** CTA: 512 threads, BM = 256 query rows as two tiles of 128.
@@ -47,7 +47,7 @@
 
 static_assert(FA4_FAMILY == 100, "sm100 kernel built with another family's constants");
 static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2,
-              "sm100 kernel: only bf16/fp16 are implemented (fp8 budget only)");
+              "sm100 kernel: only bf16/fp16 are implemented (budget_fit refuses fp8)");
 static_assert(FA4_BM == 256 && FA4_Q_TILES == 2, "sm100 kernel is 2Q, BM 256");
 static_assert(FA4_THREADS == 512, "sm100 roles need 16 warps");
 static_assert(FA4_SWIZZLE == 128, "16-bit types use 128 B swizzle");
@@ -75,6 +75,11 @@ static_assert(FA4_TMEM_S1 == FA4_TMEM_S0 + FA4_BN && FA4_TMEM_O1 == FA4_TMEM_O0 
 static_assert(FA4_SMEM_CORR_SIZE == 2 * 128 * 4, "CORR: one f32 per row per tile");
 static_assert(FA4_SMEM_Q_OFF % 1024 == 0, "swizzled tiles 1024-aligned");
 static_assert(FA4_SMEM_BAR_OFF % 8 == 0, "mbarriers 8-aligned");
+/* The base is rounded up to 1024 B at run time (fa4_fwd): the launch
+ * requests the regions plus that much slack. */
+static_assert(FA4_SMEM_SLACK >= 1024 - 16
+              && FA4_SMEM_TMEMPTR_OFF + FA4_SMEM_TMEMPTR_SIZE + FA4_SMEM_SLACK == FA4_SMEM_BYTES,
+              "layout + base-alignment slack == FA4_SMEM_BYTES");
 
 #if FA4_FUSED_KV
 #define SM100_SLOT_BYTES (FA4_SMEM_KV_SIZE / FA4_KV_SLOTS)
@@ -111,7 +116,8 @@ static_assert(BAR_TOTAL == FA4_NUM_BARRIERS && FA4_SMEM_BAR_SIZE == 8 * FA4_NUM_
 
 /* Per-CTA constants every role shares. */
 struct sm100_ctx {
-    u32 smem;        /* shared address of the dynamic base */
+    u32 smem;        /* shared address of the 1024-aligned base */
+    u8 *base;        /* the same byte, as a generic pointer */
     u32 tmem;        /* TMEM base address (lane 0, first column) */
     int m0;          /* first query row of the CTA */
     int head, kv_head, batch;
@@ -178,9 +184,11 @@ FA4_DEV bool key_visible(const fa4_params &p, int row, int key)
     return true;
 }
 
-/* The dynamic shared memory, 1024-aligned (no static smem, so the base is
- * the start of the CTA's window; fa4_fwd checks it). */
-extern __shared__ __align__(1024) u8 fa4_smem[];
+/* The dynamic shared memory.  CUDA promises only 16 B alignment of its
+ * start, so fa4_fwd rounds it up to 1024 B (128 B swizzle repeat, and
+ * descriptors with base offset 0) inside the budget's FA4_SMEM_SLACK.
+ * Declared 16-aligned so the compiler cannot fold the rounding away. */
+extern __shared__ __align__(16) u8 fa4_smem[];
 
 #include "sm100/mainloop.cuh"
 #include "sm100/softmax.cuh"
@@ -222,15 +230,16 @@ fa4_fwd(const __grid_constant__ fa4_params p,
 #if FA4_CAUSAL
     m_block = p.m_blocks - 1 - m_block;        /* longest tiles first */
 #endif
-    c.smem = smem_u32(fa4_smem);
+    {
+        const u32 raw = smem_u32(fa4_smem);
+        c.smem = (raw + 1023u) & ~1023u;
+        c.base = fa4_smem + (c.smem - raw);
+    }
     c.m0 = m_block * FA4_BM;
     c.head = (int)blockIdx.y;
     c.kv_head = c.head / p.group;
     c.batch = (int)blockIdx.z;
     kv_range(p, c.m0, c.n_begin, c.n);
-    /* The layout's offsets assume a 1024-aligned base (no static smem). */
-    if (c.smem & 1023u)
-        __trap();
 
     if (threadIdx.x == 0) {
         int i;
@@ -254,7 +263,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
     tcgen05_fence_before_thread_sync();
     __syncthreads();
     tcgen05_fence_after_thread_sync();
-    c.tmem = *(volatile u32 *)(fa4_smem + FA4_SMEM_TMEMPTR_OFF);
+    c.tmem = *(volatile u32 *)(c.base + FA4_SMEM_TMEMPTR_OFF);
 
     if (warp < 8)
         softmax_warpgroup(p, c, warp >> 2, warp & 3);

@@ -32,7 +32,7 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
     const int row = c.m0 + i * 128 + r;
     const u32 lane_base = (u32)(wq * 32) << 16;
     const u32 s_col = c.tmem + lane_base + (i ? FA4_TMEM_S1 : FA4_TMEM_S0);
-    float *corr = (float *)(fa4_smem + FA4_SMEM_CORR_OFF) + i * 128;
+    float *corr = (float *)(c.base + FA4_SMEM_CORR_OFF) + i * 128;
     const float sc = p.scale_log2;
     const int emu = 16 * FA4_EXP2_EMU_PCT / 100;      /* per 16-column chunk */
     float m = SM100_NEG_INF, l = 0.0f;
