@@ -75,6 +75,9 @@ FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c, int w
             const u32 o_col = c.tmem + lane_base + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
             float alpha;
             mbarrier_wait(bar_addr(c, BAR_C_FULL + i), (u32)j & 1u);
+            /* every wait is followed by this fence before TMEM is touched
+               on any path (tests/test_sm100_ptx.c checks it) */
+            tcgen05_fence_after_thread_sync();
             alpha = corr[i * 128 + r];
             if (j > 0) {
                 /* O_i holds P V of step j-1: rescale it before step j adds. */

@@ -114,6 +114,23 @@ enum sm100_bar {
 static_assert(BAR_TOTAL == FA4_NUM_BARRIERS && FA4_SMEM_BAR_SIZE == 8 * FA4_NUM_BARRIERS,
               "barrier map differs from the budget's count");
 
+/* The kernel's own account of what it reaches, from its tile sizes and
+ * barrier enum (not the budget's offsets), kept in the module so that
+ * tests/test_sm100_ptx.c can hold it against the budget: bytes of dynamic
+ * shared memory (Q tiles, the ring, CORR, barriers, TMEM pointer and the
+ * 1024 B the base may be moved up by), and TMEM columns (S0, S1, then one
+ * O per query tile). */
+#if FA4_FUSED_KV
+#define SM100_RING_BYTES (FA4_KV_SLOTS * (SM100_K_TILE_BYTES > SM100_V_TILE_BYTES \
+                                          ? SM100_K_TILE_BYTES : SM100_V_TILE_BYTES))
+#else
+#define SM100_RING_BYTES (FA4_KV_SLOTS * (SM100_K_TILE_BYTES + SM100_V_TILE_BYTES))
+#endif
+extern "C" __device__ const u32 fa4_sm100_smem_reach =
+    FA4_Q_TILES * SM100_Q_TILE_BYTES + SM100_RING_BYTES + FA4_Q_TILES * 128 * 4
+    + 8 * BAR_TOTAL + 4 + 1024;
+extern "C" __device__ const u32 fa4_sm100_tmem_reach = 2 * FA4_BN + FA4_Q_TILES * FA4_PAD_DV;
+
 /* Per-CTA constants every role shares. */
 struct sm100_ctx {
     u32 smem;        /* shared address of the 1024-aligned base */

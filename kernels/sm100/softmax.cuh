@@ -90,8 +90,12 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
                 tcgen05_st_32x32b_x8(s_col + (u32)ch * 8, pk);
             }
             tcgen05_wait_st();
-            if (h == 0)   /* O_i must be rescaled before P_i V is added */
+            if (h == 0) { /* O_i must be rescaled before P_i V is added */
                 mbarrier_wait(bar_addr(c, BAR_C_EMPTY + i), (u32)j & 1u);
+                /* what follows in TMEM is ordered after the wait (the
+                   rule tests/test_sm100_ptx.c checks for every wait) */
+                tcgen05_fence_after_thread_sync();
+            }
             tcgen05_fence_before_thread_sync();
             mbarrier_arrive(bar_addr(c, BAR_P_FULL + i * FA4_PV_STAGES + h));
         }
