@@ -31,6 +31,11 @@
 **   tm_o is unused: the epilogue stores O with st.global.
 ** Grid: (m_blocks = ceil(seqlen_q / 256), heads_q, batch); causal runs the
 ** longest query tiles first.  Dynamic smem: FA4_SMEM_BYTES.
+** Masked-tile skipping (sm100/blocks.h): every role loops over the key
+** blocks some row of the CTA sees; per query tile, blocks its rows never
+** see get P = 0 without a max or exp2, and blocks they see whole skip the
+** per-element mask (only the diagonal, window edges and the ragged tail
+** are masked element by element).
 */
 #ifndef FA4_SM100_KERNEL_CUH
 #define FA4_SM100_KERNEL_CUH
@@ -207,30 +212,31 @@ FA4_DEV bool key_visible(const fa4_params &p, int row, int key)
  * Declared 16-aligned so the compiler cannot fold the rounding away. */
 extern __shared__ __align__(16) u8 fa4_smem[];
 
+#include "sm100/blocks.h"
+
+/* The key blocks rows [ROW0, ROW0 + ROWS) visit and see whole. */
+FA4_DEV sm100_blocks tile_blocks(const fa4_params &p, int row0, int rows)
+{
+#if FA4_MASK
+    return sm100_block_range(row0, rows, p.seqlen_q, p.seqlen_k, p.window_left,
+                             p.window_right, FA4_BN);
+#else
+    return sm100_block_range(row0, rows, p.seqlen_q, p.seqlen_k, -1, -1, FA4_BN);
+#endif
+}
+
+/* The KV blocks any of the CTA's rows can see: the loop bounds every
+ * role shares (blocks no row sees are never loaded). */
+FA4_DEV void kv_range(const fa4_params &p, int m0, int &n_begin, int &n)
+{
+    const sm100_blocks b = tile_blocks(p, m0, FA4_BM);
+    n_begin = b.begin;
+    n = b.end - b.begin;
+}
+
 #include "sm100/mainloop.cuh"
 #include "sm100/softmax.cuh"
 #include "sm100/correction.cuh"
-
-/* The KV blocks any of the CTA's 256 rows can see. */
-FA4_DEV void kv_range(const fa4_params &p, int m0, int &n_begin, int &n)
-{
-    int hi = p.seqlen_k, lo = 0;
-#if FA4_MASK
-    {
-        int diag = p.seqlen_k - p.seqlen_q;
-        if (p.window_right >= 0) {
-            int last = m0 + FA4_BM - 1 + diag + p.window_right + 1;
-            hi = last < hi ? last : hi;
-        }
-        if (p.window_left >= 0) {
-            int first = m0 + diag - p.window_left;
-            lo = first > 0 ? first : 0;
-        }
-    }
-#endif
-    n_begin = lo / FA4_BN;
-    n = hi > lo ? (hi + FA4_BN - 1) / FA4_BN - n_begin : 0;
-}
 
 extern "C" __global__ void __launch_bounds__(FA4_THREADS, 1)
 fa4_fwd(const __grid_constant__ fa4_params p,
