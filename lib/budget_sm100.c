@@ -374,11 +374,6 @@ static fa4_status sm100_fit(fa4_layout *out, const device_limits *dev,
     }
     if ((st = budget_sm100_shape(&s, dev, pb, cfg, why, wn)) != FA4_OK)
         return st;
-    if (s.q_tiles != 2) {
-        snprintf(why, wn, "sm100 q_tiles=%d; the kernel is built for 2 query tiles "
-                 "(bm=256)", s.q_tiles);
-        return FA4_EINVAL;
-    }
 
     add_region(out, "Q", &off, s.q_bytes);
     if (s.fused) {
@@ -506,26 +501,36 @@ static void sm100_resolve(fa4_config *c, const device_limits *dev,
     c->fused_kv = s.fused;
 }
 
-/* family_ops.candidates: BN automatic and every multiple of 2*MMA_K (32
-** for 16-bit types, 64 for fp8) below it down to 64, each with the slot
-** rule's ring; exp2 emulation {0, 25, 50} %; rescale threshold {0, 8}. */
-static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
-                            const fa4_problem *pb)
+/* The query tiles per CTA for PB: 2 (the seeds' layout) when its
+** automatic config fits, else 1 -- the head dims whose two O tiles leave
+** TMEM no key block of 64 (d256), or whose 2Q ring holds no 2 stages. */
+static int sm100_q_tiles(const device_limits *dev, const fa4_problem *pb, int esize)
+{
+    fa4_config c;
+
+    sm100_base(&c, esize, 2);
+    sm100_resolve(&c, dev, pb, 0);
+    return c.bn >= 64 && c.stages >= 2 ? 2 : 1;
+}
+
+/* Append the candidates of Q_TILES query tiles to OUT from index N (at
+** most MAX in all): BN automatic and every multiple of 2*MMA_K (32 for
+** 16-bit types, 64 for fp8) below it down to 64, each with the slot
+** rule's ring; exp2 emulation {0, 25, 50} %; rescale threshold {0, 8}.
+** Returns the new count. */
+static int sm100_add(fa4_config *out, int n, int max, const device_limits *dev,
+                     const fa4_problem *pb, int esize, int q_tiles)
 {
     static const int emu[] = { 0, 25, 50 };
     static const int thr[] = { 0, 8 };
-    int esize = sm100_esize(pb->dtype);
-    int bns[8], nbn = 0, n = 0, auto_bn, bn, step, i, e, t;
+    int bns[8], nbn = 0, bn, step, i, e, t;
     fa4_config c;
 
-    if (esize == 0 || pb->head_dim_qk <= 0)
-        return 0;
-    sm100_base(&c, esize, 2);
+    sm100_base(&c, esize, q_tiles);
     sm100_resolve(&c, dev, pb, 0);
-    auto_bn = c.bn;
-    bns[nbn++] = auto_bn;                 /* may be < 64: fit says why */
+    bns[nbn++] = c.bn;                    /* may be < 64: fit says why */
     step = 2 * sm100_mma_k(esize);
-    for (bn = align_down(auto_bn - 1, step); bn >= 64 && nbn < 8; bn -= step)
+    for (bn = align_down(c.bn - 1, step); bn >= 64 && nbn < 8; bn -= step)
         bns[nbn++] = bn;
 
     for (i = 0; i < nbn; i++)
@@ -533,7 +538,7 @@ static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
             for (t = 0; t < 2; t++, n++) {
                 if (n >= max)
                     continue;
-                sm100_base(&out[n], esize, 2);
+                sm100_base(&out[n], esize, q_tiles);
                 sm100_resolve(&out[n], dev, pb, bns[i]);
                 out[n].exp2_emu_pct = emu[e];
                 out[n].rescale_threshold = thr[t];
@@ -541,14 +546,33 @@ static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
     return n;
 }
 
-/* family_ops.heuristic: BN automatic, the slot rule's ring, 25 % of exp2
-** on the FMA units, lazy rescale at 2^8 (the FA4 defaults). */
+/* family_ops.candidates: the 2Q space (sm100_add); where 2Q has no
+** automatic config, the 1Q space after it (the 2Q one stays, so the
+** enumerator says why 2Q was dropped). */
+static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
+                            const fa4_problem *pb)
+{
+    int esize = sm100_esize(pb->dtype), n;
+
+    if (esize == 0 || pb->head_dim_qk <= 0)
+        return 0;
+    n = sm100_add(out, 0, max, dev, pb, esize, 2);
+    if (sm100_q_tiles(dev, pb, esize) == 1)
+        n = sm100_add(out, n, max, dev, pb, esize, 1);
+    return n;
+}
+
+/* family_ops.heuristic: 2Q where it fits, else 1Q; BN automatic, the slot
+** rule's ring, 25 % of exp2 on the FMA units, lazy rescale at 2^8 (the
+** FA4 defaults). */
 static void sm100_heuristic(fa4_config *out, const device_limits *dev,
                             const fa4_problem *pb)
 {
     int esize = sm100_esize(pb->dtype);
 
-    sm100_base(out, esize ? esize : 2, 2);
+    if (esize == 0)
+        esize = 2;
+    sm100_base(out, esize, sm100_q_tiles(dev, pb, esize));
     sm100_resolve(out, dev, pb, 0);
     out->exp2_emu_pct = 25;
     out->rescale_threshold = 8;

@@ -167,7 +167,7 @@ fa4_status launch_sm100_encode(CUtensorMap out[4], const cuda_api *cu,
 
 void launch_sm100_grid(unsigned grid[3], const fa4_params *p)
 {
-    grid[0] = (unsigned)(((long long)p->seqlen_q + SM100_CTA_ROWS - 1) / SM100_CTA_ROWS);
+    grid[0] = (unsigned)p->m_blocks;     /* ceil(seqlen_q / bm): 256 rows (2Q) or 128 (1Q) */
     grid[1] = (unsigned)p->heads_q;
     grid[2] = (unsigned)p->batch;
 }

@@ -6,7 +6,8 @@
 ** without a GPU; launch_sm100() (plan.h) encodes and launches.
 **
 ** What the kernel reads (kernel.cuh, mainloop.cuh):
-**   - Q tile i of the CTA's 256 rows arrives as padded_dqk / 64 boxes of
+**   - Q tile i of the CTA's bm rows (256: two tiles; 128: one, the 1Q
+**     mode of shapes 2Q does not fit, d256) arrives as padded_dqk / 64 boxes of
 **     {64 columns, 128 rows}: 16384 B each, expect_tx 128 x 128 B per
 **     box for tile 1, the whole tile (128 x padded_dqk x 2 B) on K_0's
 **     barrier for tile 0.  Coordinates (64 ch, m0 [+128], head, batch).
@@ -18,7 +19,7 @@
 **     head-dim columns are zero-filled (and count toward expect_tx).
 **   - tm_o is taken but unused: the epilogue stores O with 16-byte
 **     st.global, so O's strides must be multiples of 8 elements.
-**   - One CTA of 512 threads per (256 query rows, head, batch), no
+**   - One CTA of 512 threads per (bm query rows, head, batch), no
 **     cluster (budget_sm100.c refuses cluster > 1), FA4_SMEM_BYTES of
 **     dynamic shared memory (the plan raises the function's limit when
 **     it loads it), no workspace.
@@ -34,7 +35,6 @@
 #define SM100_BOX_COLS 64      /* elements of a box row: 128 B of 16-bit values */
 #define SM100_SWIZZLE_BYTES 128
 #define SM100_Q_BOX_ROWS 128   /* one MMA_M query tile */
-#define SM100_CTA_ROWS 256     /* two query tiles per CTA (FA4_BM) */
 #define SM100_CTA_THREADS 512
 
 /* One rank-4 tiled TMA map, as cuTensorMapEncodeTiled() takes it. */
@@ -90,7 +90,7 @@ fa4_status launch_sm100_describe(sm100_map maps[3], const fa4_problem *problem,
 fa4_status launch_sm100_encode(CUtensorMap out[4], const cuda_api *cu,
                                const sm100_map maps[3], char *why, size_t why_size);
 
-/* The grid of PARAMS' call: (ceil(seqlen_q / 256), heads_q, batch). */
+/* The grid of PARAMS' call: (m_blocks = ceil(seqlen_q / bm), heads_q, batch). */
 void launch_sm100_grid(unsigned grid[3], const fa4_params *params);
 
 #endif

@@ -50,6 +50,14 @@ static int roff(const fa4_layout *l, const char *name)
     return r ? r->offset : -1;
 }
 
+/* The TMEM column past the last one L's map reaches: O1 + padded dv
+** (2Q) or O0 + padded dv (1Q, no O1). */
+static int tmem_end(const fa4_layout *l, const fa4_problem *p, int q_tiles)
+{
+    int dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim_qk;
+    return (q_tiles == 2 ? l->tmem_o1 : l->tmem_o0) + (dv + 63) / 64 * 64;
+}
+
 /* 1 when L's regions follow one another with no gap and, with the
 ** 1024 B the kernel may spend aligning its base, sum to smem. */
 static int contiguous(const fa4_layout *l)
@@ -77,14 +85,15 @@ static int check_space(fa4_dtype dtype, int d, int *count)
         if (budget_fit(&l, &dev, &p, &c[i], why, sizeof why) != FA4_OK)
             continue;
         ++*count;
-        if (l.tmem_o1 + (l.tmem_o1 - l.tmem_o0) > 512 || l.tmem_columns > 512
+        const int q_tiles = c[i].bm / 128;
+        if (tmem_end(&l, &p, q_tiles) > 512 || l.tmem_columns > 512 || c[i].q_tiles != q_tiles
             || l.smem_bytes > dev.smem_per_block_optin || l.kv_slots < 2
             || !contiguous(&l) || roff(&l, "CORR") % 1024 != 0
             || c[i].bn < 64 || c[i].bn % 16 != 0) {
             char buf[256];
             diag("  bad: %s (smem %d, tmem to %d)",
                  fa4_config_format(&c[i], buf, sizeof buf), l.smem_bytes,
-                 2 * l.tmem_o1 - l.tmem_o0);
+                 tmem_end(&l, &p, q_tiles));
             bad++;
         }
     }
@@ -245,13 +254,71 @@ int main(void)
                "swizzle 0");
     }
 
-    /* d256 does not fit 2Q */
+    /* d256 does not fit 2Q ... */
     p = problem(FA4_DTYPE_BF16, 256);
-    c = resolved(&p);
+    c = auto_config();
+    c.bm = 256;
+    c.q_tiles = 2;
+    c.swizzle = 128;
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
     is_int(st, FA4_ENOFIT, "bf16 d256 does not fit 2Q");
     has_str(why, "bn=0 < 64 (2 query tiles at head_dim_v 256, padded to 256, leave TMEM "
             "for bn=0", "the reason names bn=0 < 64 and the TMEM bound");
+
+    /* ... so it runs 1Q: one query tile of 128, S double-buffered.  TMEM
+       bound 2*bn + 256 <= 512: bn 128, whose 2 slots of 64 KiB make 1
+       split stage; bn 96: (232448 - 1024 - 66052 - 9 * 8) / 49168 = 3
+       slots, a fused ring.  Regions 65536 + 3 * 49152 + 512 + 15 * 8 + 4
+       = 213,628 B, request 214,652 B. */
+    c.bm = 128;
+    c.q_tiles = 1;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.q_tiles == 1 && s.bm == 128 && s.bn == 96 && s.fused && s.slots == 3
+       && s.nbar == 15 && s.regions == 213628 && s.smem == 214652 && s.tmem_used == 448,
+       "model: bf16 d256 1Q is bn 96, 3 fused slots, 15 barriers, 213,628 B (request "
+       "214,652), TMEM to column 448 (%s)", st == FA4_OK ? "ok" : why);
+    c = resolved(&p);
+    ok(c.bm == 128 && c.q_tiles == 1 && c.bn == 96 && c.stages == 3 && c.fused_kv == 1,
+       "the d256 heuristic resolves to 1Q: bm 128, bn 96, 3 fused slots");
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && l.smem_bytes == 214652 && contiguous(&l) && rsize(&l, "Q") == 65536
+       && rsize(&l, "CORR") == 512 && rsize(&l, "BAR") == 15 * 8 && l.kv_slots == 3,
+       "bf16 d256 1Q fits: Q 64 KiB, CORR 512 B, 15 barriers, %d B (%s)", l.smem_bytes,
+       st == FA4_OK ? "ok" : why);
+    ok(l.tmem_s0 == 0 && l.tmem_s1 == 96 && l.tmem_o0 == 192 && l.tmem_o1 == -1
+       && l.tmem_columns == 512,
+       "bf16 d256 1Q TMEM map S0 0, S1 96 (S double-buffered), O0 192, no O1, 512 allocated");
+    n = budget_defines(defs, sizeof defs, &p, &c, &l);
+    ok(n > 0 && strstr(defs, "#define FA4_Q_TILES 1\n") && strstr(defs, "#define FA4_BM 128\n")
+       && strstr(defs, "#define FA4_NUM_BARRIERS 15\n") && strstr(defs, "#define FA4_TMEM_O1 -1\n"),
+       "budget_defines gives the 1Q kernel Q_TILES 1, BM 128, 15 barriers, no O1");
+    {
+        config_space sp;
+        int i, one = 0;
+        st = config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+        for (i = 0; st == FA4_OK && i < sp.count; i++)
+            one += sp.configs[i].q_tiles == 1 && sp.configs[i].bm == 128;
+        ok(st == FA4_OK && sp.count == 12 && one == 12 && sp.ndrops == 1
+           && strstr(sp.drops[0].reason, "bn=0 < 64 (2 query tiles"),
+           "d256 enumerates 12 1Q configs (bn 96, 64) and drops the 2Q one with its reason "
+           "(%d fit, %d considered)", sp.count, sp.considered);
+        config_space_free(&sp);
+    }
+    p = problem(FA4_DTYPE_BF16, 128);
+    c = resolved(&p);
+    c.bm = 128;
+    c.q_tiles = 1;
+    c.bn = 192;
+    c.stages = 2;
+    c.fused_kv = 0;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && l.tmem_s1 == 192 && l.tmem_o0 == 384 && l.tmem_o1 == -1,
+       "an explicit 1Q config fits at d128 too: bn 192, S1 192, O0 384 (%s)",
+       st == FA4_OK ? "ok" : why);
+    c.bn = 256;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_ENOFIT && strstr(why, "tmem 640 columns > 512"),
+       "1Q bn 256 at d128 is refused: 2*256 + 128 columns (%s)", why);
 
     /* d192 leaves bn 64 */
     p = problem(FA4_DTYPE_BF16, 192);
@@ -354,9 +421,11 @@ int main(void)
     bad += check_space(FA4_DTYPE_BF16, 128, &fitting);
     bad += check_space(FA4_DTYPE_FP16, 128, &fitting);
     bad += check_space(FA4_DTYPE_BF16, 192, &fitting);
+    bad += check_space(FA4_DTYPE_BF16, 256, &fitting);
     diag("%d enumerated sm100 configs fit", fitting);
     ok(fitting > 0 && bad == 0,
-       "every enumerated sm100 config keeps TMEM <= 512 and smem <= carveout");
+       "every enumerated sm100 config (d64..256, 2Q and 1Q) keeps TMEM <= 512 and smem "
+       "<= carveout");
     p = problem(FA4_DTYPE_BF16, 128);
     n = family_sm100.candidates(NULL, 0, &dev, &p);
     is_int(n, 3 * 6, "bf16 d128 enumerates bn {128, 96, 64} x 3 exp2 x 2 thresholds");

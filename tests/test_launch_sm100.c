@@ -366,6 +366,22 @@ static void check_forward(void)
     rec.fail_encode = 0;
     fa4_plan_destroy(plan);
 
+    /* d256 runs 1Q: CTAs of 128 query rows */
+    p.head_dim_qk = 256;
+    if ((plan = fake_plan(ctx, &p)) != NULL) {
+        memset(&rec, 0, sizeof rec);
+        st = fa4_forward(plan, &t, NULL);
+        ok(st == FA4_OK && plan->config.q_tiles == 1 && plan->config.bm == 128 &&
+           rec.grid[0] == 3 && rec.grid[1] == 8 && rec.grid[2] == 2 && rec.box[0][1] == 128 &&
+           rec.params.m_blocks == 3 && (int)rec.smem == plan->layout.smem_bytes,
+           "a d256 plan is 1Q: grid (3, 8, 2) for 300 query rows, Q box 128 rows, %d B of "
+           "shared memory (%s)", plan->layout.smem_bytes, st ? fa4_context_errmsg(ctx) : "ok");
+        fa4_plan_destroy(plan);
+    } else {
+        ok(0, "an sm100 plan of bf16 d256");
+    }
+    p.head_dim_qk = 128;
+
     /* the caller's strides: Q rows padded to 1032 elements, V heads apart */
     p.q_strides[0] = 300 * 1032; p.q_strides[1] = 1032; p.q_strides[2] = 128;
     p.v_strides[0] = 2 * 500 * 128; p.v_strides[1] = 128; p.v_strides[2] = 500 * 128;
@@ -400,7 +416,8 @@ out:
 
 int main(void)
 {
-    static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 }, { 128, 64 } };
+    static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 }, { 128, 64 },
+                                   { 256, 256 } };
     const char *kc = kernel_text("sm100/kernel.cuh"), *ml = kernel_text("sm100/mainloop.cuh");
     device_limits dev;
     fa4_problem p = FA4_PROBLEM_INIT;

@@ -689,6 +689,17 @@ int main(void)
     family_sm100.heuristic(&cfg, &dev, &p);
     check_variant(&dev, &p, &cfg, "2Q, dv < dqk");
 
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 256, 256, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "1Q");
+
+    p = ct_problem(FA4_DTYPE_FP16, 2, 4096, 256, 256, 1);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bn = 64;
+    cfg.stages = 2;
+    cfg.fused_kv = 0;
+    check_variant(&dev, &p, &cfg, "1Q split rings, K by depth chunk");
+
     skip("sm100 kernels checked statically only; they need an sm_100 GPU to run");
     return done_testing() ? 1 : 0;
 }

@@ -3,7 +3,7 @@
 ** tile, wait for alpha (softmax) and for P V of the previous step (MMA),
 ** rescale O_i in TMEM when any row of the warp needs it, release the
 ** softmax warpgroup; at the end, O_i * (1/l) to global memory (the
-** epilogue).  Thread t handles row t of both tiles (TMEM lane t).
+** epilogue).  Thread t handles row t of each query tile (TMEM lane t).
 ** UNVERIFIED ON HARDWARE (see kernel.cuh).
 */
 #ifndef FA4_SM100_CORRECTION_CUH
@@ -71,7 +71,7 @@ FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c, int w
     int j, i;
 
     for (j = 0; j < c.n; j++) {
-        for (i = 0; i < 2; i++) {
+        for (i = 0; i < FA4_Q_TILES; i++) {
             const u32 o_col = c.tmem + lane_base + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
             float alpha;
             mbarrier_wait(bar_addr(c, BAR_C_FULL + i), (u32)j & 1u);
@@ -90,7 +90,7 @@ FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c, int w
             mbarrier_arrive(bar_addr(c, BAR_C_EMPTY + i));
         }
     }
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < FA4_Q_TILES; i++) {
         const u32 o_col = c.tmem + lane_base + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
         const int row = c.m0 + i * 128 + r;
         float inv_l = 0.0f;

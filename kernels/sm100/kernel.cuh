@@ -14,14 +14,20 @@
 ** with the sm80 reference.  Not implemented: fp8 (budget_fit refuses it), per-token
 ** scales, persistent schedulers, TMA store of O, 2-CTA MMA, varlen/paged.
 **
-** CTA: 512 threads, BM = 256 query rows as two tiles of 128.
+** CTA: 512 threads, BM = 128 x FA4_Q_TILES query rows.
 **   warps 0-3   softmax WG 0 (query tile 0, one TMEM lane = one row each)
-**   warps 4-7   softmax WG 1 (query tile 1)
+**   warps 4-7   softmax WG 1 (query tile 1; idle in 1Q)
 **   warps 8-11  correction WG (rescales O_i in TMEM, epilogue O and 1/l)
 **   warp 12     TMA loads (Q once, then the K/V ring)
 **   warp 13     TMEM allocation and the tcgen05.mma issue
 **   warps 14-15 idle
 ** TMEM: S0/P0 at FA4_TMEM_S0, S1/P1 at FA4_TMEM_S1, O0, O1 (budget_sm100.c).
+** 2Q (BM 256): S/P buffer i belongs to query tile i, and the MMA warp
+**   alternates the tiles (P0 V | S0 | P1 V | S1 per key block).
+** 1Q (BM 128, for head dims whose two O tiles leave TMEM no key block,
+**   d256): one query tile, its S/P double-buffered over the key blocks
+**   (block j in buffer j % 2), so S_{j+1} = Q K_{j+1}^T runs while the
+**   softmax works on S_j: S0 | S1 | P0 V | S2 | P1 V | ...  No O1.
 **
 ** TMA maps (host side, 4-D tiled, dims innermost first):
 **   tm_q: {head_dim_qk, seqlen_q, heads_q, batch}, box {64, 128, 1, 1}
@@ -53,7 +59,8 @@
 static_assert(FA4_FAMILY == 100, "sm100 kernel built with another family's constants");
 static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2,
               "sm100 kernel: only bf16/fp16 are implemented (budget_fit refuses fp8)");
-static_assert(FA4_BM == 256 && FA4_Q_TILES == 2, "sm100 kernel is 2Q, BM 256");
+static_assert((FA4_Q_TILES == 2 || FA4_Q_TILES == 1) && FA4_BM == 128 * FA4_Q_TILES,
+              "sm100 kernel: 2Q (BM 256) or 1Q (BM 128)");
 static_assert(FA4_THREADS == 512, "sm100 roles need 16 warps");
 static_assert(FA4_SWIZZLE == 128, "16-bit types use 128 B swizzle");
 static_assert(FA4_BN >= 64 && FA4_BN <= 256 && FA4_BN % 32 == 0,
@@ -74,10 +81,11 @@ static_assert(FA4_PV_STAGES == 2, "P is written back in two halves");
 static_assert(FA4_PAD_DQK % 64 == 0 && FA4_PAD_DV % 64 == 0, "depth padding");
 static_assert(FA4_QK_CHUNKS == SM100_DQK_CHUNKS,
               "Q1 arrives per 128 B swizzle box of the depth");
-static_assert(FA4_SMEM_Q_SIZE == 2 * SM100_Q_TILE_BYTES, "Q region");
-static_assert(FA4_TMEM_S1 == FA4_TMEM_S0 + FA4_BN && FA4_TMEM_O1 == FA4_TMEM_O0 + FA4_PAD_DV
-              && FA4_TMEM_O1 + FA4_PAD_DV <= FA4_TMEM_COLS, "TMEM map");
-static_assert(FA4_SMEM_CORR_SIZE == 2 * 128 * 4, "CORR: one f32 per row per tile");
+static_assert(FA4_SMEM_Q_SIZE == FA4_Q_TILES * SM100_Q_TILE_BYTES, "Q region");
+static_assert(FA4_TMEM_S0 == 0 && FA4_TMEM_S1 == FA4_BN && FA4_TMEM_O0 == 2 * FA4_BN
+              && (FA4_Q_TILES == 1 || FA4_TMEM_O1 == FA4_TMEM_O0 + FA4_PAD_DV)
+              && 2 * FA4_BN + FA4_Q_TILES * FA4_PAD_DV <= FA4_TMEM_COLS, "TMEM map");
+static_assert(FA4_SMEM_CORR_SIZE == FA4_Q_TILES * 128 * 4, "CORR: one f32 per row per tile");
 static_assert(FA4_SMEM_Q_OFF % 1024 == 0, "swizzled tiles 1024-aligned");
 static_assert(FA4_SMEM_BAR_OFF % 8 == 0, "mbarriers 8-aligned");
 /* The base is rounded up to 1024 B at run time (fa4_fwd): the launch
@@ -100,15 +108,16 @@ static_assert(FA4_K_CHUNKS == 1 || FA4_K_CHUNKS == SM100_DQK_CHUNKS, "K depth ch
 
 /* ----------------------------------------------------- the barrier map */
 /* One enum of mbarrier indices in the BAR region; lib/budget_sm100.c
- * counts exactly these (FA4_NUM_BARRIERS). */
+ * counts exactly these (FA4_NUM_BARRIERS).  S_FULL and P_FULL belong to
+ * the two S/P buffers, O_FULL, C_FULL and C_EMPTY to the query tiles. */
 enum sm100_bar {
-    BAR_S_FULL = 0,                       /* [2] MMA -> softmax i: S_i ready */
-    BAR_O_FULL = 2,                       /* [2] MMA -> correction: P_i V done */
-    BAR_C_FULL = 4,                       /* [2] softmax i -> correction: alpha */
-    BAR_C_EMPTY = 6,                      /* [2] correction -> softmax i: O_i rescaled */
-    BAR_P_FULL = 8,                       /* [2][PV_STAGES] softmax i -> MMA: P half */
-    BAR_Q1_FULL = BAR_P_FULL + 2 * FA4_PV_STAGES,   /* [QK_CHUNKS] Q tile 1 */
-    BAR_RING = BAR_Q1_FULL + FA4_QK_CHUNKS,
+    BAR_S_FULL = 0,                       /* [2] MMA -> softmax: S buffer b ready */
+    BAR_P_FULL = 2,                       /* [2][PV_STAGES] softmax -> MMA: P half */
+    BAR_O_FULL = BAR_P_FULL + 2 * FA4_PV_STAGES,   /* [Q_TILES] MMA -> correction: P_i V done */
+    BAR_C_FULL = BAR_O_FULL + FA4_Q_TILES,         /* [Q_TILES] softmax i -> correction: alpha */
+    BAR_C_EMPTY = BAR_C_FULL + FA4_Q_TILES,        /* [Q_TILES] correction -> softmax i: O_i rescaled */
+    BAR_Q1_FULL = BAR_C_EMPTY + FA4_Q_TILES,       /* [QK_CHUNKS] Q tile 1 (2Q only) */
+    BAR_RING = BAR_Q1_FULL + (FA4_Q_TILES == 2 ? FA4_QK_CHUNKS : 0),
 #if FA4_FUSED_KV
     BAR_TOTAL = BAR_RING + 2 * FA4_KV_SLOTS   /* full[slots], empty[slots] */
 #else
@@ -135,6 +144,12 @@ extern "C" __device__ const u32 fa4_sm100_smem_reach =
     FA4_Q_TILES * SM100_Q_TILE_BYTES + SM100_RING_BYTES + FA4_Q_TILES * 128 * 4
     + 8 * BAR_TOTAL + 4 + 1024;
 extern "C" __device__ const u32 fa4_sm100_tmem_reach = 2 * FA4_BN + FA4_Q_TILES * FA4_PAD_DV;
+
+/* The S/P buffer of query tile I at key block J (2Q: the tile's own; 1Q:
+ * alternating), the parity of its S_FULL / P_FULL phase, its TMEM column. */
+FA4_DEV int s_buf(int i, int j) { return FA4_Q_TILES == 2 ? i : j & 1; }
+FA4_DEV u32 s_phase(int j) { return (u32)(FA4_Q_TILES == 2 ? j : j >> 1) & 1u; }
+FA4_DEV u32 s_col(int b) { return b ? FA4_TMEM_S1 : FA4_TMEM_S0; }
 
 /* Per-CTA constants every role shares. */
 struct sm100_ctx {
@@ -268,7 +283,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
         int i;
         for (i = 0; i < BAR_TOTAL; i++) {
             u32 count = 1;                    /* TMA tx, tcgen05.commit */
-            if ((i >= BAR_C_FULL && i < BAR_Q1_FULL))
+            if ((i >= BAR_P_FULL && i < BAR_O_FULL) || (i >= BAR_C_FULL && i < BAR_Q1_FULL))
                 count = 128;                  /* one warpgroup's arrivals */
             mbarrier_init(bar_addr(c, i), count);
         }
@@ -288,9 +303,9 @@ fa4_fwd(const __grid_constant__ fa4_params p,
     tcgen05_fence_after_thread_sync();
     c.tmem = *(volatile u32 *)(c.base + FA4_SMEM_TMEMPTR_OFF);
 
-    if (warp < 8)
+    if (warp < 4 * FA4_Q_TILES)                /* 1Q: warps 4-7 idle */
         softmax_warpgroup(p, c, warp >> 2, warp & 3);
-    else if (warp < 12)
+    else if (warp >= 8 && warp < 12)
         correction_warpgroup(p, c, warp & 3);
     else if (warp == 12)
         load_warp(p, c, &tm_q, &tm_k, &tm_v);

@@ -95,7 +95,6 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
     const int r = wq * 32 + (int)(threadIdx.x & 31);   /* lane = row */
     const int row = c.m0 + i * 128 + r;
     const u32 lane_base = (u32)(wq * 32) << 16;
-    const u32 s_col = c.tmem + lane_base + (i ? FA4_TMEM_S1 : FA4_TMEM_S0);
     float *corr = (float *)(c.base + FA4_SMEM_CORR_OFF) + i * 128;
     const float sc = p.scale_log2;
     /* Masked-tile skipping: of the CTA's blocks, those this tile's rows
@@ -106,19 +105,20 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
     int j;
 
     for (j = 0; j < c.n; j++) {
-        const int blk = c.n_begin + j, key0 = blk * FA4_BN;
+        const int blk = c.n_begin + j, key0 = blk * FA4_BN, b = s_buf(i, j);
+        const u32 s_at = c.tmem + lane_base + s_col(b);
         const bool none = blk < tb.begin || blk >= tb.end;
         const bool full = blk >= tb.full_begin && blk < tb.full_end;
         float mx = SM100_NEG_INF, alpha = 1.0f, ms, sum = 0.0f;
         int h;
 
-        mbarrier_wait(bar_addr(c, BAR_S_FULL + i), (u32)j & 1u);
+        mbarrier_wait(bar_addr(c, BAR_S_FULL + b), s_phase(j));
         tcgen05_fence_after_thread_sync();
 
         /* pass 1: row max of the scaled, masked scores */
         if (!none)
-            mx = full ? row_max<false>(p, s_col, row, key0, sc)
-                      : row_max<true>(p, s_col, row, key0, sc);
+            mx = full ? row_max<false>(p, s_at, row, key0, sc)
+                      : row_max<true>(p, s_at, row, key0, sc);
 
         /* lazy rescale: keep the stale max unless it grew by > threshold;
            the final 1/l uses the same stale max, so results stay exact. */
@@ -134,11 +134,11 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
         /* pass 2: P = exp2(s - max) over S, in two halves */
         for (h = 0; h < FA4_PV_STAGES; h++) {
             if (none)
-                zero_half(s_col, h);
+                zero_half(s_at, h);
             else if (full)
-                sum += exp_half<false>(p, s_col, row, key0, h, sc, ms);
+                sum += exp_half<false>(p, s_at, row, key0, h, sc, ms);
             else
-                sum += exp_half<true>(p, s_col, row, key0, h, sc, ms);
+                sum += exp_half<true>(p, s_at, row, key0, h, sc, ms);
             tcgen05_wait_st();
             if (h == 0) { /* O_i must be rescaled before P_i V is added */
                 mbarrier_wait(bar_addr(c, BAR_C_EMPTY + i), (u32)j & 1u);
@@ -147,7 +147,7 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
                 tcgen05_fence_after_thread_sync();
             }
             tcgen05_fence_before_thread_sync();
-            mbarrier_arrive(bar_addr(c, BAR_P_FULL + i * FA4_PV_STAGES + h));
+            mbarrier_arrive(bar_addr(c, BAR_P_FULL + b * FA4_PV_STAGES + h));
         }
         l = l * alpha + sum;
     }
