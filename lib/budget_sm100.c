@@ -20,6 +20,9 @@
 ** Shared memory, low -> high, from the 1024-aligned base:
 **     split:  Q | K stages | V stages | CORR | QSCALE | KSCALE | BAR | TMEMPTR
 **     fused:  Q | KV ring (K, V alternate) | ROPE | CORR | ... same tail
+** The epilogue stages O_i in Q_i's region for its TMA store (Q_i is free
+** once the last S_i MMA is done, and padded_dv <= padded_dqk), so the
+** store costs no shared memory of its own.
 ** The dynamic base is only known to be 16-aligned, so the kernel rounds
 ** it up to 1024 and a launch requests the regions plus SM100_SLACK
 ** (1024 B): smem_bytes = regions + 1024.  The seeds' byte totals below

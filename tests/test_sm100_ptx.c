@@ -18,12 +18,17 @@
 **   - one tcgen05.alloc and one dealloc of the budget's column count; the
 **     kernel's own TMEM and smem reach (fa4_sm100_*_reach, from its tile
 **     sizes and barrier enum) equal to the budget's map and request;
+**   - the epilogue: one TMA store of O per 64 columns, each reading shared
+**     memory fenced for the async proxy (fence.proxy.async after the
+**     st.shared that staged it, on every path), the bulk group waited on
+**     before the kernel exits;
 **   - the smem base rounded up to 1024 B at run time, no trap, no static
 **     shared memory, no spills, at most 128 registers.
 ** With an nvdisasm (FA4_NVDISASM, or $CUDA_HOME/bin) the SASS is counted
-** too: UTCHMMA, UTCBAR, LDTM and STTM as many as the PTX's MMAs, commits,
-** loads and stores, and no local-memory access.  Without one that line
-** is a skip.  Nothing here runs a kernel.
+** too: at least as many UTCHMMA, UTCBAR, LDTM, STTM and UTMASTG as the
+** PTX has MMAs, commits, TMEM loads and stores and TMA stores of O (ptxas
+** may duplicate code), none of the MMAs 2-CTA, and no local-memory
+** access.  Without one that line is a skip.  Nothing here runs a kernel.
 */
 #include <ctype.h>
 #include <stdint.h>
@@ -248,6 +253,8 @@ static const char *branch_target(char *buf, size_t size, const char *line, int *
 typedef struct flow {
     unsigned char wait;          /* an mbarrier wait with no fence::after since */
     unsigned char st;            /* 2: a tcgen05.st not waited; 1: waited, not fenced */
+    unsigned char gs;            /* an st.shared with no fence.proxy.async since */
+    unsigned char bulk;          /* a bulk store group not waited (wait_group.read) */
     uint64_t ld[MAX_LD / 64];    /* tcgen05.ld i (i-th in the text) not waited */
 } flow;
 
@@ -260,6 +267,10 @@ static int flow_merge(flow *a, const flow *b)
         a->wait = b->wait, grew = 1;
     if (b->st > a->st)
         a->st = b->st, grew = 1;
+    if (b->gs > a->gs)
+        a->gs = b->gs, grew = 1;
+    if (b->bulk > a->bulk)
+        a->bulk = b->bulk, grew = 1;
     for (k = 0; k < MAX_LD / 64; k++)
         if ((a->ld[k] | b->ld[k]) != a->ld[k])
             a->ld[k] |= b->ld[k], grew = 1;
@@ -272,9 +283,11 @@ static int flow_merge(flow *a, const flow *b)
 ** of a load read before tcgen05.wait::ld; each store waited (wait::st) and
 ** fenced (fence::before_thread_sync) before any mbarrier arrive; no TMEM
 ** load or store after an mbarrier wait without fence::after_thread_sync
-** in between.  Counts out.
+** in between; no TMA store of shared memory an st.shared wrote without
+** fence.proxy.async between them; no exit with a bulk store group not
+** waited on (wait_group.read).  Counts out (NTMA: TMA stores).
 */
-static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *nst)
+static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *nst, int *ntma)
 {
     flow *in = calloc((size_t)t->n + 1, sizeof *in);
     int *succ = malloc(sizeof *succ * 2 * ((size_t)t->n + 1));
@@ -282,7 +295,7 @@ static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *n
     char (*regs)[32][16] = calloc(MAX_LD, sizeof *regs);
     int nreg[MAX_LD], i, k, changed;
 
-    *nld = *nst = 0;
+    *nld = *nst = *ntma = 0;
     bad[0] = '\0';
     /* Shapes, register lists, and each line's successors. */
     for (i = 0; i < t->n && !bad[0]; i++) {
@@ -304,6 +317,8 @@ static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *n
         } else if (starts(l, "ret;") || starts(l, "exit;")) {
             succ[2 * i] = -1;
         }
+        if (starts(l, "cp.async.bulk.tensor") && strstr(l, ".global.shared::cta"))
+            ++*ntma;
         if (!starts(l, "tcgen05.ld.") && !starts(l, "tcgen05.st."))
             continue;
         if (!strstr(l, ".sync.aligned.32x32b.x") ||
@@ -350,6 +365,14 @@ static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *n
                 out.st = 0;
             else if (starts(l, "tcgen05.wait::ld"))
                 memset(out.ld, 0, sizeof out.ld);
+            else if (starts(l, "st.shared"))
+                out.gs = 1;
+            else if (starts(l, "fence.proxy.async"))
+                out.gs = 0;
+            else if (starts(l, "cp.async.bulk.commit_group"))
+                out.bulk = 1;
+            else if (starts(l, "cp.async.bulk.wait_group.read"))
+                out.bulk = 0;
             if (ld_of[i] >= 0)
                 out.ld[ld_of[i] / 64] |= 1ULL << (ld_of[i] % 64);
             for (k = 0; k < 2; k++)
@@ -368,6 +391,13 @@ static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *n
             snprintf(bad, bn, "line %d: an mbarrier arrive a tcgen05.st may reach without %s",
                      i + 1, in[i].st == 2 ? "tcgen05.wait::st"
                                           : "tcgen05.fence::before_thread_sync");
+        else if (starts(l, "cp.async.bulk.tensor") && strstr(l, ".global.shared::cta") &&
+                 in[i].gs)
+            snprintf(bad, bn, "line %d: a TMA store an st.shared may reach without "
+                     "fence.proxy.async", i + 1);
+        else if (starts(l, "ret;") && in[i].bulk)
+            snprintf(bad, bn, "line %d: the kernel may exit with a bulk store group not "
+                     "waited on", i + 1);
         for (q = 0; q < *nld && !bad[0]; q++) {
             if (!(in[i].ld[q / 64] >> (q % 64) & 1))
                 continue;
@@ -510,16 +540,17 @@ static const char *nvdisasm_path(void)
     return access(path, X_OK) == 0 ? path : NULL;
 }
 
-/* Count SASS opcodes of CUBIN with TOOL: UTCHMMA, UTCBAR, LDTM, STTM and
-** local-memory accesses (LDL/STL) into N[0..4].  0 on success. */
-static int sass_counts(int n[5], const char *tool, const void *cubin, size_t size)
+/* Count SASS opcodes of CUBIN with TOOL: UTCHMMA, UTCBAR, LDTM, STTM,
+** local-memory accesses (LDL/STL), 2-CTA MMAs (a UTCHMMA naming 2CTA)
+** and TMA stores (UTMASTG) into N[0..6].  0 on success. */
+static int sass_counts(int n[7], const char *tool, const void *cubin, size_t size)
 {
-    static const char *const ops[5] = { "UTCHMMA", "UTCBAR", "LDTM", "STTM", "L" };
+    static const char *const ops[4] = { "UTCHMMA", "UTCBAR", "LDTM", "STTM" };
     char file[] = "/tmp/fa4-sm100-XXXXXX", cmd[4300], line[1024];
     int fd = mkstemp(file), k;
     FILE *p;
 
-    memset(n, 0, 5 * sizeof *n);
+    memset(n, 0, 7 * sizeof *n);
     if (fd < 0)
         return -1;
     if (write(fd, cubin, size) != (ssize_t)size) {
@@ -543,6 +574,8 @@ static int sass_counts(int n[5], const char *tool, const void *cubin, size_t siz
         for (k = 0; k < 4; k++)
             n[k] += starts(op, ops[k]) && (op[strlen(ops[k])] == '\0' || op[strlen(ops[k])] == '.');
         n[4] += starts(op, "LDL") || starts(op, "STL");
+        n[5] += starts(op, "UTCHMMA") && strstr(line, "2CTA") != NULL;
+        n[6] += starts(op, "UTMASTG");
     }
     k = pclose(p);
     unlink(file);
@@ -560,7 +593,7 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     char *ptx = NULL;
     expect e;
     fa4_status st;
-    int nss, nts, nld, nst, ncommit, nres, tmem_end;
+    int nss, nts, nld, nst, ntma, ncommit, nres, tmem_end;
     const char *tool;
     char base[32];
 
@@ -598,12 +631,17 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
        "%s: %d S MMAs in whole %d-step tiles, %d PV MMAs in whole %d-step halves", name,
        nss, e.pad_dqk / 16, nts, e.bn / 32);
 
-    check_ldst(bad, sizeof bad, &t, &nld, &nst);
+    check_ldst(bad, sizeof bad, &t, &nld, &nst, &ntma);
     ok(!bad[0] && nld > 0 && nst > 0, "%s: %d tcgen05.ld / %d st of 32x32b, each load waited "
        "before use, each store waited and fenced before an arrive, every access after a wait "
        "fenced", name, nld, nst);
     if (bad[0])
         diag("  %s", bad);
+    ok(!bad[0] && ntma >= e.pad_dv / 64 && ntma % (e.pad_dv / 64) == 0 &&
+       count_lines(&t, "cp.async.bulk.commit_group") >= 1,
+       "%s: the epilogue's %d TMA stores of O (whole sets of one per 64 columns) read "
+       "shared memory fenced for the async proxy, and their group is waited on before exit",
+       name, ntma);
 
     check_commits(bad, sizeof bad, &t, &e, &ncommit, &nres);
     ok(!bad[0] && ncommit >= 2 * e.q_tiles + 2 && nres >= 2 * e.q_tiles,
@@ -639,14 +677,16 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
        global_u32(&t, "fa4_sm100_smem_reach"), l.smem_bytes);
 
     if ((tool = nvdisasm_path()) != NULL) {
-        int n[5] = { 0, 0, 0, 0, 0 };
+        /* ptxas may duplicate code (tail duplication), never drop it: at
+           least as many of each as the PTX has. */
+        int n[7] = { 0, 0, 0, 0, 0, 0, 0 };
         int mma = count_lines(&t, "tcgen05.mma");
         int rc = sass_counts(n, tool, k.cubin, k.cubin_size);
-        if (!ok(rc == 0 && n[0] == mma &&
-                n[1] == ncommit && n[2] == nld && n[3] == nst && n[4] == 0,
-                "%s: SASS has %d UTCHMMA, %d UTCBAR, %d LDTM, %d STTM (PTX %d, %d, %d, %d), "
-                "%d local accesses", name, n[0], n[1], n[2], n[3], mma, ncommit, nld, nst,
-                n[4]))
+        if (!ok(rc == 0 && n[0] >= mma && n[1] >= ncommit && n[2] >= nld && n[3] >= nst &&
+                n[4] == 0 && n[5] == 0 && n[6] >= ntma,
+                "%s: SASS has %d UTCHMMA, %d UTCBAR, %d LDTM, %d STTM, %d UTMASTG (PTX %d, "
+                "%d, %d, %d, %d), %d local accesses, %d 2-CTA MMAs", name, n[0], n[1], n[2],
+                n[3], n[6], mma, ncommit, nld, nst, ntma, n[4], n[5]))
             diag("  nvdisasm: %s", tool);
     } else {
         skip("%s: SASS not read (no nvdisasm: set FA4_NVDISASM)", name);

@@ -12,7 +12,7 @@
 ** P-aliases-S schedule relies on are taken from the PTX ISA and not
 ** checked.  Do not trust its output until a probe on an sm_100 part agrees
 ** with the sm80 reference.  Not implemented: fp8 (budget_fit refuses it), per-token
-** scales, persistent schedulers, TMA store of O, 2-CTA MMA, varlen/paged.
+** scales, persistent schedulers, 2-CTA MMA, varlen/paged.
 **
 ** CTA: 512 threads, BM = 128 x FA4_Q_TILES query rows.
 **   warps 0-3   softmax WG 0 (query tile 0, one TMEM lane = one row each)
@@ -33,8 +33,10 @@
 **   tm_q: {head_dim_qk, seqlen_q, heads_q, batch}, box {64, 128, 1, 1}
 **   tm_k: {head_dim_qk, seqlen_k, heads_kv, batch}, box {64, FA4_BN, 1, 1}
 **   tm_v: {head_dim_v,  seqlen_k, heads_kv, batch}, box {64, FA4_BN, 1, 1}
-**   strides from fa4_params in bytes, 128 B swizzle, OOB zero fill.
-**   tm_o is unused: the epilogue stores O with st.global.
+**   tm_o: {head_dim_v,  seqlen_q, heads_q, batch}, box {64, 32, 1, 1}
+**   strides from fa4_params in bytes, 128 B swizzle, OOB zero fill (loads)
+**   and clipping (the store of O: one box per warp and 64 columns, staged
+**   in the tile's Q region once its last S MMA is done).
 ** Grid: (m_blocks = ceil(seqlen_q / 256), heads_q, batch); causal runs the
 ** longest query tiles first.  Dynamic smem: FA4_SMEM_BYTES.
 ** Masked-tile skipping (sm100/blocks.h): every role loops over the key
@@ -82,6 +84,7 @@ static_assert(FA4_PAD_DQK % 64 == 0 && FA4_PAD_DV % 64 == 0, "depth padding");
 static_assert(FA4_QK_CHUNKS == SM100_DQK_CHUNKS,
               "Q1 arrives per 128 B swizzle box of the depth");
 static_assert(FA4_SMEM_Q_SIZE == FA4_Q_TILES * SM100_Q_TILE_BYTES, "Q region");
+static_assert(FA4_PAD_DV <= FA4_PAD_DQK, "the epilogue stages O_i in Q_i's region");
 static_assert(FA4_TMEM_S0 == 0 && FA4_TMEM_S1 == FA4_BN && FA4_TMEM_O0 == 2 * FA4_BN
               && (FA4_Q_TILES == 1 || FA4_TMEM_O1 == FA4_TMEM_O0 + FA4_PAD_DV)
               && 2 * FA4_BN + FA4_Q_TILES * FA4_PAD_DV <= FA4_TMEM_COLS, "TMEM map");
@@ -264,7 +267,6 @@ fa4_fwd(const __grid_constant__ fa4_params p,
     const int warp = warp_id_uniform();
     int m_block = (int)blockIdx.x;
 
-    (void)tm_o;
 #if FA4_CAUSAL
     m_block = p.m_blocks - 1 - m_block;        /* longest tiles first */
 #endif
@@ -293,6 +295,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
         prefetch_tensormap(&tm_q);
         prefetch_tensormap(&tm_k);
         prefetch_tensormap(&tm_v);
+        prefetch_tensormap(&tm_o);
     }
     if (warp == 13) {
         tcgen05_alloc<FA4_TMEM_COLS>(c.smem + FA4_SMEM_TMEMPTR_OFF);
@@ -306,7 +309,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
     if (warp < 4 * FA4_Q_TILES)                /* 1Q: warps 4-7 idle */
         softmax_warpgroup(p, c, warp >> 2, warp & 3);
     else if (warp >= 8 && warp < 12)
-        correction_warpgroup(p, c, warp & 3);
+        correction_warpgroup(p, c, &tm_o, warp & 3);
     else if (warp == 12)
         load_warp(p, c, &tm_q, &tm_k, &tm_v);
     else if (warp == 13)
