@@ -7,7 +7,8 @@
 **
 ** STATUS: UNVERIFIED ON HARDWARE.  We have no sm_100 GPU; this kernel is
 ** only known to compile with NVRTC 13.0 for sm_100a without spills
-** (tests/test_sm100_compile.c).  Descriptor bit layouts, the TMEM layout of
+** (tests/test_sm100_compile.c) and to pass the static checks of its PTX
+** (tests/test_sm100_ptx.c).  Descriptor bit layouts, the TMEM layout of
 ** P as the A operand, and the in-order execution of tcgen05.mma that the
 ** P-aliases-S schedule relies on are taken from the PTX ISA and not
 ** checked.  Do not trust its output until a probe on an sm_100 part agrees
