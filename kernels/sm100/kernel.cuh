@@ -70,7 +70,6 @@ static_assert(FA4_BN >= 64 && FA4_BN <= 256 && FA4_BN % 32 == 0,
               "BN: 64..256, two P halves of whole k16 steps");
 static_assert(FA4_PV_STAGES == 2, "P is written back in two halves");
 
-#define SM100_DV (FA4_DV > 0 ? FA4_DV : FA4_D)
 #define SM100_ROW_BYTES 128            /* one swizzle row: 64 x 16 bit */
 #define SM100_SW_ELEMS 64
 #define SM100_Q_CHUNK_BYTES (128 * SM100_ROW_BYTES)
