@@ -3,7 +3,9 @@
 ** layout, tensor-memory column map, config space and default.  The rules
 ** are the seeds' FA4Config (KERNEL_NOTES.md, "SM100 budgets"); the kernel
 ** they describe is kernels/sm100/kernel.cuh, which receives every number
-** computed here as a compile-time constant.
+** computed here as a compile-time constant.  The kernel has never run on
+** an sm_100 GPU: these numbers are checked against the seeds, the kernel's
+** static_asserts and its PTX (tests/test_sm100_ptx.c), not on hardware.
 **
 ** Shape of a CTA (2Q layout): BM = 256 query rows as two tiles of
 ** MMA_M = 128, one per softmax warpgroup; 512 threads = softmax WG 0,
@@ -15,9 +17,17 @@
 ** so 2*BN + 2*padded_dv <= 512, and the automatic BN is
 **     BN = align_down(min(256, 256 - padded_dv), MMA_K).
 **
-** Shared memory, low -> high, from the 1024-aligned dynamic base:
+** Shared memory, low -> high, from the 1024-aligned base:
 **     split:  Q | K stages | V stages | CORR | QSCALE | KSCALE | BAR | TMEMPTR
 **     fused:  Q | KV ring (K, V alternate) | ROPE | CORR | ... same tail
+** The epilogue stages O_i in Q_i's region for its TMA store (Q_i is free
+** once the last S_i MMA is done, and padded_dv <= padded_dqk), so the
+** store costs no shared memory of its own.
+** The dynamic base is only known to be 16-aligned, so the kernel rounds
+** it up to 1024 and a launch requests the regions plus SM100_SLACK
+** (1024 B): smem_bytes = regions + 1024.  The seeds' byte totals below
+** are the regions'; the slack is taken from the carveout before the ring
+** is sized, which leaves the seeds' slot counts as they were.
 **
 ** How the byte counts come out (worked backwards from the seeds' numbers,
 ** and checked by tests/test_budget_sm100.c):
@@ -26,7 +36,7 @@
 **             + Q  BM * padded_dqk * esize
 **             + 8 B * (8 + 2*PV_STAGES + QK_CHUNKS) barriers        (a)
 **   per slot = BN * max(padded_dqk, padded_dv) * esize + 2 * 8 B    (b)
-**   slots   = (carveout - fixed) / per slot, rounded down           (c)
+**   slots   = (carveout - slack - fixed) / per slot, rounded down   (c)
 **   odd  -> fused ring of `slots` tiles;
 **   even -> split: slots/2 K stages and slots/2 V stages, and the K
 **           stages are staged by depth chunk: (QK_CHUNKS-1)*stages*2
@@ -58,32 +68,39 @@
 **
 **   bf16 d128: pad 128, BN 128, QK_CHUNKS 2 -> 14 fixed barriers.
 **       fixed = 4 + 1024 + 65536 + 112 = 66676; per slot 32768 + 16;
-**       (232448 - 66676) / 32784 = 5 (odd: fused);
-**       66676 + 5 * 32784 = 230,596 B  (24 barriers).
+**       (232448 - 1024 - 66676) / 32784 = 5 (odd: fused);
+**       66676 + 5 * 32784 = 230,596 B  (24 barriers); request 231,620 B.
 **   bf16 d64: pad 64, BN 192, QK_CHUNKS 1 -> 13 fixed barriers.
 **       fixed = 4 + 1024 + 32768 + 104 = 33900; per slot 24576 + 16;
-**       (232448 - 33900) / 24592 = 8 (even: 4 K + 4 V stages);
-**       33900 + 8 * 24592 = 230,636 B  (29 barriers).
+**       (232448 - 1024 - 33900) / 24592 = 8 (even: 4 K + 4 V stages);
+**       33900 + 8 * 24592 = 230,636 B  (29 barriers); request 231,660 B.
 **   fp8 d128 (64 B swizzle, MMA_K 32, no per-token scales): pad 128,
 **       BN 128, QK_CHUNKS gcd(2, 4) = 2; fixed = 33908; per slot 16400;
 **       12 slots (even: 6 K + 6 V stages) = 230,708 B, plus 12 K-chunk
-**       barriers = 230,804 B.
+**       barriers = 230,804 B.  Sized by the model (budget_sm100_shape),
+**       refused by budget_fit: the kernel has no fp8 path.
 **   d256: pad 256, BN = 0 < 64: unsupported in 2Q.
 **   An explicit bn must be a multiple of 2 * MMA_K: P goes back to TMEM in
 **   two column halves of whole MMA k-steps (PV_STAGES = 2).
+**   The automatic BN is the TMEM bound above, lowered in steps of
+**   2 * MMA_K (not below 64) until the ring holds 2 stages; for every
+**   seed shape the TMEM bound already does.
+**
+** A config handed to budget_fit() must be resolved: bm, bn, stages and
+** swizzle are compiled into the kernel as they stand, so 0 ("automatic")
+** is refused with the automatic choice named (the heuristic and the
+** enumerator resolve them).
 */
 #include <stdio.h>
 #include <string.h>
 
 #include "family.h"
+#include "budget_sm100.h"
 
-#define SM100_Q_TILES      2
-#define SM100_MMA_M        128
-#define SM100_BM           (SM100_Q_TILES * SM100_MMA_M)
 #define SM100_TMEM_MAX     512
 #define SM100_PV_STAGES    2
 #define SM100_MBAR_BYTES   8
-#define SM100_CORR_BYTES   (2 * 128 * 4)
+#define SM100_CORR_TILE    (128 * 4)      /* one f32 per row of a query tile */
 #define SM100_TMEMPTR_BYTES 4
 #define SM100_THREADS      512
 #define SM100_SMEM_DEFAULT 232448   /* 228 KiB - 1 KiB reserved */
@@ -104,7 +121,7 @@ static int sm100_esize(fa4_dtype dtype)
 /* K extent of one tcgen05.mma: 16 for 16-bit inputs, 32 for fp8. */
 static int sm100_mma_k(int esize) { return esize == 1 ? 32 : 16; }
 
-/* Swizzle span in bytes: 128 B for 16-bit types, 64 B for fp8. */
+/* The seeds' swizzle span in bytes: 128 B for 16-bit types, 64 B for fp8. */
 static int sm100_swizzle(int esize) { return esize == 1 ? 64 : 128; }
 
 static int align_up(int x, int a) { return (x + a - 1) / a * a; }
@@ -120,24 +137,13 @@ static int tmem_alloc_cols(int cols)
     return n;
 }
 
-/* Everything the budget derives from (problem, config) before placing
-** regions: depths, BN, the ring, the barrier count. */
-typedef struct sm100_shape {
-    int esize, swz_elems, mma_k;
-    int dqk, dv, pad_qk, pad_dv;
-    int bn;
-    int qk_chunks;          /* depth chunks of Q1 (and of K in split mode) */
-    int k_chunks;           /* barrier pairs per K stage (split); 1 if fused */
-    int slots;              /* ring tiles (fused) or K+V stages (split) */
-    int fused;
-    int stages;             /* fused: slots; split: slots / 2 */
-    int nbar;
-    /* Region bytes, the one account that the budget sums and sm100_fit
-       lays out: Q, the ring (fused: kv; split: k and v), the barriers. */
-    int q_bytes, kv_bytes, k_bytes, v_bytes, bar_bytes;
-    int smem;               /* bytes, exact sum of the regions */
-    int tmem_used;
-} sm100_shape;
+/* Barriers that do not scale with the ring (kernel.cuh, enum sm100_bar):
+** S_FULL[2] and P_FULL[2][PV_STAGES] per S buffer, O_FULL, C_FULL and
+** C_EMPTY per query tile, and with two tiles Q1_FULL[QK_CHUNKS]. */
+static int sm100_fixed_bars(int q_tiles, int qk_chunks)
+{
+    return 2 + 2 * SM100_PV_STAGES + 3 * q_tiles + (q_tiles == 2 ? qk_chunks : 0);
+}
 
 static void add_region(fa4_layout *l, const char *name, int *off, int size)
 {
@@ -148,26 +154,65 @@ static void add_region(fa4_layout *l, const char *name, int *off, int size)
     *off += size;
 }
 
-/* The automatic BN of a padded V depth: 256 - padded_dv capped at 256,
-** aligned down to MMA_K; <= 0 when nothing fits. */
-static int sm100_auto_bn(int pad_dv, int mma_k)
+/* The TMEM bound on BN for a padded V depth: 2*BN + Q_TILES*pad_dv <=
+** TMEM_MAX, capped at 256, aligned down to STEP; <= 0 when nothing fits. */
+static int sm100_tmem_bn(int tmem_max, int q_tiles, int pad_dv, int step)
 {
-    int bn = SM100_TMEM_MAX / 2 - pad_dv;
+    int bn = (tmem_max - q_tiles * pad_dv) / 2;
     if (bn > 256)
         bn = 256;
-    return bn > 0 ? align_down(bn, mma_k) : 0;
+    return bn > 0 ? align_down(bn, step) : 0;
 }
 
-/* Derive the shape; returns FA4_OK or FA4_ENOFIT/EINVAL/ENOTSUP with WHY. */
-static fa4_status sm100_shape_of(sm100_shape *s, const device_limits *dev,
-                                 const fa4_problem *pb, const fa4_config *cfg,
-                                 char *why, size_t wn)
+/* The ring of S->bn under CFG's stages (0: the slot rule) in CARVE bytes:
+** fills slots, fused, stages, the byte counts and barriers. */
+static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
+{
+    const int fixed_bar = sm100_fixed_bars(s->q_tiles, s->qk_chunks);
+    const int fixed = SM100_TMEMPTR_BYTES + s->corr_bytes + s->q_bytes;
+    const int slot_bytes = s->bn * (s->pad_qk > s->pad_dv ? s->pad_qk : s->pad_dv) * s->esize;
+    const int per_slot = slot_bytes + 2 * SM100_MBAR_BYTES;
+
+    if (cfg->stages == 0) {
+        int room = carve - SM100_SLACK - fixed - SM100_MBAR_BYTES * fixed_bar;
+        s->slots = room > 0 ? room / per_slot : 0;
+        s->fused = s->slots % 2;
+    } else {
+        s->fused = cfg->fused_kv ? 1 : 0;
+        s->slots = s->fused ? cfg->stages : 2 * cfg->stages;
+    }
+    s->stages = s->fused ? s->slots : s->slots / 2;
+    s->kv_bytes = s->k_bytes = s->v_bytes = 0;
+    if (s->fused) {
+        s->kv_bytes = s->slots * slot_bytes;
+    } else {
+        s->k_bytes = s->stages * s->bn * s->pad_qk * s->esize;
+        s->v_bytes = s->stages * s->bn * s->pad_dv * s->esize;
+    }
+    s->k_chunks = 1;
+    s->nbar = fixed_bar + (s->fused ? 2 * s->slots : 2 * s->stages * 2);
+    s->regions = fixed + s->kv_bytes + s->k_bytes + s->v_bytes + SM100_MBAR_BYTES * s->nbar;
+    if (!s->fused && s->qk_chunks > 1) {
+        int extra = (s->qk_chunks - 1) * s->stages * 2;
+        if (s->regions + SM100_MBAR_BYTES * extra + SM100_SLACK <= carve) {
+            s->regions += SM100_MBAR_BYTES * extra;
+            s->nbar += extra;
+            s->k_chunks = s->qk_chunks;
+        }
+    }
+    s->bar_bytes = SM100_MBAR_BYTES * s->nbar;
+    s->smem = s->regions + SM100_SLACK;
+}
+
+fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
+                              const fa4_problem *pb, const fa4_config *cfg,
+                              char *why, size_t wn)
 {
     int carve = dev && dev->smem_per_block_optin > 0
                     ? dev->smem_per_block_optin : SM100_SMEM_DEFAULT;
     int tmem_max = dev && dev->tmem_columns > 0 ? dev->tmem_columns
                                                 : SM100_TMEM_MAX;
-    int fixed, slot_bytes, per_slot, scale_bytes = 0;
+    int tmem_bn, step;
 
     memset(s, 0, sizeof(*s));
     s->esize = sm100_esize(pb->dtype);
@@ -175,15 +220,17 @@ static fa4_status sm100_shape_of(sm100_shape *s, const device_limits *dev,
         snprintf(why, wn, "dtype=%d unknown", (int)pb->dtype);
         return FA4_EINVAL;
     }
-    if (cfg->bm != 0 && cfg->bm != SM100_BM) {
-        snprintf(why, wn, "bm=%d; sm100 uses 2 query tiles of 128 (bm=256)",
-                 cfg->bm);
+    /* bm 0: the seeds' 2Q layout; else bm = 128 x q_tiles. */
+    if (cfg->bm == 0) {
+        s->q_tiles = 2;
+    } else if ((cfg->bm == 256 && cfg->q_tiles == 2) || (cfg->bm == 128 && cfg->q_tiles == 1)) {
+        s->q_tiles = cfg->q_tiles;
+    } else {
+        snprintf(why, wn, "bm=%d q_tiles=%d; sm100 runs bm = 128 x q_tiles: bm=256 "
+                 "q_tiles=2 (2Q) or bm=128 q_tiles=1 (1Q)", cfg->bm, cfg->q_tiles);
         return FA4_EINVAL;
     }
-    if (cfg->q_tiles > 1 && cfg->q_tiles != SM100_Q_TILES) {
-        snprintf(why, wn, "q_tiles=%d; sm100 supports 2", cfg->q_tiles);
-        return FA4_EINVAL;
-    }
+    s->bm = SM100_MMA_M * s->q_tiles;
     s->mma_k = sm100_mma_k(s->esize);
     if (cfg->splits != 1 || cfg->pack_gqa || cfg->kv_split_warps) {
         snprintf(why, wn, "sm100: splits=%d pack_gqa=%d kv_split_warps=%d; supported: 1 0 0",
@@ -203,12 +250,15 @@ static fa4_status sm100_shape_of(sm100_shape *s, const device_limits *dev,
                  pb->attention_sinks);
         return FA4_ENOTSUP;
     }
-    s->swz_elems = sm100_swizzle(s->esize) / s->esize;
-    if (cfg->swizzle != 0 && cfg->swizzle != sm100_swizzle(s->esize)) {
-        snprintf(why, wn, "swizzle=%d; sm100 %s uses %d", cfg->swizzle,
-                 s->esize == 1 ? "fp8" : "bf16/fp16", sm100_swizzle(s->esize));
+    /* 16-bit types: 128 B.  fp8: the seeds' 64 B (64 elements a row), or
+       128 B (128 elements: one box row per 128-deep chunk). */
+    s->swizzle = cfg->swizzle ? cfg->swizzle : sm100_swizzle(s->esize);
+    if (s->esize == 2 ? s->swizzle != 128 : s->swizzle != 64 && s->swizzle != 128) {
+        snprintf(why, wn, "swizzle=%d; sm100 %s uses %s", cfg->swizzle,
+                 s->esize == 1 ? "fp8" : "bf16/fp16", s->esize == 1 ? "64 or 128" : "128");
         return FA4_EINVAL;
     }
+    s->swz_elems = s->swizzle / s->esize;
     s->dqk = pb->head_dim_qk;
     s->dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
     if (s->dqk <= 0 || s->dqk > 256 || s->dv > s->dqk) {
@@ -218,17 +268,27 @@ static fa4_status sm100_shape_of(sm100_shape *s, const device_limits *dev,
     }
     s->pad_qk = align_up(s->dqk, s->swz_elems);
     s->pad_dv = align_up(s->dv, s->swz_elems);
+    s->qk_chunks = gcd(s->pad_qk / s->swz_elems, s->pad_qk / s->mma_k);
+    s->q_bytes = s->bm * s->pad_qk * s->esize;
+    s->corr_bytes = s->q_tiles * SM100_CORR_TILE;
 
-    /* BN: automatic from TMEM, or the config's checked. */
+    /* BN: automatic (the TMEM bound, then the ring), or the config's checked. */
+    step = SM100_PV_STAGES * s->mma_k;
+    tmem_bn = sm100_tmem_bn(tmem_max, s->q_tiles, s->pad_dv, step);
     if (cfg->bn == 0) {
-        s->bn = sm100_auto_bn(s->pad_dv, s->mma_k);
+        s->bn = tmem_bn;
+        if (cfg->stages == 0)
+            for (; s->bn > 64; s->bn -= step) {
+                sm100_ring(s, carve, cfg);
+                if (s->stages >= 2 && s->smem <= carve)
+                    break;
+            }
     } else {
         s->bn = cfg->bn;
         /* P goes back in PV_STAGES column halves of whole MMA k-steps. */
-        if (s->bn % (SM100_PV_STAGES * s->mma_k) != 0) {
+        if (s->bn % step != 0) {
             snprintf(why, wn, "bn=%d not a multiple of %d (%d P halves of "
-                     "MMA_K %d)", s->bn, SM100_PV_STAGES * s->mma_k,
-                     SM100_PV_STAGES, s->mma_k);
+                     "MMA_K %d)", s->bn, step, SM100_PV_STAGES, s->mma_k);
             return FA4_EINVAL;
         }
         if (s->bn > 256) {
@@ -237,65 +297,54 @@ static fa4_status sm100_shape_of(sm100_shape *s, const device_limits *dev,
         }
     }
     if (s->bn < 64) {
-        snprintf(why, wn, "bn=%d < 64 (head_dim_v %d padded to %d leaves "
-                 "TMEM for bn=%d)", s->bn, s->dv, s->pad_dv,
-                 sm100_auto_bn(s->pad_dv, s->mma_k));
+        snprintf(why, wn, "bn=%d < 64 (%d query tile%s at head_dim_v %d, padded to %d, "
+                 "leave TMEM for bn=%d: 2*bn + %d*%d <= %d)", s->bn, s->q_tiles,
+                 s->q_tiles > 1 ? "s" : "", s->dv, s->pad_dv, tmem_bn, s->q_tiles,
+                 s->pad_dv, tmem_max);
         return FA4_ENOFIT;
     }
-    s->tmem_used = 2 * s->bn + 2 * s->pad_dv;
+    s->tmem_used = 2 * s->bn + s->q_tiles * s->pad_dv;
+    s->tmem_s1 = s->bn;
+    s->tmem_o0 = 2 * s->bn;
+    s->tmem_o1 = s->q_tiles == 2 ? 2 * s->bn + s->pad_dv : -1;
     if (s->tmem_used > tmem_max) {
         snprintf(why, wn, "tmem %d columns > %d", s->tmem_used, tmem_max);
         return FA4_ENOFIT;
     }
 
-    /* Shared memory: fixed part, then as many ring slots as fit. */
-    s->qk_chunks = gcd(s->pad_qk / s->swz_elems, s->pad_qk / s->mma_k);
-    s->q_bytes = SM100_BM * s->pad_qk * s->esize;
-    fixed = SM100_TMEMPTR_BYTES + SM100_CORR_BYTES + s->q_bytes
-            + SM100_BM * scale_bytes;
-    slot_bytes = s->bn * (s->pad_qk > s->pad_dv ? s->pad_qk : s->pad_dv) * s->esize;
-    per_slot = slot_bytes + 2 * SM100_MBAR_BYTES;
-
-    if (cfg->stages == 0) {
-        int room = carve - fixed
-                   - SM100_MBAR_BYTES * (8 + 2 * SM100_PV_STAGES + s->qk_chunks);
-        s->slots = room > 0 ? room / per_slot : 0;
-        s->fused = s->slots % 2;
-    } else {
-        s->fused = cfg->fused_kv ? 1 : 0;
-        s->slots = s->fused ? cfg->stages : 2 * cfg->stages;
-    }
-    s->stages = s->fused ? s->slots : s->slots / 2;
-    if (s->fused) {
-        s->kv_bytes = s->slots * slot_bytes;
-    } else {
-        s->k_bytes = s->stages * s->bn * s->pad_qk * s->esize;
-        s->v_bytes = s->stages * s->bn * s->pad_dv * s->esize;
-    }
-    s->k_chunks = 1;
-    s->nbar = 8 + 2 * SM100_PV_STAGES + s->qk_chunks
-              + (s->fused ? 2 * s->slots : 2 * s->stages * 2);
-    s->smem = fixed + s->kv_bytes + s->k_bytes + s->v_bytes + SM100_MBAR_BYTES * s->nbar;
-    if (!s->fused && s->qk_chunks > 1) {
-        int extra = (s->qk_chunks - 1) * s->stages * 2;
-        if (s->smem + SM100_MBAR_BYTES * extra < carve) {
-            s->smem += SM100_MBAR_BYTES * extra;
-            s->nbar += extra;
-            s->k_chunks = s->qk_chunks;
-        }
-    }
-    s->bar_bytes = SM100_MBAR_BYTES * s->nbar;
-
+    sm100_ring(s, carve, cfg);
     if (s->stages < 2) {
         snprintf(why, wn, "kv stages %d < 2 (bn=%d, %s)", s->stages, s->bn,
                  s->fused ? "fused ring" : "split rings");
         return FA4_ENOFIT;
     }
     if (s->smem > carve) {
-        snprintf(why, wn, "smem %d B > opt-in limit %d B", s->smem, carve);
+        snprintf(why, wn, "smem %d B (regions %d + %d B base-alignment slack) > opt-in "
+                 "limit %d B", s->smem, s->regions, SM100_SLACK, carve);
         return FA4_ENOFIT;
     }
     return FA4_OK;
+}
+
+/* The automatic value of each field of CFG left 0 ("bm=0 bn=0"), into
+** NAMES; 0 when CFG is resolved. */
+static int sm100_unresolved(char *names, size_t n, const fa4_config *cfg)
+{
+    size_t len = 0;
+    int count = 0;
+
+    names[0] = '\0';
+#define SM100_UNRESOLVED(field)                                                   \
+    if (cfg->field == 0 && len < n) {                                             \
+        len += (size_t)snprintf(names + len, n - len, "%s" #field "=0",           \
+                                count++ ? " " : "");                              \
+    }
+    SM100_UNRESOLVED(bm)
+    SM100_UNRESOLVED(bn)
+    SM100_UNRESOLVED(stages)
+    SM100_UNRESOLVED(swizzle)
+#undef SM100_UNRESOLVED
+    return count;
 }
 
 /* family_ops.fit: see budget_fit() in budget.h. */
@@ -305,9 +354,28 @@ static fa4_status sm100_fit(fa4_layout *out, const device_limits *dev,
 {
     sm100_shape s;
     fa4_status st;
+    char names[64];
     int off = 0;
 
-    if ((st = sm100_shape_of(&s, dev, pb, cfg, why, wn)) != FA4_OK)
+    /* The kernel takes 16-bit inputs only: the model sizes fp8's layout
+       (budget_sm100_shape), but no fp8 variant is built. */
+    if (pb->dtype == FA4_DTYPE_FP8_E4M3) {
+        snprintf(why, wn, "sm100 kernels: dtype fp8_e4m3 not implemented (kernels/sm100 "
+                 "runs bf16 and fp16; fp8 runs on the sm90 family)");
+        return FA4_ENOTSUP;
+    }
+    /* Every number below is compiled into the kernel as it stands: an
+       unresolved field would give it FA4_BN 0 (and the like). */
+    if (sm100_unresolved(names, sizeof names, cfg)) {
+        if ((st = budget_sm100_shape(&s, dev, pb, cfg, why, wn)) != FA4_OK)
+            return st;
+        snprintf(why, wn, "sm100 config leaves %s unresolved: the kernel is compiled with "
+                 "them (here the automatic choice is bm=%d q_tiles=%d bn=%d stages=%d "
+                 "fused_kv=%d swizzle=%d)", names, s.bm, s.q_tiles, s.bn, s.stages,
+                 s.fused, s.swizzle);
+        return FA4_EINVAL;
+    }
+    if ((st = budget_sm100_shape(&s, dev, pb, cfg, why, wn)) != FA4_OK)
         return st;
 
     add_region(out, "Q", &off, s.q_bytes);
@@ -317,26 +385,26 @@ static fa4_status sm100_fit(fa4_layout *out, const device_limits *dev,
         add_region(out, "K", &off, s.k_bytes);
         add_region(out, "V", &off, s.v_bytes);
     }
-    add_region(out, "CORR", &off, SM100_CORR_BYTES);
+    add_region(out, "CORR", &off, s.corr_bytes);
     add_region(out, "QSCALE", &off, 0);
     add_region(out, "KSCALE", &off, 0);
     add_region(out, "BAR", &off, s.bar_bytes);
     add_region(out, "TMEMPTR", &off, SM100_TMEMPTR_BYTES);
-    if (off != s.smem) {          /* the two accountings must agree */
-        snprintf(why, wn, "internal: layout %d B != budget %d B", off, s.smem);
+    if (off != s.regions) {       /* the two accountings must agree */
+        snprintf(why, wn, "internal: layout %d B != budget %d B", off, s.regions);
         return FA4_EINVAL;
     }
 
     out->threads = SM100_THREADS;
-    out->smem_bytes = off;
+    out->smem_bytes = s.smem;
     /* 512 threads at one CTA per SM: 65536 / 512 registers each. */
     out->regs_estimate = 128;
     out->kv_slots = s.fused ? s.slots : s.stages;
     out->tmem_columns = tmem_alloc_cols(s.tmem_used);
     out->tmem_s0 = 0;
-    out->tmem_s1 = s.bn;
-    out->tmem_o0 = 2 * s.bn;
-    out->tmem_o1 = 2 * s.bn + s.pad_dv;
+    out->tmem_s1 = s.tmem_s1;
+    out->tmem_o0 = s.tmem_o0;
+    out->tmem_o1 = s.tmem_o1;
     return FA4_OK;
 }
 
@@ -360,11 +428,12 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
     int esize = sm100_esize(pb->dtype);
     int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
     int fused = find_region(l, "KV") != NULL;
+    int q_tiles = cfg->bm / SM100_MMA_M;
     int swz, mma_k, pad_qk, pad_dv, qk_chunks, k_chunks = 1, nbar, n;
 
-    if (esize == 0 || bar == NULL || l->kv_slots <= 0)
+    if (esize == 0 || bar == NULL || l->kv_slots <= 0 || cfg->swizzle <= 0)
         return -1;
-    swz = sm100_swizzle(esize) / esize;
+    swz = cfg->swizzle / esize;
     mma_k = sm100_mma_k(esize);
     pad_qk = align_up(pb->head_dim_qk, swz);
     pad_dv = align_up(dv, swz);
@@ -373,8 +442,7 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
     /* split: nbar = fixed + 2 * stages * (k_chunks + 1), see (d) above;
        k_chunks fell back to 1 when the extra barriers did not fit. */
     if (!fused)
-        k_chunks = (nbar - (8 + 2 * SM100_PV_STAGES + qk_chunks))
-                   / (2 * l->kv_slots) - 1;
+        k_chunks = (nbar - sm100_fixed_bars(q_tiles, qk_chunks)) / (2 * l->kv_slots) - 1;
     n = snprintf(buf, size,
                  "#define FA4_Q_TILES %d\n"
                  "#define FA4_KV_SLOTS %d\n"
@@ -390,65 +458,82 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
                  "#define FA4_K_CHUNKS %d\n"
                  "#define FA4_PV_STAGES %d\n"
                  "#define FA4_NUM_BARRIERS %d\n"
+                 "#define FA4_SMEM_SLACK %d\n"
                  "#define FA4_EXP2_EMU_PCT %d\n"
                  "#define FA4_RESCALE_THRESHOLD %d\n",
-                 SM100_Q_TILES, l->kv_slots, fused, l->tmem_columns,
+                 q_tiles, l->kv_slots, fused, l->tmem_columns,
                  l->tmem_s0, l->tmem_s1, l->tmem_o0, l->tmem_o1,
                  pad_qk, pad_dv, qk_chunks, k_chunks, SM100_PV_STAGES, nbar,
-                 cfg->exp2_emu_pct, cfg->rescale_threshold);
+                 SM100_SLACK, cfg->exp2_emu_pct, cfg->rescale_threshold);
     return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
-/* Fill the fields every sm100 config shares. */
-static void sm100_base(fa4_config *c, int esize)
+/* Fill the fields every sm100 config of Q_TILES query tiles shares. */
+static void sm100_base(fa4_config *c, int esize, int q_tiles)
 {
     fa4_config init = FA4_CONFIG_INIT;
     *c = init;
     c->family = FA4_FAMILY_SM100;
-    c->bm = SM100_BM;
-    c->q_tiles = SM100_Q_TILES;
+    c->bm = SM100_MMA_M * q_tiles;
+    c->q_tiles = q_tiles;
     c->swizzle = sm100_swizzle(esize);
     c->cluster = 1;
     c->scheduler = FA4_SCHED_PLAIN;
 }
 
 /* Resolve BN (0: automatic) and the slot rule into C's bn, stages and
-** fused_kv; leaves them 0 when the shape does not fit. */
+** fused_kv.  When the shape does not fit, bn keeps BN (or the TMEM
+** bound's value) and stages stays 0: budget_fit() then gives the reason. */
 static void sm100_resolve(fa4_config *c, const device_limits *dev,
                           const fa4_problem *pb, int bn)
 {
     sm100_shape s;
-    char why[160];
+    char why[256];
     fa4_config probe = *c;
 
     probe.bn = bn;
     probe.stages = 0;
-    if (sm100_shape_of(&s, dev, pb, &probe, why, sizeof(why)) != FA4_OK)
-        s.bn = bn, s.stages = 0, s.fused = 0;
+    if (budget_sm100_shape(&s, dev, pb, &probe, why, sizeof(why)) != FA4_OK) {
+        c->bn = bn ? bn : s.bn;
+        c->stages = 0;
+        c->fused_kv = 0;
+        return;
+    }
     c->bn = s.bn;
     c->stages = s.stages;
     c->fused_kv = s.fused;
 }
 
-/* family_ops.candidates: BN automatic and every multiple of 2*MMA_K (32
-** for 16-bit types, 64 for fp8) below it down to 64, each with the slot rule's ring; exp2 emulation {0, 25, 50} %;
-** rescale threshold {0, 8}. */
-static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
-                            const fa4_problem *pb)
+/* The query tiles per CTA for PB: 2 (the seeds' layout) when its
+** automatic config fits, else 1 -- the head dims whose two O tiles leave
+** TMEM no key block of 64 (d256), or whose 2Q ring holds no 2 stages. */
+static int sm100_q_tiles(const device_limits *dev, const fa4_problem *pb, int esize)
+{
+    fa4_config c;
+
+    sm100_base(&c, esize, 2);
+    sm100_resolve(&c, dev, pb, 0);
+    return c.bn >= 64 && c.stages >= 2 ? 2 : 1;
+}
+
+/* Append the candidates of Q_TILES query tiles to OUT from index N (at
+** most MAX in all): BN automatic and every multiple of 2*MMA_K (32 for
+** 16-bit types, 64 for fp8) below it down to 64, each with the slot
+** rule's ring; exp2 emulation {0, 25, 50} %; rescale threshold {0, 8}.
+** Returns the new count. */
+static int sm100_add(fa4_config *out, int n, int max, const device_limits *dev,
+                     const fa4_problem *pb, int esize, int q_tiles)
 {
     static const int emu[] = { 0, 25, 50 };
     static const int thr[] = { 0, 8 };
-    int esize = sm100_esize(pb->dtype);
-    int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
-    int bns[8], nbn = 0, n = 0, auto_bn, bn, step, i, e, t;
+    int bns[8], nbn = 0, bn, step, i, e, t;
+    fa4_config c;
 
-    if (esize == 0 || dv <= 0)
-        return 0;
-    auto_bn = sm100_auto_bn(align_up(dv, sm100_swizzle(esize) / esize),
-                            sm100_mma_k(esize));
-    bns[nbn++] = auto_bn;                 /* may be < 64: fit says why */
+    sm100_base(&c, esize, q_tiles);
+    sm100_resolve(&c, dev, pb, 0);
+    bns[nbn++] = c.bn;                    /* may be < 64: fit says why */
     step = 2 * sm100_mma_k(esize);
-    for (bn = align_down(auto_bn - 1, step); bn >= 64 && nbn < 8; bn -= step)
+    for (bn = align_down(c.bn - 1, step); bn >= 64 && nbn < 8; bn -= step)
         bns[nbn++] = bn;
 
     for (i = 0; i < nbn; i++)
@@ -456,7 +541,7 @@ static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
             for (t = 0; t < 2; t++, n++) {
                 if (n >= max)
                     continue;
-                sm100_base(&out[n], esize);
+                sm100_base(&out[n], esize, q_tiles);
                 sm100_resolve(&out[n], dev, pb, bns[i]);
                 out[n].exp2_emu_pct = emu[e];
                 out[n].rescale_threshold = thr[t];
@@ -464,14 +549,33 @@ static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
     return n;
 }
 
-/* family_ops.heuristic: BN automatic, the slot rule's ring, 25 % of exp2
-** on the FMA units, lazy rescale at 2^8 (the FA4 defaults). */
+/* family_ops.candidates: the 2Q space (sm100_add); where 2Q has no
+** automatic config, the 1Q space after it (the 2Q one stays, so the
+** enumerator says why 2Q was dropped). */
+static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
+                            const fa4_problem *pb)
+{
+    int esize = sm100_esize(pb->dtype), n;
+
+    if (esize == 0 || pb->head_dim_qk <= 0)
+        return 0;
+    n = sm100_add(out, 0, max, dev, pb, esize, 2);
+    if (sm100_q_tiles(dev, pb, esize) == 1)
+        n = sm100_add(out, n, max, dev, pb, esize, 1);
+    return n;
+}
+
+/* family_ops.heuristic: 2Q where it fits, else 1Q; BN automatic, the slot
+** rule's ring, 25 % of exp2 on the FMA units, lazy rescale at 2^8 (the
+** FA4 defaults). */
 static void sm100_heuristic(fa4_config *out, const device_limits *dev,
                             const fa4_problem *pb)
 {
     int esize = sm100_esize(pb->dtype);
 
-    sm100_base(out, esize ? esize : 2);
+    if (esize == 0)
+        esize = 2;
+    sm100_base(out, esize, sm100_q_tiles(dev, pb, esize));
     sm100_resolve(out, dev, pb, 0);
     out->exp2_emu_pct = 25;
     out->rescale_threshold = 8;

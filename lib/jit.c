@@ -356,9 +356,10 @@ static void parse_ptxas_log(jit_kernel *k)
     }
 }
 
-fa4_status jit_compile(jit_kernel *out, const char *arch, const fa4_problem *problem,
-                       const fa4_config *config, const fa4_layout *layout,
-                       char *why, size_t why_size)
+/* jit_compile(), and with PTX non-NULL the PTX text too (malloc'd). */
+static fa4_status compile_variant(jit_kernel *out, char **ptx, const char *arch,
+                                  const fa4_problem *problem, const fa4_config *config,
+                                  const fa4_layout *layout, char *why, size_t why_size)
 {
     char src[8192], arch_opt[64], inc_opt[4200];
     const char *opts[8];
@@ -425,6 +426,14 @@ fa4_status jit_compile(jit_kernel *out, const char *arch, const fa4_problem *pro
     }
     nvrtcGetCUBIN(prog, out->cubin);
     out->cubin_size = n;
+    if (ptx) {
+        if (nvrtcGetPTXSize(prog, &n) != NVRTC_SUCCESS || !(*ptx = malloc(n + 1))) {
+            snprintf(why, why_size, "nvrtcGetPTX failed for %s", arch);
+            goto done;
+        }
+        nvrtcGetPTX(prog, *ptx);
+        (*ptx)[n] = '\0';
+    }
     st = FA4_OK;
 done:
     nvrtcDestroyProgram(&prog);
@@ -433,6 +442,28 @@ done:
     if (st != FA4_OK) {
         free(out->cubin);
         out->cubin = NULL;
+    }
+    return st;
+}
+
+fa4_status jit_compile(jit_kernel *out, const char *arch, const fa4_problem *problem,
+                       const fa4_config *config, const fa4_layout *layout,
+                       char *why, size_t why_size)
+{
+    return compile_variant(out, NULL, arch, problem, config, layout, why, why_size);
+}
+
+fa4_status jit_compile_ptx(jit_kernel *out, char **ptx, const char *arch,
+                           const fa4_problem *problem, const fa4_config *config,
+                           const fa4_layout *layout, char *why, size_t why_size)
+{
+    fa4_status st;
+
+    *ptx = NULL;
+    st = compile_variant(out, ptx, arch, problem, config, layout, why, why_size);
+    if (st != FA4_OK) {
+        free(*ptx);
+        *ptx = NULL;
     }
     return st;
 }

@@ -46,6 +46,15 @@ fa4_status jit_compile(jit_kernel *out, const char *arch,
                        const fa4_layout *layout, char *why, size_t why_size);
 void jit_kernel_free(jit_kernel *k);
 
+/*
+** jit_compile(), and the PTX NVRTC produced on the way into *PTX
+** (malloc'd, NUL-terminated; the caller frees it; NULL on failure).  For
+** tests that inspect the instructions a variant uses.  Thread-safe.
+*/
+fa4_status jit_compile_ptx(jit_kernel *out, char **ptx, const char *arch,
+                           const fa4_problem *problem, const fa4_config *config,
+                           const fa4_layout *layout, char *why, size_t why_size);
+
 /* Hex hash (17 bytes incl. NUL) of FAMILY's kernel sources: its
 ** kernel.cuh and every file that includes, transitively (embedded copies,
 ** or $FA4_KERNEL_DIR's).  Database entries tuned with other sources are

@@ -77,17 +77,14 @@ fa4_status launch_sm100_runs(const fa4_problem *pb, char *why, size_t wn)
     return FA4_OK;
 }
 
-fa4_status launch_sm100_describe(sm100_map maps[3], const fa4_problem *pb,
+fa4_status launch_sm100_describe(sm100_map maps[4], const fa4_problem *pb,
                                  const fa4_config *cfg, const fa4_params *p,
                                  char *why, size_t wn)
 {
     const dtype_info *dt = dtype_of(pb->dtype);
     const int d = pb->head_dim_qk, dv = pb->head_dim_v > 0 ? pb->head_dim_v : d;
-    const long long o_el[3] = { p->o_row_stride, p->o_head_stride, p->o_batch_stride };
-    const int o_ext[3] = { p->seqlen_q, p->heads_q, p->batch };
     char dummy[8];
     fa4_status st;
-    int i;
 
     if (why == NULL || wn == 0) {
         why = dummy;
@@ -102,14 +99,6 @@ fa4_status launch_sm100_describe(sm100_map maps[3], const fa4_problem *pb,
                  "multiple of 16 in 64..256", cfg->bn);
         return FA4_EINVAL;
     }
-    /* The epilogue writes O rows in 16-byte pieces (st.global.v4). */
-    for (i = 0; i < 3; i++)
-        if (o_ext[i] > 1 && o_el[i] % 8 != 0) {
-            snprintf(why, wn, "o %s stride %lld elements; the sm100 epilogue stores 16 B "
-                     "at a time, so it must be a multiple of 8",
-                     i == 0 ? "row" : i == 1 ? "head" : "batch", o_el[i]);
-            return FA4_EINVAL;
-        }
     if ((st = describe(&maps[0], "q", dt, p->q, d, p->seqlen_q, p->heads_q, p->batch,
                        p->q_row_stride, p->q_head_stride, p->q_batch_stride,
                        SM100_Q_BOX_ROWS, why, wn)) != FA4_OK ||
@@ -118,13 +107,16 @@ fa4_status launch_sm100_describe(sm100_map maps[3], const fa4_problem *pb,
                        cfg->bn, why, wn)) != FA4_OK ||
         (st = describe(&maps[2], "v", dt, p->v, dv, p->seqlen_k, p->heads_kv, p->batch,
                        p->v_row_stride, p->v_head_stride, p->v_batch_stride,
-                       cfg->bn, why, wn)) != FA4_OK)
+                       cfg->bn, why, wn)) != FA4_OK ||
+        (st = describe(&maps[3], "o", dt, p->o, dv, p->seqlen_q, p->heads_q, p->batch,
+                       p->o_row_stride, p->o_head_stride, p->o_batch_stride,
+                       SM100_O_BOX_ROWS, why, wn)) != FA4_OK)
         return st;
     return FA4_OK;
 }
 
 fa4_status launch_sm100_encode(CUtensorMap out[4], const cuda_api *cu,
-                               const sm100_map maps[3], char *why, size_t wn)
+                               const sm100_map maps[4], char *why, size_t wn)
 {
     int m, i;
 
@@ -132,8 +124,7 @@ fa4_status launch_sm100_encode(CUtensorMap out[4], const cuda_api *cu,
         snprintf(why, wn, "cuTensorMapEncodeTiled unavailable in this driver");
         return FA4_ENOTSUP;
     }
-    memset(&out[3], 0, sizeof out[3]);
-    for (m = 0; m < 3; m++) {
+    for (m = 0; m < 4; m++) {
         const sm100_map *d = &maps[m];
         cuuint64_t gdim[4], gstride[3];
         cuuint32_t box[4], estride[4] = { 1, 1, 1, 1 };
@@ -167,7 +158,7 @@ fa4_status launch_sm100_encode(CUtensorMap out[4], const cuda_api *cu,
 
 void launch_sm100_grid(unsigned grid[3], const fa4_params *p)
 {
-    grid[0] = (unsigned)(((long long)p->seqlen_q + SM100_CTA_ROWS - 1) / SM100_CTA_ROWS);
+    grid[0] = (unsigned)p->m_blocks;     /* ceil(seqlen_q / bm): 256 rows (2Q) or 128 (1Q) */
     grid[1] = (unsigned)p->heads_q;
     grid[2] = (unsigned)p->batch;
 }
@@ -175,7 +166,7 @@ void launch_sm100_grid(unsigned grid[3], const fa4_params *p)
 fa4_status launch_sm100(const fa4_plan *plan, const launch_call *call, fa4_stream stream)
 {
     fa4_params params = call->params;
-    sm100_map desc[3];
+    sm100_map desc[4];
     CUtensorMap maps[4];
     void *args[5];
     unsigned grid[3];

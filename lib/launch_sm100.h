@@ -6,7 +6,8 @@
 ** without a GPU; launch_sm100() (plan.h) encodes and launches.
 **
 ** What the kernel reads (kernel.cuh, mainloop.cuh):
-**   - Q tile i of the CTA's 256 rows arrives as padded_dqk / 64 boxes of
+**   - Q tile i of the CTA's bm rows (256: two tiles; 128: one, the 1Q
+**     mode of shapes 2Q does not fit, d256) arrives as padded_dqk / 64 boxes of
 **     {64 columns, 128 rows}: 16384 B each, expect_tx 128 x 128 B per
 **     box for tile 1, the whole tile (128 x padded_dqk x 2 B) on K_0's
 **     barrier for tile 0.  Coordinates (64 ch, m0 [+128], head, batch).
@@ -16,9 +17,12 @@
 **   - 128 B swizzle: a box row is one 128 B swizzle span, the layout the
 **     tcgen05 smem descriptors (layout 2) read; out-of-bounds rows and
 **     head-dim columns are zero-filled (and count toward expect_tx).
-**   - tm_o is taken but unused: the epilogue stores O with 16-byte
-**     st.global, so O's strides must be multiples of 8 elements.
-**   - One CTA of 512 threads per (256 query rows, head, batch), no
+**   - O leaves through tm_o: each correction warp stages its 32 rows of a
+**     query tile in that tile's Q region (128 B swizzled) and stores
+**     them as boxes of {64, 32} at (64 ch, m0 + 128 i + 32 w, head,
+**     batch); the map clips rows past seqlen_q and columns past
+**     head_dim_v.  O's strides follow the TMA rules, as Q's.
+**   - One CTA of 512 threads per (bm query rows, head, batch), no
 **     cluster (budget_sm100.c refuses cluster > 1), FA4_SMEM_BYTES of
 **     dynamic shared memory (the plan raises the function's limit when
 **     it loads it), no workspace.
@@ -34,7 +38,7 @@
 #define SM100_BOX_COLS 64      /* elements of a box row: 128 B of 16-bit values */
 #define SM100_SWIZZLE_BYTES 128
 #define SM100_Q_BOX_ROWS 128   /* one MMA_M query tile */
-#define SM100_CTA_ROWS 256     /* two query tiles per CTA (FA4_BM) */
+#define SM100_O_BOX_ROWS 32    /* one correction warp's rows of a tile */
 #define SM100_CTA_THREADS 512
 
 /* One rank-4 tiled TMA map, as cuTensorMapEncodeTiled() takes it. */
@@ -45,7 +49,7 @@ typedef struct sm100_map {
     unsigned long long addr;   /* device address of element 0 */
     long long dims[4];         /* {head dim, seq, heads, batch}, innermost first */
     long long strides[3];      /* bytes per step of dims 1..3 */
-    int box[4];                /* {64, 128 (q) or bn (k, v), 1, 1} */
+    int box[4];                /* {64, 128 (q), bn (k, v) or 32 (o), 1, 1} */
     int swizzle;               /* bytes: 128 */
 } sm100_map;
 
@@ -62,35 +66,34 @@ long long launch_sm100_box_bytes(const sm100_map *map);
 fa4_status launch_sm100_runs(const fa4_problem *problem, char *why, size_t why_size);
 
 /*
-** Describe the Q, K and V maps (MAPS[0..2]) of one fa4_fwd launch of
+** Describe the Q, K, V and O maps (MAPS[0..3]) of one fa4_fwd launch of
 ** PROBLEM under CONFIG, from the device addresses, this call's sizes and
 ** the element strides in PARAMS (launch.c's argument block).  Dims are
 ** {head_dim, seqlen, heads, batch} with strides {row, head, batch} in
-** bytes; boxes {64, 128, 1, 1} for Q and {64, config->bn, 1, 1} for K and
-** V; 128 B swizzle.  A stride over a dimension of extent 1 is never used
-** and is set to 16 when the caller's is not a legal one.
+** bytes; boxes {64, 128, 1, 1} for Q, {64, config->bn, 1, 1} for K and
+** V, {64, 32, 1, 1} for O; 128 B swizzle.  A stride over a dimension of
+** extent 1 is never used and is set to 16 when the caller's is not a
+** legal one.
 ** Returns FA4_OK; FA4_ENOTSUP with WHY for what the kernel does not run
-** (launch_sm100_runs()); FA4_EINVAL with WHY for a config
-** without a resolved bn, an address not 16-byte aligned, a Q/K/V stride
-** that is not a positive multiple of 16 bytes below 2^40 (TMA), or an O
-** stride that is not a multiple of 8 elements (the epilogue's 16-byte
-** stores).  Pure; thread-safe.
+** (launch_sm100_runs()); FA4_EINVAL with WHY for a config without a
+** resolved bn, an address not 16-byte aligned, or a stride that is not a
+** positive multiple of 16 bytes below 2^40 (TMA).  Pure; thread-safe.
 */
-fa4_status launch_sm100_describe(sm100_map maps[3], const fa4_problem *problem,
+fa4_status launch_sm100_describe(sm100_map maps[4], const fa4_problem *problem,
                                  const fa4_config *config, const fa4_params *params,
                                  char *why, size_t why_size);
 
 /*
 ** Encode MAPS (from launch_sm100_describe()) through CU's
-** cuTensorMapEncodeTiled into OUT[0..2], and zero OUT[3] (the kernel's
-** unused tm_o).  The calling thread must have a CUDA context current.
+** cuTensorMapEncodeTiled into OUT[0..3] (tm_q, tm_k, tm_v, tm_o).  The
+** calling thread must have a CUDA context current.
 ** FA4_ENOTSUP when the driver lacks the call; FA4_ECUDA with the driver's
 ** text and the map's description in WHY.
 */
 fa4_status launch_sm100_encode(CUtensorMap out[4], const cuda_api *cu,
-                               const sm100_map maps[3], char *why, size_t why_size);
+                               const sm100_map maps[4], char *why, size_t why_size);
 
-/* The grid of PARAMS' call: (ceil(seqlen_q / 256), heads_q, batch). */
+/* The grid of PARAMS' call: (m_blocks = ceil(seqlen_q / bm), heads_q, batch). */
 void launch_sm100_grid(unsigned grid[3], const fa4_params *params);
 
 #endif

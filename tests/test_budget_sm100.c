@@ -11,6 +11,7 @@
 #include "budget.h"
 #include "config.h"
 #include "family.h"
+#include "budget_sm100.h"
 #include "compile_test_util.h"
 
 static device_limits dev;
@@ -20,13 +21,19 @@ static fa4_problem problem(fa4_dtype dtype, int d)
 {
     return ct_problem(dtype, 1, 4096, d, d, 0);
 }
-/* The sm100 config with BN automatic and the slot rule's ring. */
+/* A config with bm, bn, stages and swizzle left to the family (0). */
 static fa4_config auto_config(void)
 {
     fa4_config c = FA4_CONFIG_INIT;
     c.family = FA4_FAMILY_SM100;
-    c.bm = 256;
-    c.q_tiles = 2;
+    return c;
+}
+
+/* The heuristic's config of P: every field resolved. */
+static fa4_config resolved(const fa4_problem *p)
+{
+    fa4_config c;
+    family_sm100.heuristic(&c, &dev, p);
     return c;
 }
 
@@ -43,7 +50,16 @@ static int roff(const fa4_layout *l, const char *name)
     return r ? r->offset : -1;
 }
 
-/* 1 when L's regions follow one another with no gap and sum to smem. */
+/* The TMEM column past the last one L's map reaches: O1 + padded dv
+** (2Q) or O0 + padded dv (1Q, no O1). */
+static int tmem_end(const fa4_layout *l, const fa4_problem *p, int q_tiles)
+{
+    int dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim_qk;
+    return (q_tiles == 2 ? l->tmem_o1 : l->tmem_o0) + (dv + 63) / 64 * 64;
+}
+
+/* 1 when L's regions follow one another with no gap and, with the
+** 1024 B the kernel may spend aligning its base, sum to smem. */
 static int contiguous(const fa4_layout *l)
 {
     int i, off = 0;
@@ -52,7 +68,7 @@ static int contiguous(const fa4_layout *l)
             return 0;
         off += l->region[i].size;
     }
-    return off == l->smem_bytes;
+    return off + SM100_SLACK == l->smem_bytes;
 }
 
 /* Check every enumerated config of (DTYPE, D); returns failures. */
@@ -69,14 +85,15 @@ static int check_space(fa4_dtype dtype, int d, int *count)
         if (budget_fit(&l, &dev, &p, &c[i], why, sizeof why) != FA4_OK)
             continue;
         ++*count;
-        if (l.tmem_o1 + (l.tmem_o1 - l.tmem_o0) > 512 || l.tmem_columns > 512
+        const int q_tiles = c[i].bm / 128;
+        if (tmem_end(&l, &p, q_tiles) > 512 || l.tmem_columns > 512 || c[i].q_tiles != q_tiles
             || l.smem_bytes > dev.smem_per_block_optin || l.kv_slots < 2
             || !contiguous(&l) || roff(&l, "CORR") % 1024 != 0
             || c[i].bn < 64 || c[i].bn % 16 != 0) {
             char buf[256];
             diag("  bad: %s (smem %d, tmem to %d)",
                  fa4_config_format(&c[i], buf, sizeof buf), l.smem_bytes,
-                 2 * l.tmem_o1 - l.tmem_o0);
+                 tmem_end(&l, &p, q_tiles));
             bad++;
         }
     }
@@ -89,6 +106,7 @@ int main(void)
     fa4_problem p;
     fa4_config c;
     fa4_layout l;
+    sm100_shape s;
     char why[256], defs[4096];
     fa4_status st;
     int n, bad, fitting;
@@ -101,16 +119,50 @@ int main(void)
         dev.tmem_columns = 512;
         dev.sm100_opt_in = 1;
     }
-    plan(35);
+    plan_lazy();
 
     is_int(dev.smem_per_block_optin, 232448, "sm_100a table carveout is 232448 B");
 
-    /* bf16 d128: BN 128, 5 fused slots, 230,596 B */
+    /* The seeds' numbers from the model, bn and stages automatic. */
     p = problem(FA4_DTYPE_BF16, 128);
     c = auto_config();
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.q_tiles == 2 && s.bn == 128 && s.fused && s.slots == 5
+       && s.regions == 230596 && s.nbar == 24,
+       "model: bf16 d128 is 2Q, bn 128, 5 fused slots, 230,596 B, 24 barriers (%s)",
+       st == FA4_OK ? "ok" : why);
+    p = problem(FA4_DTYPE_BF16, 64);
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 192 && !s.fused && s.stages == 4 && s.regions == 230636
+       && s.nbar == 29,
+       "model: bf16 d64 is bn 192, 4 split stages, 230,636 B, 29 barriers");
+    p = problem(FA4_DTYPE_FP8_E4M3, 128);
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.swizzle == 64 && s.pad_qk == 128 && s.bn == 128 && !s.fused
+       && s.stages == 6 && s.k_chunks == 2 && s.regions == 230804,
+       "model: fp8 d128 is 64 B swizzle, bn 128, 6 split stages with K in 2 depth "
+       "chunks, 230,804 B");
+    c.swizzle = 128;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.swz_elems == 128 && s.qk_chunks == 1 && s.bn == 128
+       && s.stages == 6 && s.k_chunks == 1 && s.regions == 33900 + 12 * 16400,
+       "model: fp8 d128 with 128 B swizzle rows of 128 elements: one depth chunk, "
+       "6 split stages, %d B", s.regions);
+    c.swizzle = 32;
+    ok(budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why) == FA4_EINVAL
+       && strstr(why, "swizzle=32; sm100 fp8 uses 64 or 128"),
+       "model: fp8 with 32 B swizzle is malformed (%s)", why);
+
+    /* bf16 d128 resolved: BN 128, 5 fused slots, regions 230,596 B */
+    p = problem(FA4_DTYPE_BF16, 128);
+    c = resolved(&p);
+    ok(c.bn == 128 && c.stages == 5 && c.fused_kv == 1 && c.bm == 256 && c.q_tiles == 2
+       && c.swizzle == 128, "bf16 d128 heuristic resolves to bm 256, bn 128, 5 fused slots");
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
     is_int(st, FA4_OK, "bf16 d128 fits (%s)", why);
-    is_int(l.smem_bytes, 230596, "bf16 d128 uses 230,596 B");
+    is_int(roff(&l, "TMEMPTR") + 4, 230596, "bf16 d128 regions take 230,596 B");
+    is_int(l.smem_bytes, 230596 + 1024, "bf16 d128 requests them plus 1024 B of "
+           "base-alignment slack");
     ok(budget_region_find(&l, "KV") && l.kv_slots == 5,
        "bf16 d128 has a fused ring of 5 slots");
     is_int(rsize(&l, "BAR"), 24 * 8, "bf16 d128 has 24 mbarriers (14 fixed + 2 per slot)");
@@ -120,53 +172,163 @@ int main(void)
     ok(roff(&l, "Q") == 0 && rsize(&l, "Q") == 65536 && roff(&l, "KV") == 65536
        && roff(&l, "CORR") == 229376 && roff(&l, "TMEMPTR") == 230592,
        "bf16 d128 regions: Q 0, KV 65536, CORR 229376, TMEMPTR 230592");
-    family_sm100.heuristic(&c, &dev, &p);
-    ok(c.bn == 128 && c.stages == 5 && c.fused_kv == 1 && c.bm == 256,
-       "bf16 d128 heuristic resolves to bn 128, 5 fused slots");
-    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
-    ok(st == FA4_OK && l.smem_bytes == 230596,
-       "the resolved heuristic fits with the same 230,596 B");
 
-    /* bf16 d64: BN 192, 4 split stages, 230,636 B */
+    /* bf16 d64 resolved: BN 192, 4 split stages, 230,636 B */
     p = problem(FA4_DTYPE_BF16, 64);
-    c = auto_config();
+    c = resolved(&p);
+    ok(c.bn == 192 && c.stages == 4 && c.fused_kv == 0,
+       "bf16 d64 heuristic resolves to bn 192, 4 split stages");
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
     is_int(st, FA4_OK, "bf16 d64 fits (%s)", why);
-    is_int(l.smem_bytes, 230636, "bf16 d64 uses 230,636 B");
+    ok(roff(&l, "TMEMPTR") + 4 == 230636 && l.smem_bytes == 230636 + 1024,
+       "bf16 d64 regions take 230,636 B, the request 231,660 B");
     ok(!budget_region_find(&l, "KV") && l.kv_slots == 4
        && rsize(&l, "K") == 4 * 192 * 64 * 2 && rsize(&l, "V") == 4 * 192 * 64 * 2,
        "bf16 d64 splits into 4 K and 4 V stages of 192 x 64");
     is_int(rsize(&l, "BAR"), 29 * 8, "bf16 d64 has 29 mbarriers (13 fixed + 16)");
     ok(l.tmem_s1 == 192 && l.tmem_o0 == 384 && l.tmem_o1 == 448,
        "bf16 d64 TMEM map S1 192, O0 384, O1 448");
-    family_sm100.heuristic(&c, &dev, &p);
-    ok(c.bn == 192 && c.stages == 4 && c.fused_kv == 0,
-       "bf16 d64 heuristic resolves to bn 192, 4 split stages");
 
-    /* fp8 d128: BN 128, 6 split stages (64 B swizzle, MMA_K 32) */
+    /* The slack is part of the request: a carveout that holds the regions
+       but not the slack refuses the config, naming both. */
+    {
+        device_limits small = dev;
+        p = problem(FA4_DTYPE_BF16, 128);
+        c = resolved(&p);
+        small.smem_per_block_optin = 231000;
+        st = budget_fit(&l, &small, &p, &c, why, sizeof why);
+        ok(st == FA4_ENOFIT && strstr(why, "smem 231620 B (regions 230596 + 1024 B "
+                                      "base-alignment slack) > opt-in limit 231000 B"),
+           "regions of 230,596 B under a 231,000 B carveout are refused for the slack (%s)",
+           why);
+    }
+
+    /* fp8: sized by the model, refused by the fit (the kernel is 16-bit). */
     p = problem(FA4_DTYPE_FP8_E4M3, 128);
+    c = resolved(&p);
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_ENOTSUP && strstr(why, "fp8_e4m3 not implemented"),
+       "fp8 d128 is FA4_ENOTSUP in budget_fit (%s)", why);
+    {
+        config_space sp;
+        st = config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+        ok(st == FA4_ENOTSUP && sp.count == 0 && strstr(why, "fp8_e4m3 not implemented"),
+           "the fp8 sm100 space is FA4_ENOTSUP, no config emitted (%s)", why);
+        config_space_free(&sp);
+    }
+
+    /* Unresolved fields would be compiled as they stand (FA4_BN 0). */
+    p = problem(FA4_DTYPE_BF16, 128);
+    c = resolved(&p);
+    c.bn = 0;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "leaves bn=0 unresolved")
+       && strstr(why, "automatic choice is bm=256 q_tiles=2 bn=128 stages=5 fused_kv=1"),
+       "bn=0 is refused, naming the automatic choice (%s)", why);
     c = auto_config();
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
-    is_int(st, FA4_OK, "fp8 d128 fits (%s)", why);
-    ok(l.tmem_s1 == 128 && !budget_region_find(&l, "KV") && l.kv_slots == 6,
-       "fp8 d128 has BN 128 and 6 split stages");
-    is_int(l.smem_bytes, 230804, "fp8 d128 uses 230,804 B (K staged in 2 depth chunks)");
+    ok(st == FA4_EINVAL && strstr(why, "leaves bm=0 bn=0 stages=0 swizzle=0 unresolved"),
+       "FA4_CONFIG_INIT with the sm100 family is refused field by field (%s)", why);
+    c = resolved(&p);
+    c.stages = 0;
+    c.bn = 96;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "leaves stages=0 unresolved")
+       && strstr(why, "bn=96 stages=3 fused_kv=0"),
+       "stages=0 with bn 96 is refused, naming its ring (%s)", why);
+    {
+        config_space sp;
+        int i, zero = 0;
+        static const int ds[] = { 64, 96, 128, 192, 256 };
+        for (i = 0; i < 5; i++) {
+            int k;
+            p = problem(FA4_DTYPE_BF16, ds[i]);
+            if (config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why) != FA4_OK)
+                continue;
+            for (k = 0; k < sp.count; k++)
+                zero += sp.configs[k].bn <= 0 || sp.configs[k].stages <= 0
+                        || sp.configs[k].bm <= 0 || sp.configs[k].swizzle <= 0;
+            config_space_free(&sp);
+        }
+        is_int(zero, 0, "no enumerated sm100 config of d64..256 has bm, bn, stages or "
+               "swizzle 0");
+    }
 
-    /* d256 does not fit 2Q */
+    /* d256 does not fit 2Q ... */
     p = problem(FA4_DTYPE_BF16, 256);
     c = auto_config();
+    c.bm = 256;
+    c.q_tiles = 2;
+    c.swizzle = 128;
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
     is_int(st, FA4_ENOFIT, "bf16 d256 does not fit 2Q");
-    has_str(why, "bn=0 < 64", "the reason names bn=0 < 64");
+    has_str(why, "bn=0 < 64 (2 query tiles at head_dim_v 256, padded to 256, leave TMEM "
+            "for bn=0", "the reason names bn=0 < 64 and the TMEM bound");
+
+    /* ... so it runs 1Q: one query tile of 128, S double-buffered.  TMEM
+       bound 2*bn + 256 <= 512: bn 128, whose 2 slots of 64 KiB make 1
+       split stage; bn 96: (232448 - 1024 - 66052 - 9 * 8) / 49168 = 3
+       slots, a fused ring.  Regions 65536 + 3 * 49152 + 512 + 15 * 8 + 4
+       = 213,628 B, request 214,652 B. */
+    c.bm = 128;
+    c.q_tiles = 1;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.q_tiles == 1 && s.bm == 128 && s.bn == 96 && s.fused && s.slots == 3
+       && s.nbar == 15 && s.regions == 213628 && s.smem == 214652 && s.tmem_used == 448,
+       "model: bf16 d256 1Q is bn 96, 3 fused slots, 15 barriers, 213,628 B (request "
+       "214,652), TMEM to column 448 (%s)", st == FA4_OK ? "ok" : why);
+    c = resolved(&p);
+    ok(c.bm == 128 && c.q_tiles == 1 && c.bn == 96 && c.stages == 3 && c.fused_kv == 1,
+       "the d256 heuristic resolves to 1Q: bm 128, bn 96, 3 fused slots");
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && l.smem_bytes == 214652 && contiguous(&l) && rsize(&l, "Q") == 65536
+       && rsize(&l, "CORR") == 512 && rsize(&l, "BAR") == 15 * 8 && l.kv_slots == 3,
+       "bf16 d256 1Q fits: Q 64 KiB, CORR 512 B, 15 barriers, %d B (%s)", l.smem_bytes,
+       st == FA4_OK ? "ok" : why);
+    ok(l.tmem_s0 == 0 && l.tmem_s1 == 96 && l.tmem_o0 == 192 && l.tmem_o1 == -1
+       && l.tmem_columns == 512,
+       "bf16 d256 1Q TMEM map S0 0, S1 96 (S double-buffered), O0 192, no O1, 512 allocated");
+    n = budget_defines(defs, sizeof defs, &p, &c, &l);
+    ok(n > 0 && strstr(defs, "#define FA4_Q_TILES 1\n") && strstr(defs, "#define FA4_BM 128\n")
+       && strstr(defs, "#define FA4_NUM_BARRIERS 15\n") && strstr(defs, "#define FA4_TMEM_O1 -1\n"),
+       "budget_defines gives the 1Q kernel Q_TILES 1, BM 128, 15 barriers, no O1");
+    {
+        config_space sp;
+        int i, one = 0;
+        st = config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+        for (i = 0; st == FA4_OK && i < sp.count; i++)
+            one += sp.configs[i].q_tiles == 1 && sp.configs[i].bm == 128;
+        ok(st == FA4_OK && sp.count == 12 && one == 12 && sp.ndrops == 1
+           && strstr(sp.drops[0].reason, "bn=0 < 64 (2 query tiles"),
+           "d256 enumerates 12 1Q configs (bn 96, 64) and drops the 2Q one with its reason "
+           "(%d fit, %d considered)", sp.count, sp.considered);
+        config_space_free(&sp);
+    }
+    p = problem(FA4_DTYPE_BF16, 128);
+    c = resolved(&p);
+    c.bm = 128;
+    c.q_tiles = 1;
+    c.bn = 192;
+    c.stages = 2;
+    c.fused_kv = 0;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && l.tmem_s1 == 192 && l.tmem_o0 == 384 && l.tmem_o1 == -1,
+       "an explicit 1Q config fits at d128 too: bn 192, S1 192, O0 384 (%s)",
+       st == FA4_OK ? "ok" : why);
+    c.bn = 256;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_ENOFIT && strstr(why, "tmem 640 columns > 512"),
+       "1Q bn 256 at d128 is refused: 2*256 + 128 columns (%s)", why);
 
     /* d192 leaves bn 64 */
     p = problem(FA4_DTYPE_BF16, 192);
+    c = resolved(&p);
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
     ok(st == FA4_OK && l.tmem_s1 == 64, "bf16 d192 fits with BN 64");
 
     /* explicit configs are checked, not adjusted */
     p = problem(FA4_DTYPE_BF16, 128);
-    c = auto_config();
+    c = resolved(&p);
     c.bn = 256;
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
     ok(st == FA4_ENOFIT, "bn 256 at d128 is refused");
@@ -186,19 +348,24 @@ int main(void)
     c.fused_kv = 0;
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
     has_str(why, "> opt-in limit 232448 B", "4 split d128 stages exceed the carveout");
+    c = resolved(&p);
+    c.q_tiles = 1;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "bm=256 q_tiles=1"),
+       "bm 256 with q_tiles 1 is malformed (%s)", why);
 
     /* head_dim_v < head_dim_qk in split rings: V stages hold pad_dv columns,
        and the budget counts what the layout places (issue 14). */
     p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 128, 64, 0);
-    c = auto_config();
+    c = resolved(&p);
     c.bn = 128;
     c.stages = 2;
     c.fused_kv = 0;
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
     is_int(st, FA4_OK, "bf16 d128/64 split rings, bn 128, 2 stages fit (%s)", why);
     ok(rsize(&l, "K") == 2 * 128 * 128 * 2 && rsize(&l, "V") == 2 * 128 * 64 * 2
-       && contiguous(&l) && l.smem_bytes == roff(&l, "TMEMPTR") + 4,
-       "bf16 d128/64 split: K 2 x 128 x 128, V 2 x 128 x 64, regions sum to smem (%d B)",
+       && contiguous(&l) && l.smem_bytes == roff(&l, "TMEMPTR") + 4 + 1024,
+       "bf16 d128/64 split: K 2 x 128 x 128, V 2 x 128 x 64, regions + slack sum to smem (%d B)",
        l.smem_bytes);
     {
         config_space sp;
@@ -215,7 +382,7 @@ int main(void)
         config_space_free(&sp);
     }
     p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 192, 128, 0);
-    c = auto_config();
+    c = resolved(&p);
     c.bn = 64;
     c.stages = 3;
     c.fused_kv = 0;
@@ -232,16 +399,19 @@ int main(void)
     ok(st == FA4_EINVAL && strstr(why, "cluster=2"), "an sm100 config with cluster 2 is refused (%s)", why);
 
     /* the kernel's constants */
-    c = auto_config();
-    family_sm100.heuristic(&c, &dev, &p);
+    c = resolved(&p);
     budget_fit(&l, &dev, &p, &c, why, sizeof why);
     n = budget_defines(defs, sizeof defs, &p, &c, &l);
     ok(n > 0 && strstr(defs, "#define FA4_TMEM_O1 384\n")
        && strstr(defs, "#define FA4_KV_SLOTS 5\n")
        && strstr(defs, "#define FA4_FUSED_KV 1\n")
        && strstr(defs, "#define FA4_NUM_BARRIERS 24\n")
-       && strstr(defs, "#define FA4_SMEM_BAR_OFF 230400\n"),
-       "budget_defines carries the TMEM map, ring and barrier count");
+       && strstr(defs, "#define FA4_SMEM_BAR_OFF 230400\n")
+       && strstr(defs, "#define FA4_SMEM_BYTES 231620\n")
+       && strstr(defs, "#define FA4_SMEM_SLACK 1024\n")
+       && strstr(defs, "#define FA4_BN 128\n") && strstr(defs, "#define FA4_STAGES 5\n"),
+       "budget_defines carries the TMEM map, ring, barrier count, bn, stages and the "
+       "request with its slack");
 
     /* invariants over the whole enumerated space */
     bad = 0;
@@ -251,10 +421,11 @@ int main(void)
     bad += check_space(FA4_DTYPE_BF16, 128, &fitting);
     bad += check_space(FA4_DTYPE_FP16, 128, &fitting);
     bad += check_space(FA4_DTYPE_BF16, 192, &fitting);
-    bad += check_space(FA4_DTYPE_FP8_E4M3, 128, &fitting);
+    bad += check_space(FA4_DTYPE_BF16, 256, &fitting);
     diag("%d enumerated sm100 configs fit", fitting);
     ok(fitting > 0 && bad == 0,
-       "every enumerated sm100 config keeps TMEM <= 512 and smem <= carveout");
+       "every enumerated sm100 config (d64..256, 2Q and 1Q) keeps TMEM <= 512 and smem "
+       "<= carveout");
     p = problem(FA4_DTYPE_BF16, 128);
     n = family_sm100.candidates(NULL, 0, &dev, &p);
     is_int(n, 3 * 6, "bf16 d128 enumerates bn {128, 96, 64} x 3 exp2 x 2 thresholds");

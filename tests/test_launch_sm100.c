@@ -2,8 +2,9 @@
 ** test_launch_sm100.c -- the sm100 launch path without a GPU.  The TMA
 ** maps launch_sm100_describe() gives, for every enumerated sm100 config of
 ** several head dims, against what the kernel's mbarrier transaction
-** counts assume (kernels/sm100/mainloop.cuh, with the constants
-** budget_defines() compiles it with); the kernel text still holding the
+** counts and the epilogue's TMA store of O assume (kernels/sm100/
+** mainloop.cuh and correction.cuh, with the constants budget_defines()
+** compiles them with); the kernel text still holding the
 ** byte counts and coordinates this test mirrors; strides, GQA and a
 ** call's own sizes; what it refuses; and fa4_forward() through a
 ** stand-in driver that records the maps it encodes and the launch it
@@ -48,8 +49,12 @@ static int define_of(const char *defs, const char *name)
 **                 DQK_CHUNKS boxes of Q tile 0 at (64 ch, m0, head, batch)
 **   V_j full:     expect V_TILE; DV_CHUNKS V boxes
 **   box ch lands at +ch * Q_CHUNK (Q) or +ch * KV_CHUNK (K, V) of its tile.
+**   O: each warp w of the correction WG stores DV_CHUNKS boxes of {64, 32}
+**   from +ch * Q_CHUNK + 32 w * 128 of tile i's Q region, at (64 ch,
+**   m0 + 128 i + 32 w, head, batch): 32 rows x 128 B = 4096 B each, so
+**   four warps cover the 128-row tile that a Q box of 16384 B filled.
 */
-static void check_maps(char *bad, size_t n, const sm100_map m[3], const char *defs)
+static void check_maps(char *bad, size_t n, const sm100_map m[4], const char *defs)
 {
     const int bn = define_of(defs, "FA4_BN"), pad_dqk = define_of(defs, "FA4_PAD_DQK");
     const int pad_dv = define_of(defs, "FA4_PAD_DV"), k_chunks = define_of(defs, "FA4_K_CHUNKS");
@@ -58,10 +63,10 @@ static void check_maps(char *bad, size_t n, const sm100_map m[3], const char *de
     const long long v_tile = (long long)bn * pad_dv * 2;
     const int dqk_chunks = pad_dqk / 64, dv_chunks = pad_dv / 64;
     const long long q = launch_sm100_box_bytes(&m[0]), k = launch_sm100_box_bytes(&m[1]);
-    const long long v = launch_sm100_box_bytes(&m[2]);
+    const long long v = launch_sm100_box_bytes(&m[2]), o = launch_sm100_box_bytes(&m[3]);
     const int k_loads = k_chunks > 1 ? 1 : dqk_chunks;       /* K boxes per K barrier */
     const long long k_tx = k_chunks > 1 ? kv_chunk : k_tile;
-    const int chunks[3] = { dqk_chunks, dqk_chunks, dv_chunks };
+    const int chunks[4] = { dqk_chunks, dqk_chunks, dv_chunks, dv_chunks };
     int i;
 
     bad[0] = '\0';
@@ -81,10 +86,17 @@ static void check_maps(char *bad, size_t n, const sm100_map m[3], const char *de
     else if (k != kv_chunk || v != kv_chunk)
         snprintf(bad, n, "K/V boxes of %lld/%lld B do not step by the kernel's %lld B chunk",
                  k, v, kv_chunk);
-    else if (m[0].box[1] != 128 || m[1].box[1] != bn || m[2].box[1] != bn)
-        snprintf(bad, n, "box rows %d/%d/%d; the kernel steps 128 query rows and %d keys",
-                 m[0].box[1], m[1].box[1], m[2].box[1], bn);
-    for (i = 0; i < 3 && !bad[0]; i++) {
+    else if (m[0].box[1] != 128 || m[1].box[1] != bn || m[2].box[1] != bn || m[3].box[1] != 32)
+        snprintf(bad, n, "box rows %d/%d/%d/%d; the kernel steps 128 query rows, %d keys "
+                 "and 32 output rows", m[0].box[1], m[1].box[1], m[2].box[1], m[3].box[1], bn);
+    else if (4 * o != q_chunk)
+        snprintf(bad, n, "an O box is %lld B; four warps' boxes must fill a Q chunk of %lld B",
+                 o, q_chunk);
+    else if (m[3].dims[1] != m[0].dims[1] || m[3].dims[2] != m[0].dims[2] ||
+             m[3].dims[3] != m[0].dims[3] || m[3].dims[0] != m[2].dims[0])
+        snprintf(bad, n, "O dims {%lld, %lld, %lld, %lld}: want V's depth and Q's rows, "
+                 "heads, batch", m[3].dims[0], m[3].dims[1], m[3].dims[2], m[3].dims[3]);
+    for (i = 0; i < 4 && !bad[0]; i++) {
         if (m[i].box[0] * m[i].esize != 128 || m[i].swizzle != 128 || m[i].box[2] != 1 ||
             m[i].box[3] != 1)
             snprintf(bad, n, "%s box {%d, %d, %d, %d} x %d B, swizzle %d: a box row must be "
@@ -150,7 +162,7 @@ static int check_space(const device_limits *dev, fa4_dtype dtype, int d, int dv)
     }
     for (i = 0; i < sp.count && !bad[0]; i++) {
         fa4_params k = params_of(&p);
-        sm100_map m[3];
+        sm100_map m[4];
 
         fa4_config_format(&sp.configs[i], text, sizeof text);
         if (budget_defines(defs, sizeof defs, &p, &sp.configs[i], &sp.layouts[i]) < 0) {
@@ -188,18 +200,17 @@ static const char *kernel_text(const char *name)
 
 static struct {
     int encodes, launches, fail_encode;
-    CUtensorMapDataType type[3];
-    cuuint32_t rank[3];
-    cuuint64_t dims[3][4], strides[3][3];
-    cuuint32_t box[3][4], estride[3][4];
-    CUtensorMapSwizzle swizzle[3];
-    CUtensorMapInterleave interleave[3];
-    CUtensorMapFloatOOBfill fill[3];
-    void *addr[3];
+    CUtensorMapDataType type[4];
+    cuuint32_t rank[4];
+    cuuint64_t dims[4][4], strides[4][3];
+    cuuint32_t box[4][4], estride[4][4];
+    CUtensorMapSwizzle swizzle[4];
+    CUtensorMapInterleave interleave[4];
+    CUtensorMapFloatOOBfill fill[4];
+    void *addr[4];
     unsigned grid[3], block[3], smem;
     fa4_params params;
     unsigned long long tags[4];   /* opaque[0] of the four map arguments */
-    int o_zero;                   /* the fourth map is all zeros */
 } rec;
 
 static CUresult fake_push(CUcontext c) { (void)c; return CUDA_SUCCESS; }
@@ -213,7 +224,7 @@ static CUresult fake_encode(CUtensorMap *map, CUtensorMapDataType type, cuuint32
                             CUtensorMapInterleave il, CUtensorMapSwizzle sw,
                             CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill fill)
 {
-    int i = rec.encodes++ % 3, j;
+    int i = rec.encodes++ % 4, j;
 
     (void)l2;
     if (rec.fail_encode)
@@ -239,7 +250,6 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                             unsigned by, unsigned bz, unsigned smem, CUstream s, void **args,
                             void **extra)
 {
-    const unsigned char *o = args[4];
     int i;
 
     (void)f; (void)s; (void)extra;
@@ -250,9 +260,6 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     memcpy(&rec.params, args[0], sizeof rec.params);
     for (i = 0; i < 4; i++)
         memcpy(&rec.tags[i], args[i + 1], 8);
-    rec.o_zero = 1;
-    for (i = 0; i < (int)sizeof(CUtensorMap); i++)
-        rec.o_zero &= o[i] == 0;
     return CUDA_SUCCESS;
 }
 
@@ -320,7 +327,7 @@ static void check_forward(void)
     memset(&rec, 0, sizeof rec);
     st = fa4_forward(plan, &t, NULL);
     is_int(st, FA4_OK, "fa4_forward launches an sm100 plan (%s)", st ? fa4_context_errmsg(ctx) : "ok");
-    ok(rec.encodes == 3 && rec.launches == 1, "three maps encoded, one launch queued");
+    ok(rec.encodes == 4 && rec.launches == 1, "four maps encoded, one launch queued");
     ok(rec.rank[0] == 4 && (int)rec.type[0] == bf16 && rec.addr[0] == t.q &&
        rec.dims[0][0] == 128 && rec.dims[0][1] == 300 && rec.dims[0][2] == 8 && rec.dims[0][3] == 2 &&
        rec.strides[0][0] == 8 * 128 * 2 && rec.strides[0][1] == 128 * 2 &&
@@ -346,8 +353,15 @@ static void check_forward(void)
     ok(rec.params.m_blocks == 2 && rec.params.group == 4 && rec.params.seqlen_k == 500 &&
        rec.params.window_right == 0 && rec.params.lse == 0x7f4000000000ULL,
        "the argument block: 2 query blocks of 256, group 4, causal, LSE");
-    ok(rec.tags[0] == 0xA100 && rec.tags[1] == 0xA101 && rec.tags[2] == 0xA102 && rec.o_zero,
-       "fa4_fwd gets the Q, K, V maps in order and a zeroed tm_o");
+    ok(rec.tags[0] == 0xA100 && rec.tags[1] == 0xA101 && rec.tags[2] == 0xA102 &&
+       rec.tags[3] == 0xA103, "fa4_fwd gets the Q, K, V and O maps in order");
+    ok(rec.addr[3] == t.o && rec.dims[3][0] == 128 && rec.dims[3][1] == 300 &&
+       rec.dims[3][2] == 8 && rec.dims[3][3] == 2 && rec.strides[3][0] == 8 * 128 * 2 &&
+       rec.strides[3][1] == 128 * 2 && rec.strides[3][2] == 300 * 8 * 128 * 2 &&
+       rec.box[3][0] == 64 && rec.box[3][1] == 32 && rec.box[3][2] == 1 &&
+       rec.swizzle[3] == CU_TENSOR_MAP_SWIZZLE_128B,
+       "O: dims {128, 300, 8, 2}, strides {row, head, batch} in bytes, box {64, 32, 1, 1}, "
+       "128 B swizzle (the epilogue's TMA store)");
 
     /* this call's sizes */
     t.seqlen_q = 17; t.seqlen_k = 33; t.batch = 1;
@@ -365,6 +379,22 @@ static void check_forward(void)
        "an encode failure is FA4_ECUDA naming the map (%s)", fa4_context_errmsg(ctx));
     rec.fail_encode = 0;
     fa4_plan_destroy(plan);
+
+    /* d256 runs 1Q: CTAs of 128 query rows */
+    p.head_dim_qk = 256;
+    if ((plan = fake_plan(ctx, &p)) != NULL) {
+        memset(&rec, 0, sizeof rec);
+        st = fa4_forward(plan, &t, NULL);
+        ok(st == FA4_OK && plan->config.q_tiles == 1 && plan->config.bm == 128 &&
+           rec.grid[0] == 3 && rec.grid[1] == 8 && rec.grid[2] == 2 && rec.box[0][1] == 128 &&
+           rec.params.m_blocks == 3 && (int)rec.smem == plan->layout.smem_bytes,
+           "a d256 plan is 1Q: grid (3, 8, 2) for 300 query rows, Q box 128 rows, %d B of "
+           "shared memory (%s)", plan->layout.smem_bytes, st ? fa4_context_errmsg(ctx) : "ok");
+        fa4_plan_destroy(plan);
+    } else {
+        ok(0, "an sm100 plan of bf16 d256");
+    }
+    p.head_dim_qk = 128;
 
     /* the caller's strides: Q rows padded to 1032 elements, V heads apart */
     p.q_strides[0] = 300 * 1032; p.q_strides[1] = 1032; p.q_strides[2] = 128;
@@ -400,13 +430,15 @@ out:
 
 int main(void)
 {
-    static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 }, { 128, 64 } };
+    static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 }, { 128, 64 },
+                                   { 256, 256 } };
     const char *kc = kernel_text("sm100/kernel.cuh"), *ml = kernel_text("sm100/mainloop.cuh");
+    const char *cc = kernel_text("sm100/correction.cuh");
     device_limits dev;
     fa4_problem p = FA4_PROBLEM_INIT;
     fa4_config cfg;
     fa4_params k;
-    sm100_map m[3];
+    sm100_map m[4];
     char why[512];
     int i, dt, checked = 0;
 
@@ -430,6 +462,13 @@ int main(void)
        strstr(ml, "tq, full, qc * SM100_SW_ELEMS, c.m0, c.head, c.batch);") &&
        strstr(ml, "mbarrier_arrive_expect_tx(v_full(c, j), SM100_V_TILE_BYTES);"),
        "mainloop.cuh's expect_tx counts and {dim, seq, head, batch} coordinates are as checked");
+    ok(strstr(cc, "tma_store_4d(tm_o, stage + (u32)ch * SM100_Q_CHUNK_BYTES") &&
+       strstr(cc, "+ (u32)(wq * 32) * SM100_ROW_BYTES,") &&
+       strstr(cc, "ch * SM100_SW_ELEMS, c.m0 + i * 128 + wq * 32, c.head, c.batch);") &&
+       strstr(cc, "for (ch = 0; ch < SM100_DV_CHUNKS; ch++)") &&
+       strstr(cc, "const u32 stage = c.smem + FA4_SMEM_Q_OFF + (u32)i * SM100_Q_TILE_BYTES;"),
+       "correction.cuh stores O per warp as {64, 32} boxes from tile i's Q region at "
+       "(64 ch, m0 + 128 i + 32 w, head, batch), as checked");
     ok(strstr(kc, "c.m0 = m_block * FA4_BM;") && strstr(kc, "c.head = (int)blockIdx.y;") &&
        strstr(kc, "c.batch = (int)blockIdx.z;") &&
        strstr(kc, "static_assert(FA4_THREADS == 512"),
@@ -458,7 +497,12 @@ int main(void)
     k = params_of(&p);
     k.o_row_stride = 132;
     ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_EINVAL &&
-       strstr(why, "o row stride 132"), "an O row stride of 132 elements is refused (%s)", why);
+       strstr(why, "o row stride 132 elements = 264 B; TMA needs a positive multiple of 16 B"),
+       "an O row stride of 132 elements is refused by the TMA rule (%s)", why);
+    k = params_of(&p);
+    k.o += 8;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_EINVAL &&
+       strstr(why, "o address"), "an O address off 16 bytes is refused (%s)", why);
     k = params_of(&p);
     k.v += 8;
     ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_EINVAL &&

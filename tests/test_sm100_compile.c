@@ -2,11 +2,12 @@
 ** test_sm100_compile.c -- NVRTC compiles the sm100 heuristic variants
 ** (kernels/sm100/) for sm_100a: bf16 d64 (split rings) and d128 (fused
 ** ring), with and without the causal mask, plus one split ring with K
-** staged by depth chunk and one with head_dim_v < head_dim_qk.  Each
+** staged by depth chunk, one with head_dim_v < head_dim_qk, and d256 in
+** its 1Q mode (one query tile, S double-buffered), causal and not.  Each
 ** must compile with no spill and within the 128 registers a 512-thread
 ** CTA has.  The kernel cannot run here (no sm_100 GPU), which the last
 ** line records as a skip.  FA4_TEST_ALL=1 compiles every enumerated bf16
-** and fp16 config of d64, 96, 128, 192/128 and 128/64, causal and not,
+** and fp16 config of d64, 96, 128, 192/128, 128/64 and 256, causal and not,
 ** instead (make check-compile-all).
 */
 #include <stdlib.h>
@@ -51,7 +52,7 @@ static void check_compile(const device_limits *dev, const fa4_problem *p,
 static void compile_all(const device_limits *dev)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
-                                   { 128, 64 } };
+                                   { 128, 64 }, { 256, 256 } };
     char why[512];
     int d, dt, causal, i;
 
@@ -92,7 +93,7 @@ int main(void)
         skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
         return done_testing() ? 1 : 0;
     }
-    plan(7);
+    plan(9);
     for (i = 0; i < 2; i++)
         for (causal = 0; causal < 2; causal++) {
             p = problem(dims[i], causal);
@@ -113,6 +114,12 @@ int main(void)
     cfg.stages = 2;
     cfg.fused_kv = 0;
     check_compile(&dev, &p, &cfg, "split rings, d128/64");
+    /* d256: 1Q, bn 96, 3 fused slots */
+    for (causal = 0; causal < 2; causal++) {
+        p = problem(256, causal);
+        family_sm100.heuristic(&cfg, &dev, &p);
+        check_compile(&dev, &p, &cfg, cfg.q_tiles == 1 ? "1Q" : "2Q?");
+    }
     skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
     return done_testing() ? 1 : 0;
 }

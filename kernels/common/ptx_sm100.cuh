@@ -2,7 +2,8 @@
 ** ptx_sm100.cuh -- PTX wrappers for the sm100 family (sm_100a): tensor
 ** memory (tcgen05.alloc/dealloc/ld/st/fence), the tcgen05.mma kind::f16
 ** with its shared-memory and instruction descriptors, tcgen05.commit to an
-** mbarrier, mbarriers and TMA loads.  One small function per instruction.
+** mbarrier, mbarriers, TMA loads and the TMA store of O.  One small
+** function per instruction.
 **
 ** UNVERIFIED ON HARDWARE: nothing here has run on an sm_100 GPU (we have
 ** H100s).  It compiles with NVRTC 13.0 for sm_100a; the descriptor bit
@@ -253,12 +254,42 @@ FA4_DEV void tcgen05_commit(u32 bar)
                  :: "r"(bar) : "memory");
 }
 
-/* ------------------------------------------------------- global stores */
+/* ---------------------------------------------------- the TMA store of O */
 
-FA4_DEV void st_global_v4_u32(void *gmem, u32 a, u32 b, u32 c, u32 d)
+/* 16 bytes to shared memory at SMEM_ADDR (16-aligned). */
+FA4_DEV void st_shared_v4_u32(u32 smem_addr, u32 a, u32 b, u32 c, u32 d)
 {
-    asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};\n"
-                 :: "l"(gmem), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+    asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n"
+                 :: "r"(smem_addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
+/* Make this thread's ordinary shared-memory stores visible to the async
+ * proxy (a TMA store that reads them). */
+FA4_DEV void fence_proxy_async_shared(void)
+{
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/* 4-D tiled store of one box from SRC to the tensor MAP describes, at
+ * element coordinates (c0..c3); out-of-bounds parts are not written. */
+FA4_DEV void tma_store_4d(const fa4_tma_map *map, u32 src, int c0, int c1, int c2, int c3)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group"
+        " [%0, {%2, %3, %4, %5}], [%1];\n"
+        :: "l"(map), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
+}
+
+/* Close this thread's bulk stores into a group; wait until every group
+ * has finished reading shared memory. */
+FA4_DEV void bulk_commit_group(void)
+{
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+FA4_DEV void bulk_wait_group_read_0(void)
+{
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
 
 #endif

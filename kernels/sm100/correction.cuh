@@ -2,8 +2,9 @@
 ** sm100/correction.cuh -- the correction warpgroup: per KV step and query
 ** tile, wait for alpha (softmax) and for P V of the previous step (MMA),
 ** rescale O_i in TMEM when any row of the warp needs it, release the
-** softmax warpgroup; at the end, O_i * (1/l) to global memory (the
-** epilogue).  Thread t handles row t of both tiles (TMEM lane t).
+** softmax warpgroup; at the end, O_i * (1/l) to global memory through
+** shared memory and TMA stores (the epilogue).  Thread t handles row t
+** of each query tile (TMEM lane t).
 ** UNVERIFIED ON HARDWARE (see kernel.cuh).
 */
 #ifndef FA4_SM100_CORRECTION_CUH
@@ -25,17 +26,25 @@ FA4_DEV void rescale_o(u32 o_col, float alpha)
     tcgen05_wait_st();
 }
 
-/* Epilogue of tile I: O row * INV_L (0 when no key was visible) as the
- * 16-bit type, straight to global memory; rows past seqlen_q are dropped. */
-FA4_DEV void store_o(const fa4_params &p, const sm100_ctx &c, u32 o_col,
-                     int row, float inv_l, bool have_o)
+/* Epilogue of tile I, this thread's row R (warp WQ has rows 32 WQ ..
+ * 32 WQ + 31): O row * INV_L (0 when no key was visible) as the 16-bit
+ * type into Q_i's shared memory -- free once the last S_i MMA completed,
+ * which the O_FULL commit waited on covers -- laid out as the 128 B
+ * swizzled boxes of {64 columns, 32 rows} a TMA store reads (16 B unit u
+ * of row r at u ^ (r % 8)); then lane 0 stores the warp's 32 rows, one
+ * box per 64 columns.  The map clips rows past seqlen_q and columns past
+ * head_dim_v.  The bulk group is waited on by the caller. */
+FA4_DEV void store_o(const sm100_ctx &c, const fa4_tma_map *tm_o, u32 o_col, int i,
+                     int wq, int r, float inv_l, bool have_o)
 {
-    char *o = (char *)p.o + 2 * ((long long)c.batch * p.o_batch_stride
-                                 + (long long)row * p.o_row_stride
-                                 + (long long)c.head * p.o_head_stride);
+    const u32 stage = c.smem + FA4_SMEM_Q_OFF + (u32)i * SM100_Q_TILE_BYTES;
+    const u32 sw = (u32)(r & 7);
     int ch, e;
 
     for (ch = 0; ch < FA4_PAD_DV / 16; ch++) {
+        const u32 row_at = stage + (u32)(ch / 4) * SM100_Q_CHUNK_BYTES
+                           + (u32)r * SM100_ROW_BYTES;
+        const u32 unit = (u32)(ch % 4) * 2;      /* 16 columns = two 16 B units */
         u32 v[16], pk[8];
         if (have_o) {
             tcgen05_ld_32x32b_x16(v, o_col + (u32)ch * 16);
@@ -55,26 +64,37 @@ FA4_DEV void store_o(const fa4_params &p, const sm100_ctx &c, u32 o_col,
             pk[e] = cvt_rn_f16x2_f32(a, b);
 #endif
         }
-        if (row < p.seqlen_q && ch * 16 < SM100_DV) {
-            st_global_v4_u32(o + ch * 32, pk[0], pk[1], pk[2], pk[3]);
-            if (ch * 16 + 8 < SM100_DV)
-                st_global_v4_u32(o + ch * 32 + 16, pk[4], pk[5], pk[6], pk[7]);
-        }
+        st_shared_v4_u32(row_at + ((unit ^ sw) << 4), pk[0], pk[1], pk[2], pk[3]);
+        st_shared_v4_u32(row_at + (((unit + 1) ^ sw) << 4), pk[4], pk[5], pk[6], pk[7]);
+    }
+    fence_proxy_async_shared();
+    __syncwarp();
+    if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+        for (ch = 0; ch < SM100_DV_CHUNKS; ch++)
+            tma_store_4d(tm_o, stage + (u32)ch * SM100_Q_CHUNK_BYTES
+                                   + (u32)(wq * 32) * SM100_ROW_BYTES,
+                         ch * SM100_SW_ELEMS, c.m0 + i * 128 + wq * 32, c.head, c.batch);
+        bulk_commit_group();
     }
 }
 
-FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c, int wq)
+FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c,
+                                  const fa4_tma_map *tm_o, int wq)
 {
-    const float *corr = (const float *)(fa4_smem + FA4_SMEM_CORR_OFF);
+    const float *corr = (const float *)(c.base + FA4_SMEM_CORR_OFF);
     const int r = wq * 32 + (int)(threadIdx.x & 31);
     const u32 lane_base = (u32)(wq * 32) << 16;
     int j, i;
 
     for (j = 0; j < c.n; j++) {
-        for (i = 0; i < 2; i++) {
+        for (i = 0; i < FA4_Q_TILES; i++) {
             const u32 o_col = c.tmem + lane_base + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
             float alpha;
             mbarrier_wait(bar_addr(c, BAR_C_FULL + i), (u32)j & 1u);
+            /* every wait is followed by this fence before TMEM is touched
+               on any path (tests/test_sm100_ptx.c checks it) */
+            tcgen05_fence_after_thread_sync();
             alpha = corr[i * 128 + r];
             if (j > 0) {
                 /* O_i holds P V of step j-1: rescale it before step j adds. */
@@ -87,9 +107,8 @@ FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c, int w
             mbarrier_arrive(bar_addr(c, BAR_C_EMPTY + i));
         }
     }
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < FA4_Q_TILES; i++) {
         const u32 o_col = c.tmem + lane_base + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
-        const int row = c.m0 + i * 128 + r;
         float inv_l = 0.0f;
         if (c.n > 0) {
             mbarrier_wait(bar_addr(c, BAR_C_FULL + i), (u32)c.n & 1u);
@@ -97,8 +116,11 @@ FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c, int w
             mbarrier_wait(bar_addr(c, BAR_O_FULL + i), (u32)(c.n - 1) & 1u);
             tcgen05_fence_after_thread_sync();
         }
-        store_o(p, c, o_col, row, inv_l, c.n > 0);
+        store_o(c, tm_o, o_col, i, wq, r, inv_l, c.n > 0);
     }
+    /* Q's shared memory must outlive the stores' reads of it (lane 0 has
+       the groups; for the other lanes the wait returns at once). */
+    bulk_wait_group_read_0();
 }
 
 #endif

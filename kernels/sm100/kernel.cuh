@@ -7,30 +7,44 @@
 **
 ** STATUS: UNVERIFIED ON HARDWARE.  We have no sm_100 GPU; this kernel is
 ** only known to compile with NVRTC 13.0 for sm_100a without spills
-** (tests/test_sm100_compile.c).  Descriptor bit layouts, the TMEM layout of
+** (tests/test_sm100_compile.c) and to pass the static checks of its PTX
+** (tests/test_sm100_ptx.c).  Descriptor bit layouts, the TMEM layout of
 ** P as the A operand, and the in-order execution of tcgen05.mma that the
 ** P-aliases-S schedule relies on are taken from the PTX ISA and not
 ** checked.  Do not trust its output until a probe on an sm_100 part agrees
-** with the sm80 reference.  Not implemented: fp8 (static_assert), per-token
-** scales, persistent schedulers, TMA store of O, 2-CTA MMA, varlen/paged.
+** with the sm80 reference.  Not implemented: fp8 (budget_fit refuses it), per-token
+** scales, persistent schedulers, 2-CTA MMA, varlen/paged.
 **
-** CTA: 512 threads, BM = 256 query rows as two tiles of 128.
+** CTA: 512 threads, BM = 128 x FA4_Q_TILES query rows.
 **   warps 0-3   softmax WG 0 (query tile 0, one TMEM lane = one row each)
-**   warps 4-7   softmax WG 1 (query tile 1)
+**   warps 4-7   softmax WG 1 (query tile 1; idle in 1Q)
 **   warps 8-11  correction WG (rescales O_i in TMEM, epilogue O and 1/l)
 **   warp 12     TMA loads (Q once, then the K/V ring)
 **   warp 13     TMEM allocation and the tcgen05.mma issue
 **   warps 14-15 idle
 ** TMEM: S0/P0 at FA4_TMEM_S0, S1/P1 at FA4_TMEM_S1, O0, O1 (budget_sm100.c).
+** 2Q (BM 256): S/P buffer i belongs to query tile i, and the MMA warp
+**   alternates the tiles (P0 V | S0 | P1 V | S1 per key block).
+** 1Q (BM 128, for head dims whose two O tiles leave TMEM no key block,
+**   d256): one query tile, its S/P double-buffered over the key blocks
+**   (block j in buffer j % 2), so S_{j+1} = Q K_{j+1}^T runs while the
+**   softmax works on S_j: S0 | S1 | P0 V | S2 | P1 V | ...  No O1.
 **
 ** TMA maps (host side, 4-D tiled, dims innermost first):
 **   tm_q: {head_dim_qk, seqlen_q, heads_q, batch}, box {64, 128, 1, 1}
 **   tm_k: {head_dim_qk, seqlen_k, heads_kv, batch}, box {64, FA4_BN, 1, 1}
 **   tm_v: {head_dim_v,  seqlen_k, heads_kv, batch}, box {64, FA4_BN, 1, 1}
-**   strides from fa4_params in bytes, 128 B swizzle, OOB zero fill.
-**   tm_o is unused: the epilogue stores O with st.global.
+**   tm_o: {head_dim_v,  seqlen_q, heads_q, batch}, box {64, 32, 1, 1}
+**   strides from fa4_params in bytes, 128 B swizzle, OOB zero fill (loads)
+**   and clipping (the store of O: one box per warp and 64 columns, staged
+**   in the tile's Q region once its last S MMA is done).
 ** Grid: (m_blocks = ceil(seqlen_q / 256), heads_q, batch); causal runs the
 ** longest query tiles first.  Dynamic smem: FA4_SMEM_BYTES.
+** Masked-tile skipping (sm100/blocks.h): every role loops over the key
+** blocks some row of the CTA sees; per query tile, blocks its rows never
+** see get P = 0 without a max or exp2, and blocks they see whole skip the
+** per-element mask (only the diagonal, window edges and the ragged tail
+** are masked element by element).
 */
 #ifndef FA4_SM100_KERNEL_CUH
 #define FA4_SM100_KERNEL_CUH
@@ -47,15 +61,15 @@
 
 static_assert(FA4_FAMILY == 100, "sm100 kernel built with another family's constants");
 static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2,
-              "sm100 kernel: only bf16/fp16 are implemented (fp8 budget only)");
-static_assert(FA4_BM == 256 && FA4_Q_TILES == 2, "sm100 kernel is 2Q, BM 256");
+              "sm100 kernel: only bf16/fp16 are implemented (budget_fit refuses fp8)");
+static_assert((FA4_Q_TILES == 2 || FA4_Q_TILES == 1) && FA4_BM == 128 * FA4_Q_TILES,
+              "sm100 kernel: 2Q (BM 256) or 1Q (BM 128)");
 static_assert(FA4_THREADS == 512, "sm100 roles need 16 warps");
 static_assert(FA4_SWIZZLE == 128, "16-bit types use 128 B swizzle");
 static_assert(FA4_BN >= 64 && FA4_BN <= 256 && FA4_BN % 32 == 0,
               "BN: 64..256, two P halves of whole k16 steps");
 static_assert(FA4_PV_STAGES == 2, "P is written back in two halves");
 
-#define SM100_DV (FA4_DV > 0 ? FA4_DV : FA4_D)
 #define SM100_ROW_BYTES 128            /* one swizzle row: 64 x 16 bit */
 #define SM100_SW_ELEMS 64
 #define SM100_Q_CHUNK_BYTES (128 * SM100_ROW_BYTES)
@@ -69,12 +83,19 @@ static_assert(FA4_PV_STAGES == 2, "P is written back in two halves");
 static_assert(FA4_PAD_DQK % 64 == 0 && FA4_PAD_DV % 64 == 0, "depth padding");
 static_assert(FA4_QK_CHUNKS == SM100_DQK_CHUNKS,
               "Q1 arrives per 128 B swizzle box of the depth");
-static_assert(FA4_SMEM_Q_SIZE == 2 * SM100_Q_TILE_BYTES, "Q region");
-static_assert(FA4_TMEM_S1 == FA4_TMEM_S0 + FA4_BN && FA4_TMEM_O1 == FA4_TMEM_O0 + FA4_PAD_DV
-              && FA4_TMEM_O1 + FA4_PAD_DV <= FA4_TMEM_COLS, "TMEM map");
-static_assert(FA4_SMEM_CORR_SIZE == 2 * 128 * 4, "CORR: one f32 per row per tile");
+static_assert(FA4_SMEM_Q_SIZE == FA4_Q_TILES * SM100_Q_TILE_BYTES, "Q region");
+static_assert(FA4_PAD_DV <= FA4_PAD_DQK, "the epilogue stages O_i in Q_i's region");
+static_assert(FA4_TMEM_S0 == 0 && FA4_TMEM_S1 == FA4_BN && FA4_TMEM_O0 == 2 * FA4_BN
+              && (FA4_Q_TILES == 1 || FA4_TMEM_O1 == FA4_TMEM_O0 + FA4_PAD_DV)
+              && 2 * FA4_BN + FA4_Q_TILES * FA4_PAD_DV <= FA4_TMEM_COLS, "TMEM map");
+static_assert(FA4_SMEM_CORR_SIZE == FA4_Q_TILES * 128 * 4, "CORR: one f32 per row per tile");
 static_assert(FA4_SMEM_Q_OFF % 1024 == 0, "swizzled tiles 1024-aligned");
 static_assert(FA4_SMEM_BAR_OFF % 8 == 0, "mbarriers 8-aligned");
+/* The base is rounded up to 1024 B at run time (fa4_fwd): the launch
+ * requests the regions plus that much slack. */
+static_assert(FA4_SMEM_SLACK >= 1024 - 16
+              && FA4_SMEM_TMEMPTR_OFF + FA4_SMEM_TMEMPTR_SIZE + FA4_SMEM_SLACK == FA4_SMEM_BYTES,
+              "layout + base-alignment slack == FA4_SMEM_BYTES");
 
 #if FA4_FUSED_KV
 #define SM100_SLOT_BYTES (FA4_SMEM_KV_SIZE / FA4_KV_SLOTS)
@@ -90,15 +111,16 @@ static_assert(FA4_K_CHUNKS == 1 || FA4_K_CHUNKS == SM100_DQK_CHUNKS, "K depth ch
 
 /* ----------------------------------------------------- the barrier map */
 /* One enum of mbarrier indices in the BAR region; lib/budget_sm100.c
- * counts exactly these (FA4_NUM_BARRIERS). */
+ * counts exactly these (FA4_NUM_BARRIERS).  S_FULL and P_FULL belong to
+ * the two S/P buffers, O_FULL, C_FULL and C_EMPTY to the query tiles. */
 enum sm100_bar {
-    BAR_S_FULL = 0,                       /* [2] MMA -> softmax i: S_i ready */
-    BAR_O_FULL = 2,                       /* [2] MMA -> correction: P_i V done */
-    BAR_C_FULL = 4,                       /* [2] softmax i -> correction: alpha */
-    BAR_C_EMPTY = 6,                      /* [2] correction -> softmax i: O_i rescaled */
-    BAR_P_FULL = 8,                       /* [2][PV_STAGES] softmax i -> MMA: P half */
-    BAR_Q1_FULL = BAR_P_FULL + 2 * FA4_PV_STAGES,   /* [QK_CHUNKS] Q tile 1 */
-    BAR_RING = BAR_Q1_FULL + FA4_QK_CHUNKS,
+    BAR_S_FULL = 0,                       /* [2] MMA -> softmax: S buffer b ready */
+    BAR_P_FULL = 2,                       /* [2][PV_STAGES] softmax -> MMA: P half */
+    BAR_O_FULL = BAR_P_FULL + 2 * FA4_PV_STAGES,   /* [Q_TILES] MMA -> correction: P_i V done */
+    BAR_C_FULL = BAR_O_FULL + FA4_Q_TILES,         /* [Q_TILES] softmax i -> correction: alpha */
+    BAR_C_EMPTY = BAR_C_FULL + FA4_Q_TILES,        /* [Q_TILES] correction -> softmax i: O_i rescaled */
+    BAR_Q1_FULL = BAR_C_EMPTY + FA4_Q_TILES,       /* [QK_CHUNKS] Q tile 1 (2Q only) */
+    BAR_RING = BAR_Q1_FULL + (FA4_Q_TILES == 2 ? FA4_QK_CHUNKS : 0),
 #if FA4_FUSED_KV
     BAR_TOTAL = BAR_RING + 2 * FA4_KV_SLOTS   /* full[slots], empty[slots] */
 #else
@@ -109,9 +131,33 @@ enum sm100_bar {
 static_assert(BAR_TOTAL == FA4_NUM_BARRIERS && FA4_SMEM_BAR_SIZE == 8 * FA4_NUM_BARRIERS,
               "barrier map differs from the budget's count");
 
+/* The kernel's own account of what it reaches, from its tile sizes and
+ * barrier enum (not the budget's offsets), kept in the module so that
+ * tests/test_sm100_ptx.c can hold it against the budget: bytes of dynamic
+ * shared memory (Q tiles, the ring, CORR, barriers, TMEM pointer and the
+ * 1024 B the base may be moved up by), and TMEM columns (S0, S1, then one
+ * O per query tile). */
+#if FA4_FUSED_KV
+#define SM100_RING_BYTES (FA4_KV_SLOTS * (SM100_K_TILE_BYTES > SM100_V_TILE_BYTES \
+                                          ? SM100_K_TILE_BYTES : SM100_V_TILE_BYTES))
+#else
+#define SM100_RING_BYTES (FA4_KV_SLOTS * (SM100_K_TILE_BYTES + SM100_V_TILE_BYTES))
+#endif
+extern "C" __device__ const u32 fa4_sm100_smem_reach =
+    FA4_Q_TILES * SM100_Q_TILE_BYTES + SM100_RING_BYTES + FA4_Q_TILES * 128 * 4
+    + 8 * BAR_TOTAL + 4 + 1024;
+extern "C" __device__ const u32 fa4_sm100_tmem_reach = 2 * FA4_BN + FA4_Q_TILES * FA4_PAD_DV;
+
+/* The S/P buffer of query tile I at key block J (2Q: the tile's own; 1Q:
+ * alternating), the parity of its S_FULL / P_FULL phase, its TMEM column. */
+FA4_DEV int s_buf(int i, int j) { return FA4_Q_TILES == 2 ? i : j & 1; }
+FA4_DEV u32 s_phase(int j) { return (u32)(FA4_Q_TILES == 2 ? j : j >> 1) & 1u; }
+FA4_DEV u32 s_col(int b) { return b ? FA4_TMEM_S1 : FA4_TMEM_S0; }
+
 /* Per-CTA constants every role shares. */
 struct sm100_ctx {
-    u32 smem;        /* shared address of the dynamic base */
+    u32 smem;        /* shared address of the 1024-aligned base */
+    u8 *base;        /* the same byte, as a generic pointer */
     u32 tmem;        /* TMEM base address (lane 0, first column) */
     int m0;          /* first query row of the CTA */
     int head, kv_head, batch;
@@ -178,34 +224,37 @@ FA4_DEV bool key_visible(const fa4_params &p, int row, int key)
     return true;
 }
 
-/* The dynamic shared memory, 1024-aligned (no static smem, so the base is
- * the start of the CTA's window; fa4_fwd checks it). */
-extern __shared__ __align__(1024) u8 fa4_smem[];
+/* The dynamic shared memory.  CUDA promises only 16 B alignment of its
+ * start, so fa4_fwd rounds it up to 1024 B (128 B swizzle repeat, and
+ * descriptors with base offset 0) inside the budget's FA4_SMEM_SLACK.
+ * Declared 16-aligned so the compiler cannot fold the rounding away. */
+extern __shared__ __align__(16) u8 fa4_smem[];
+
+#include "sm100/blocks.h"
+
+/* The key blocks rows [ROW0, ROW0 + ROWS) visit and see whole. */
+FA4_DEV sm100_blocks tile_blocks(const fa4_params &p, int row0, int rows)
+{
+#if FA4_MASK
+    return sm100_block_range(row0, rows, p.seqlen_q, p.seqlen_k, p.window_left,
+                             p.window_right, FA4_BN);
+#else
+    return sm100_block_range(row0, rows, p.seqlen_q, p.seqlen_k, -1, -1, FA4_BN);
+#endif
+}
+
+/* The KV blocks any of the CTA's rows can see: the loop bounds every
+ * role shares (blocks no row sees are never loaded). */
+FA4_DEV void kv_range(const fa4_params &p, int m0, int &n_begin, int &n)
+{
+    const sm100_blocks b = tile_blocks(p, m0, FA4_BM);
+    n_begin = b.begin;
+    n = b.end - b.begin;
+}
 
 #include "sm100/mainloop.cuh"
 #include "sm100/softmax.cuh"
 #include "sm100/correction.cuh"
-
-/* The KV blocks any of the CTA's 256 rows can see. */
-FA4_DEV void kv_range(const fa4_params &p, int m0, int &n_begin, int &n)
-{
-    int hi = p.seqlen_k, lo = 0;
-#if FA4_MASK
-    {
-        int diag = p.seqlen_k - p.seqlen_q;
-        if (p.window_right >= 0) {
-            int last = m0 + FA4_BM - 1 + diag + p.window_right + 1;
-            hi = last < hi ? last : hi;
-        }
-        if (p.window_left >= 0) {
-            int first = m0 + diag - p.window_left;
-            lo = first > 0 ? first : 0;
-        }
-    }
-#endif
-    n_begin = lo / FA4_BN;
-    n = hi > lo ? (hi + FA4_BN - 1) / FA4_BN - n_begin : 0;
-}
 
 extern "C" __global__ void __launch_bounds__(FA4_THREADS, 1)
 fa4_fwd(const __grid_constant__ fa4_params p,
@@ -218,25 +267,25 @@ fa4_fwd(const __grid_constant__ fa4_params p,
     const int warp = warp_id_uniform();
     int m_block = (int)blockIdx.x;
 
-    (void)tm_o;
 #if FA4_CAUSAL
     m_block = p.m_blocks - 1 - m_block;        /* longest tiles first */
 #endif
-    c.smem = smem_u32(fa4_smem);
+    {
+        const u32 raw = smem_u32(fa4_smem);
+        c.smem = (raw + 1023u) & ~1023u;
+        c.base = fa4_smem + (c.smem - raw);
+    }
     c.m0 = m_block * FA4_BM;
     c.head = (int)blockIdx.y;
     c.kv_head = c.head / p.group;
     c.batch = (int)blockIdx.z;
     kv_range(p, c.m0, c.n_begin, c.n);
-    /* The layout's offsets assume a 1024-aligned base (no static smem). */
-    if (c.smem & 1023u)
-        __trap();
 
     if (threadIdx.x == 0) {
         int i;
         for (i = 0; i < BAR_TOTAL; i++) {
             u32 count = 1;                    /* TMA tx, tcgen05.commit */
-            if ((i >= BAR_C_FULL && i < BAR_Q1_FULL))
+            if ((i >= BAR_P_FULL && i < BAR_O_FULL) || (i >= BAR_C_FULL && i < BAR_Q1_FULL))
                 count = 128;                  /* one warpgroup's arrivals */
             mbarrier_init(bar_addr(c, i), count);
         }
@@ -246,6 +295,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
         prefetch_tensormap(&tm_q);
         prefetch_tensormap(&tm_k);
         prefetch_tensormap(&tm_v);
+        prefetch_tensormap(&tm_o);
     }
     if (warp == 13) {
         tcgen05_alloc<FA4_TMEM_COLS>(c.smem + FA4_SMEM_TMEMPTR_OFF);
@@ -254,12 +304,12 @@ fa4_fwd(const __grid_constant__ fa4_params p,
     tcgen05_fence_before_thread_sync();
     __syncthreads();
     tcgen05_fence_after_thread_sync();
-    c.tmem = *(volatile u32 *)(fa4_smem + FA4_SMEM_TMEMPTR_OFF);
+    c.tmem = *(volatile u32 *)(c.base + FA4_SMEM_TMEMPTR_OFF);
 
-    if (warp < 8)
+    if (warp < 4 * FA4_Q_TILES)                /* 1Q: warps 4-7 idle */
         softmax_warpgroup(p, c, warp >> 2, warp & 3);
-    else if (warp < 12)
-        correction_warpgroup(p, c, warp & 3);
+    else if (warp >= 8 && warp < 12)
+        correction_warpgroup(p, c, &tm_o, warp & 3);
     else if (warp == 12)
         load_warp(p, c, &tm_q, &tm_k, &tm_v);
     else if (warp == 13)

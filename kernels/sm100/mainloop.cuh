@@ -19,7 +19,7 @@ FA4_DEV void load_warp(const fa4_params &p, const sm100_ctx &c,
 
     if (c.n == 0 || !elect_one_sync())
         return;
-    for (ch = 0; ch < SM100_DQK_CHUNKS; ch++) {
+    for (ch = 0; FA4_Q_TILES == 2 && ch < SM100_DQK_CHUNKS; ch++) {
         u32 bar = bar_addr(c, BAR_Q1_FULL + ch);
         mbarrier_arrive_expect_tx(bar, SM100_Q_CHUNK_BYTES);
         tma_load_4d(c.smem + FA4_SMEM_Q_OFF + SM100_Q_TILE_BYTES + ch * SM100_Q_CHUNK_BYTES,
@@ -58,13 +58,14 @@ FA4_DEV void load_warp(const fa4_params &p, const sm100_ctx &c,
     }
 }
 
-/* S_i = Q_i K_j^T (M 128, N BN, K padded depth), both K-major in smem. */
+/* S = Q_i K_j^T into tile i's S buffer for block j (M 128, N BN, K padded
+ * depth), both K-major in smem. */
 FA4_DEV void mma_s(const sm100_ctx &c, int i, int j)
 {
     constexpr u32 idesc = umma_idesc_f16(FA4_DTYPE == 1, 128, FA4_BN, 0, 0);
     const u32 q = c.smem + FA4_SMEM_Q_OFF + (u32)i * SM100_Q_TILE_BYTES;
     const u32 k = k_tile(c, j);
-    const u32 d = c.tmem + (i ? FA4_TMEM_S1 : FA4_TMEM_S0);
+    const u32 d = c.tmem + s_col(s_buf(i, j));
     int kk;
 
 #pragma unroll
@@ -85,13 +86,13 @@ FA4_DEV void mma_s(const sm100_ctx &c, int i, int j)
 }
 
 /* O_i (+)= P_i V_j for key half H: P from TMEM (bf16 pairs per column,
- * aliasing S_i), V MN-major in smem (LBO = distance between 64-wide boxes
- * of dv, SBO = 8 keys x 128 B, k16 step = 16 keys x 128 B). */
+ * aliasing S in its buffer), V MN-major in smem (LBO = distance between
+ * 64-wide boxes of dv, SBO = 8 keys x 128 B, k16 step = 16 keys x 128 B). */
 FA4_DEV void mma_pv(const sm100_ctx &c, int i, int j, int h)
 {
     constexpr u32 idesc = umma_idesc_f16(FA4_DTYPE == 1, 128, FA4_PAD_DV, 0, 1);
     const u32 v = v_tile(c, j);
-    const u32 s = c.tmem + (i ? FA4_TMEM_S1 : FA4_TMEM_S0);
+    const u32 s = c.tmem + s_col(s_buf(i, j));
     const u32 d = c.tmem + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
     const int steps = FA4_BN / 16 / FA4_PV_STAGES;
     int kk;
@@ -110,7 +111,7 @@ FA4_DEV void mma_pv_tile(const sm100_ctx &c, int i, int j)
 {
     int h;
     for (h = 0; h < FA4_PV_STAGES; h++) {
-        mbarrier_wait(bar_addr(c, BAR_P_FULL + i * FA4_PV_STAGES + h), (u32)j & 1u);
+        mbarrier_wait(bar_addr(c, BAR_P_FULL + s_buf(i, j) * FA4_PV_STAGES + h), s_phase(j));
         tcgen05_fence_after_thread_sync();
         mma_pv(c, i, j, h);
     }
@@ -126,17 +127,29 @@ FA4_DEV void release_k(const sm100_ctx &c, int j)
 }
 
 /* MMA warp, one elected thread issues everything.  Order per step j:
- *   P0 V_{j-1} | S0 = Q0 K_j | P1 V_{j-1} | S1 = Q1 K_j
- * P_i aliases S_i, so P_i V_{j-1} is issued before S_i of step j
- * overwrites those columns (tcgen05.mma from one thread run in issue
- * order -- PTX ISA; unverified here). */
+ *   2Q:  P0 V_{j-1} | S0 = Q0 K_j | P1 V_{j-1} | S1 = Q1 K_j
+ *   1Q:  S_j = Q K_j (buffer j % 2) | P_{j-1} V_{j-1} (the other buffer)
+ * P aliases S in its buffer, so the P V that reads a buffer is issued
+ * before the next S overwrites it (tcgen05.mma from one thread run in
+ * issue order -- PTX ISA; unverified here). */
 FA4_DEV void mma_warp(const sm100_ctx &c)
 {
     int j;
 
     if (c.n == 0 || !elect_one_sync())
         return;
-    for (j = 0; j < c.n; j++) {
+    for (j = 0; FA4_Q_TILES == 1 && j < c.n; j++) {
+        mma_s(c, 0, j);
+        tcgen05_commit(bar_addr(c, BAR_S_FULL + s_buf(0, j)));
+        if (j > 0) {
+            mbarrier_wait(v_full(c, j - 1), v_phase(j - 1));
+            tcgen05_fence_after_thread_sync();
+            mma_pv_tile(c, 0, j - 1);
+            tcgen05_commit(v_empty(c, j - 1));
+        }
+        release_k(c, j);
+    }
+    for (j = 0; FA4_Q_TILES == 2 && j < c.n; j++) {
         if (j > 0) {
             mbarrier_wait(v_full(c, j - 1), v_phase(j - 1));
             tcgen05_fence_after_thread_sync();
@@ -155,7 +168,8 @@ FA4_DEV void mma_warp(const sm100_ctx &c)
     mbarrier_wait(v_full(c, c.n - 1), v_phase(c.n - 1));
     tcgen05_fence_after_thread_sync();
     mma_pv_tile(c, 0, c.n - 1);
-    mma_pv_tile(c, 1, c.n - 1);
+    if (FA4_Q_TILES == 2)
+        mma_pv_tile(c, 1, c.n - 1);
     tcgen05_commit(v_empty(c, c.n - 1));
 }
 

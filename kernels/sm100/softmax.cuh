@@ -3,7 +3,9 @@
 ** owns row t of query tile i (TMEM lane t).  Per KV step: S from TMEM in
 ** 16-column chunks, row max (pass 1), lazy rescale decision, alpha to the
 ** correction warpgroup through CORR, then exp2 and P back into TMEM over
-** S in two halves (pass 2).  Base-2 online softmax, FA4 tricks: rescale
+** S in two halves (pass 2); key blocks the tile's rows see whole skip the
+** per-element mask, and blocks they never see are not computed (P = 0).
+** Base-2 online softmax, FA4 tricks: rescale
 ** only when the max grew by more than 2^FA4_RESCALE_THRESHOLD, and
 ** FA4_EXP2_EMU_PCT % of exp2 on the FMA units.
 ** UNVERIFIED ON HARDWARE (see kernel.cuh).
@@ -25,37 +27,98 @@ FA4_DEV u32 pack_p(float lo, float hi)
 #endif
 }
 
+/* Pass 1 over S of key block KEY0: the row max of the scaled scores,
+ * with the per-element mask when MASKED. */
+template <bool MASKED>
+FA4_DEV float row_max(const fa4_params &p, u32 s_col, int row, int key0, float sc)
+{
+    float mx = SM100_NEG_INF;
+    int ch, e;
+
+    for (ch = 0; ch < FA4_BN / 16; ch++) {
+        u32 v[16];
+        tcgen05_ld_32x32b_x16(v, s_col + (u32)ch * 16);
+        tcgen05_wait_ld();
+#pragma unroll
+        for (e = 0; e < 16; e++)
+            if (!MASKED || key_visible(p, row, key0 + ch * 16 + e))
+                mx = fmaxf(mx, __uint_as_float(v[e]) * sc);
+    }
+    return mx;
+}
+
+/* Pass 2 over half H of S: P = exp2(s * sc - ms) (0 where masked, when
+ * MASKED) packed back into TMEM over S; returns the half's row sum. */
+template <bool MASKED>
+FA4_DEV float exp_half(const fa4_params &p, u32 s_col, int row, int key0, int h,
+                       float sc, float ms)
+{
+    const int emu = 16 * FA4_EXP2_EMU_PCT / 100;      /* per 16-column chunk */
+    float sum = 0.0f;
+    int ch, e;
+
+    for (ch = h * (FA4_BN / 32); ch < (h + 1) * (FA4_BN / 32); ch++) {
+        u32 v[16], pk[8];
+        float pr[16];
+        tcgen05_ld_32x32b_x16(v, s_col + (u32)ch * 16);
+        tcgen05_wait_ld();
+#pragma unroll
+        for (e = 0; e < 16; e++) {
+            float x = __uint_as_float(v[e]) * sc - ms;
+            float y = e < emu ? exp2_fma(x) : ex2_approx_ftz_f32(x);
+            pr[e] = !MASKED || key_visible(p, row, key0 + ch * 16 + e) ? y : 0.0f;
+            sum += pr[e];
+        }
+#pragma unroll
+        for (e = 0; e < 8; e++)
+            pk[e] = pack_p(pr[2 * e], pr[2 * e + 1]);
+        /* P columns 16ch..16ch+15 packed into TMEM columns 8ch..8ch+7
+           of S_i: already read (they hold S columns < 16ch + 8). */
+        tcgen05_st_32x32b_x8(s_col + (u32)ch * 8, pk);
+    }
+    return sum;
+}
+
+/* Half H of P all zero: a key block no row of the tile sees. */
+FA4_DEV void zero_half(u32 s_col, int h)
+{
+    const u32 z[8] = { 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u };
+    int ch;
+
+    for (ch = h * (FA4_BN / 32); ch < (h + 1) * (FA4_BN / 32); ch++)
+        tcgen05_st_32x32b_x8(s_col + (u32)ch * 8, z);
+}
+
 FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
                                int wq)
 {
     const int r = wq * 32 + (int)(threadIdx.x & 31);   /* lane = row */
     const int row = c.m0 + i * 128 + r;
     const u32 lane_base = (u32)(wq * 32) << 16;
-    const u32 s_col = c.tmem + lane_base + (i ? FA4_TMEM_S1 : FA4_TMEM_S0);
-    float *corr = (float *)(fa4_smem + FA4_SMEM_CORR_OFF) + i * 128;
+    float *corr = (float *)(c.base + FA4_SMEM_CORR_OFF) + i * 128;
     const float sc = p.scale_log2;
-    const int emu = 16 * FA4_EXP2_EMU_PCT / 100;      /* per 16-column chunk */
+    /* Masked-tile skipping: of the CTA's blocks, those this tile's rows
+       never see are not computed (P = 0), and those they see whole skip
+       the per-element mask (sm100/blocks.h; uniform over the warpgroup). */
+    const sm100_blocks tb = tile_blocks(p, c.m0 + i * 128, 128);
     float m = SM100_NEG_INF, l = 0.0f;
     int j;
 
     for (j = 0; j < c.n; j++) {
-        const int key0 = (c.n_begin + j) * FA4_BN;
+        const int blk = c.n_begin + j, key0 = blk * FA4_BN, b = s_buf(i, j);
+        const u32 s_at = c.tmem + lane_base + s_col(b);
+        const bool none = blk < tb.begin || blk >= tb.end;
+        const bool full = blk >= tb.full_begin && blk < tb.full_end;
         float mx = SM100_NEG_INF, alpha = 1.0f, ms, sum = 0.0f;
-        int ch, e, h;
+        int h;
 
-        mbarrier_wait(bar_addr(c, BAR_S_FULL + i), (u32)j & 1u);
+        mbarrier_wait(bar_addr(c, BAR_S_FULL + b), s_phase(j));
         tcgen05_fence_after_thread_sync();
 
         /* pass 1: row max of the scaled, masked scores */
-        for (ch = 0; ch < FA4_BN / 16; ch++) {
-            u32 v[16];
-            tcgen05_ld_32x32b_x16(v, s_col + (u32)ch * 16);
-            tcgen05_wait_ld();
-#pragma unroll
-            for (e = 0; e < 16; e++)
-                if (key_visible(p, row, key0 + ch * 16 + e))
-                    mx = fmaxf(mx, __uint_as_float(v[e]) * sc);
-        }
+        if (!none)
+            mx = full ? row_max<false>(p, s_at, row, key0, sc)
+                      : row_max<true>(p, s_at, row, key0, sc);
 
         /* lazy rescale: keep the stale max unless it grew by > threshold;
            the final 1/l uses the same stale max, so results stay exact. */
@@ -70,30 +133,21 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
 
         /* pass 2: P = exp2(s - max) over S, in two halves */
         for (h = 0; h < FA4_PV_STAGES; h++) {
-            for (ch = h * (FA4_BN / 32); ch < (h + 1) * (FA4_BN / 32); ch++) {
-                u32 v[16], pk[8];
-                float pr[16];
-                tcgen05_ld_32x32b_x16(v, s_col + (u32)ch * 16);
-                tcgen05_wait_ld();
-#pragma unroll
-                for (e = 0; e < 16; e++) {
-                    float x = __uint_as_float(v[e]) * sc - ms;
-                    float y = e < emu ? exp2_fma(x) : ex2_approx_ftz_f32(x);
-                    pr[e] = key_visible(p, row, key0 + ch * 16 + e) ? y : 0.0f;
-                    sum += pr[e];
-                }
-#pragma unroll
-                for (e = 0; e < 8; e++)
-                    pk[e] = pack_p(pr[2 * e], pr[2 * e + 1]);
-                /* P columns 16ch..16ch+15 packed into TMEM columns 8ch..8ch+7
-                   of S_i: already read (they hold S columns < 16ch + 8). */
-                tcgen05_st_32x32b_x8(s_col + (u32)ch * 8, pk);
-            }
+            if (none)
+                zero_half(s_at, h);
+            else if (full)
+                sum += exp_half<false>(p, s_at, row, key0, h, sc, ms);
+            else
+                sum += exp_half<true>(p, s_at, row, key0, h, sc, ms);
             tcgen05_wait_st();
-            if (h == 0)   /* O_i must be rescaled before P_i V is added */
+            if (h == 0) { /* O_i must be rescaled before P_i V is added */
                 mbarrier_wait(bar_addr(c, BAR_C_EMPTY + i), (u32)j & 1u);
+                /* what follows in TMEM is ordered after the wait (the
+                   rule tests/test_sm100_ptx.c checks for every wait) */
+                tcgen05_fence_after_thread_sync();
+            }
             tcgen05_fence_before_thread_sync();
-            mbarrier_arrive(bar_addr(c, BAR_P_FULL + i * FA4_PV_STAGES + h));
+            mbarrier_arrive(bar_addr(c, BAR_P_FULL + b * FA4_PV_STAGES + h));
         }
         l = l * alpha + sum;
     }

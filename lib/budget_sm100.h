@@ -1,0 +1,51 @@
+/*
+** budget_sm100.h -- the arithmetic of the sm100 budget model
+** (budget_sm100.c): the shape a (problem, config) takes under the seeds'
+** rules (KERNEL_NOTES.md, "SM100 budgets"), before budget_fit() asks
+** whether the kernel runs it.  The library's one entry is budget_fit();
+** this one lets tests check the seeds' numbers for layouts the kernel
+** does not build (fp8).
+*/
+#ifndef FA4_BUDGET_SM100_H
+#define FA4_BUDGET_SM100_H
+
+#include "fa4.h"
+#include "device.h"
+
+#define SM100_MMA_M        128      /* query rows of one tcgen05.mma tile */
+#define SM100_SLACK        1024     /* the kernel aligns its smem base up to 1024 B */
+
+typedef struct sm100_shape {
+    int q_tiles;            /* query tiles of MMA_M rows per CTA: 2 or 1 */
+    int bm;                 /* q_tiles * 128 */
+    int esize, swizzle, swz_elems, mma_k;
+    int dqk, dv, pad_qk, pad_dv;
+    int bn;
+    int qk_chunks;          /* depth chunks of Q1 (and of K in split mode) */
+    int k_chunks;           /* barrier pairs per K stage (split); 1 if fused */
+    int slots;              /* ring tiles (fused) or K+V stages (split) */
+    int fused;
+    int stages;             /* fused: slots; split: slots / 2 */
+    int nbar;               /* mbarriers, all of them */
+    /* Region bytes, the one account that the budget sums and the layout
+       places: Q, the ring (fused: kv; split: k and v), CORR, barriers. */
+    int q_bytes, kv_bytes, k_bytes, v_bytes, corr_bytes, bar_bytes;
+    int regions;            /* bytes, exact sum of the regions */
+    int smem;               /* regions + SM100_SLACK: what a launch requests */
+    int tmem_used;          /* columns the map reaches: 2 * bn + q_tiles * pad_dv */
+    int tmem_s1, tmem_o0, tmem_o1;   /* o1: -1 with one query tile */
+} sm100_shape;
+
+/*
+** The shape of CONFIG for PROBLEM on DEV (DEV may be NULL: the seeds'
+** 232,448 B and 512 columns).  bn 0 and stages 0 are the automatic
+** choices of the seeds' rules (the TMEM bound, then the slot rule); bm,
+** q_tiles and swizzle 0 take the family's.  Any dtype the seeds describe
+** (fp8 included) is sized here.  Returns FA4_OK, or FA4_ENOFIT /
+** FA4_EINVAL / FA4_ENOTSUP with WHY.  Pure; thread-safe.
+*/
+fa4_status budget_sm100_shape(sm100_shape *out, const device_limits *dev,
+                              const fa4_problem *problem, const fa4_config *config,
+                              char *why, size_t why_size);
+
+#endif

@@ -1,0 +1,137 @@
+/*
+** test_sm100_mask.c -- masked-tile skipping of the sm100 kernel: the loop
+** bounds of kernels/sm100/blocks.h (which key blocks a CTA or a query tile
+** visits, and which of them need no per-element mask) against every
+** (row, key) pair of FlashAttention's bottom-right aligned causal and
+** sliding-window masks, on fixed cases and on random ones from a printed
+** seed.  The kernel runs these functions as they are here; nothing runs
+** on a GPU.
+*/
+#include <stdlib.h>
+
+#include "tap.h"
+#include "sm100/blocks.h"
+
+/* The kernel's per-element rule (kernels/sm100/kernel.cuh, key_visible). */
+static int visible(int row, int key, int seqlen_q, int seqlen_k, int wl, int wr)
+{
+    int d = row + seqlen_k - seqlen_q;
+
+    if (key >= seqlen_k)
+        return 0;
+    if (wl >= 0 && key < d - wl)
+        return 0;
+    if (wr >= 0 && key > d + wr)
+        return 0;
+    return 1;
+}
+
+/* Compare sm100_block_range() with every pair; "" into BAD when block b
+** is visited exactly when some row sees one of its keys, and mask-free
+** exactly when every row sees all of them. */
+static void check_case(char *bad, size_t n, int row0, int rows, int sq, int sk, int wl,
+                       int wr, int bn)
+{
+    const sm100_blocks b = sm100_block_range(row0, rows, sq, sk, wl, wr, bn);
+    const int last = row0 + rows < sq ? row0 + rows : sq;
+    int blk, r, k;
+
+    bad[0] = '\0';
+    if (b.begin > b.end || b.full_begin > b.full_end ||
+        (b.full_end > b.full_begin && (b.full_begin < b.begin || b.full_end > b.end))) {
+        snprintf(bad, n, "ranges [%d, %d) full [%d, %d) out of order", b.begin, b.end,
+                 b.full_begin, b.full_end);
+        return;
+    }
+    for (blk = 0; blk <= (sk + bn - 1) / bn && !bad[0]; blk++) {
+        int any = 0, all = last > row0;
+        for (r = row0; r < last; r++)
+            for (k = blk * bn; k < blk * bn + bn; k++) {
+                int v = visible(r, k, sq, sk, wl, wr);
+                any |= v;
+                all &= v;
+            }
+        if (any != (blk >= b.begin && blk < b.end))
+            snprintf(bad, n, "block %d: %s row sees a key, visited range [%d, %d)", blk,
+                     any ? "a" : "no", b.begin, b.end);
+        else if (all != (blk >= b.full_begin && blk < b.full_end))
+            snprintf(bad, n, "block %d: %s seen whole, full range [%d, %d)", blk,
+                     all ? "is" : "not", b.full_begin, b.full_end);
+    }
+}
+
+/* A sequence length in 1..577: half of them on a multiple of 64 or one
+** off it, where block and window edges meet. */
+static int length(void)
+{
+    int n = 64 * (1 + rand() % 9) + rand() % 3 - 1;
+    return rand() % 2 ? n : 1 + rand() % 577;
+}
+
+/* A window bound: one of 0..299, or near a multiple of 64. */
+static int bound(void)
+{
+    return rand() % 2 ? rand() % 300 : 64 * (rand() % 5) + rand() % 3 - 1 + 1;
+}
+
+int main(void)
+{
+    static const int bns[] = { 64, 96, 128, 192, 256 };
+    char bad[256] = "";
+    unsigned seed;
+    sm100_blocks b;
+    int i, done = 0;
+
+    plan_lazy();
+
+    /* causal, seqlen 1000, bn 128, the CTA of rows 0..255 (2Q) */
+    b = sm100_block_range(0, 256, 1000, 1000, -1, 0, 128);
+    ok(b.begin == 0 && b.end == 2, "causal 1000/1000 bn 128: the CTA of rows 0..255 "
+       "visits blocks [0, 2)");
+    b = sm100_block_range(0, 128, 1000, 1000, -1, 0, 128);
+    ok(b.begin == 0 && b.end == 1 && b.full_begin == b.full_end,
+       "its first query tile (rows 0..127) visits block 0 only, and masks it");
+    b = sm100_block_range(128, 128, 1000, 1000, -1, 0, 128);
+    ok(b.begin == 0 && b.end == 2 && b.full_begin == 0 && b.full_end == 1,
+       "its second (rows 128..255) sees block 0 whole and masks block 1");
+    b = sm100_block_range(768, 256, 1000, 1000, -1, 0, 128);
+    ok(b.begin == 0 && b.end == 8 && b.full_begin == 0 && b.full_end == 6,
+       "the last CTA (rows 768..999) visits [0, 8), [0, 6) without a mask");
+    /* no mask: only the ragged tail needs one */
+    b = sm100_block_range(0, 256, 300, 500, -1, -1, 128);
+    ok(b.begin == 0 && b.end == 4 && b.full_begin == 0 && b.full_end == 3,
+       "unmasked 300/500 bn 128: blocks [0, 4), the tail block 3 masked");
+    /* a sliding window skips blocks on both sides */
+    b = sm100_block_range(2048, 128, 4096, 4096, 256, 0, 128);
+    ok(b.begin == 14 && b.end == 17 && b.full_begin == 15 && b.full_end == 16,
+       "window (256, 0) at rows 2048..2175: blocks [14, 17), only block 15 without a mask");
+    /* seqlen_q > seqlen_k: the first rows see nothing */
+    b = sm100_block_range(0, 128, 1000, 200, -1, 0, 64);
+    ok(b.begin == b.end, "causal 1000/200: rows 0..127 see no key (aligned bottom-right), "
+       "no block visited");
+    b = sm100_block_range(1024, 128, 1000, 1000, -1, -1, 128);
+    ok(b.begin == b.end, "a tile past seqlen_q visits nothing");
+
+    seed = tap_seed();
+    srand(seed);
+    for (i = 0; i < 1500 && !bad[0]; i++) {
+        const int sq = length(), sk = length();
+        const int rows = rand() % 2 ? 128 : 256, bn = bns[rand() % 5];
+        const int row0 = rows * (rand() % ((sq + rows - 1) / rows + 1));
+        int wl = -1, wr = -1;
+        switch (rand() % 4) {
+        case 0: break;                                   /* none */
+        case 1: wr = 0; break;                           /* causal */
+        case 2: wl = bound(); wr = bound(); break;
+        case 3: wl = bound(); break;
+        }
+        check_case(bad, sizeof bad, row0, rows, sq, sk, wl, wr, bn);
+        if (bad[0])
+            diag("  rows %d+%d, seqlen %d/%d, window (%d, %d), bn %d: %s", row0, rows, sq,
+                 sk, wl, wr, bn, bad);
+        done++;
+    }
+    ok(!bad[0], "%d random cases: every block is visited exactly when some row sees a key "
+       "of it, and unmasked exactly when every row sees all of it", done);
+    return done_testing() ? 1 : 0;
+}

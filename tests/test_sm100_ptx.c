@@ -1,0 +1,745 @@
+/*
+** test_sm100_ptx.c -- static checks that stand in for the sm_100 GPU we do
+** not have.  A sample of sm100 variants (2Q fused and split rings, K
+** staged by depth chunk, head_dim_v < head_dim_qk, causal and not, bf16
+** and fp16) is compiled by NVRTC for sm_100a and its PTX is read for what
+** the mode needs:
+**   - tcgen05.mma cta_group::1 kind::f16 only; S = Q K^T from two smem
+**     descriptors (M 128, N = BN, both K-major), O += P V with P from TMEM
+**     (M 128, N = padded dv, V MN-major); whole k-steps; the descriptor
+**     constants (128 B swizzle, SBO 1024, LBO 16 or BN x 128 B);
+**   - tcgen05.ld / st: 32x32b shapes (a warp reaches its 32 lanes), as
+**     many registers as the shape moves; no register of a load read
+**     before tcgen05.wait::ld; every store waited (wait::st) and fenced
+**     (fence::before_thread_sync) before the next mbarrier arrive; every
+**     TMEM access after an mbarrier wait fenced (fence::after_thread_sync);
+**   - tcgen05.commit: the arrive::one form of cta_group::1, each on a
+**     barrier of the BAR region initialised with count 1;
+**   - one tcgen05.alloc and one dealloc of the budget's column count; the
+**     kernel's own TMEM and smem reach (fa4_sm100_*_reach, from its tile
+**     sizes and barrier enum) equal to the budget's map and request;
+**   - the epilogue: one TMA store of O per 64 columns, each reading shared
+**     memory fenced for the async proxy (fence.proxy.async after the
+**     st.shared that staged it, on every path), the bulk group waited on
+**     before the kernel exits;
+**   - the smem base rounded up to 1024 B at run time, no trap, no static
+**     shared memory, no spills, at most 128 registers.
+** With an nvdisasm (FA4_NVDISASM, or $CUDA_HOME/bin) the SASS is counted
+** too: at least as many UTCHMMA, UTCBAR, LDTM, STTM and UTMASTG as the
+** PTX has MMAs, commits, TMEM loads and stores and TMA stores of O (ptxas
+** may duplicate code), none of the MMAs 2-CTA, and no local-memory
+** access.  Without one that line is a skip.  Nothing here runs a kernel.
+*/
+#include <ctype.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "budget.h"
+#include "config.h"
+#include "family.h"
+#include "jit.h"
+#include "compile_test_util.h"
+
+/* The PTX as lines; each line's text trimmed of leading blanks. */
+typedef struct ptx_text {
+    char **line;
+    int n;
+} ptx_text;
+
+static void ptx_split(ptx_text *t, char *text)
+{
+    char *s, *nl;
+    int cap = 1024;
+
+    t->n = 0;
+    t->line = malloc(sizeof *t->line * (size_t)cap);
+    for (s = text; s && *s; s = nl ? nl + 1 : NULL) {
+        nl = strchr(s, '\n');
+        if (nl)
+            *nl = '\0';
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (t->n == cap)
+            t->line = realloc(t->line, sizeof *t->line * (size_t)(cap *= 2));
+        t->line[t->n++] = s;
+    }
+}
+
+static int starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* 1 when LINE names register REG as a whole token (%r12, not %r123). */
+static int uses_reg(const char *line, const char *reg)
+{
+    size_t n = strlen(reg);
+    const char *at;
+
+    for (at = strstr(line, reg); at; at = strstr(at + 1, reg))
+        if (!isalnum((unsigned char)at[n]) && at[n] != '_')
+            return 1;
+    return 0;
+}
+
+/* The first operand of an instruction line ("%r12" of "add.s32 %r12, ..."),
+** into BUF. */
+static const char *first_operand(char *buf, size_t size, const char *line)
+{
+    const char *s = line;
+    size_t k = 0;
+
+    while (*s && !isspace((unsigned char)*s))
+        s++;
+    while (isspace((unsigned char)*s))
+        s++;
+    while (*s && *s != ',' && *s != ';' && !isspace((unsigned char)*s) && k + 1 < size)
+        buf[k++] = *s++;
+    buf[k] = '\0';
+    return buf;
+}
+
+/* The immediate REG last received, before line AT, from an instruction
+** starting with OP whose last operand is a number ("mov.b32 %r5, 136;"
+** or, with OP "add.s32", "add.s32 %r5, %rB, 230400;" -- then *SRC gets
+** %rB).  1 when found. */
+static int def_imm(const ptx_text *t, int at, const char *reg, const char *op,
+                   long long *val, char *src, size_t src_size)
+{
+    char buf[64];
+    int i;
+
+    for (i = at - 1; i >= 0; i--) {
+        const char *l = t->line[i], *last;
+        if (!starts(l, op) || strcmp(first_operand(buf, sizeof buf, l), reg) != 0)
+            continue;
+        last = strrchr(l, ',');
+        if (!last)
+            return 0;
+        if (src) {
+            const char *c = strchr(l, ',') + 1;
+            size_t k = 0;
+            while (isspace((unsigned char)*c))
+                c++;
+            while (*c && *c != ',' && k + 1 < src_size)
+                src[k++] = *c++;
+            src[k] = '\0';
+        }
+        *val = strtoll(last + 1, NULL, 10);
+        return 1;
+    }
+    return 0;
+}
+
+/* The operands of a tcgen05.mma line: D, A, B, idesc registers; 1 for
+** the TMEM-A form ("[%rD], [%rA], %rdB, %rI"). */
+static int mma_operands(const char *l, char d[32], char a[32], char b[32], char id[32])
+{
+    const char *s = strchr(l, '[');
+    int ts;
+
+    d[0] = a[0] = b[0] = id[0] = '\0';
+    if (!s)
+        return -1;
+    ts = strchr(s + 1, '[') != NULL;
+    if (ts)
+        sscanf(s, "[%31[^]]], [%31[^]]], %31[^,], %31[^,]", d, a, b, id);
+    else
+        sscanf(s, "[%31[^]]], %31[^,], %31[^,], %31[^,]", d, a, b, id);
+    return ts;
+}
+
+/* What one variant must show; filled from its defines. */
+typedef struct expect {
+    int bn, pad_dqk, pad_dv, q_tiles, bf16;
+    int bar_off, bar_size;
+} expect;
+
+/* Check the MMA instructions; "" into BAD when all hold.  Counts out. */
+static void check_mma(char *bad, size_t bn, const ptx_text *t, const expect *e, int *nss,
+                      int *nts)
+{
+    int i;
+
+    *nss = *nts = 0;
+    bad[0] = '\0';
+    for (i = 0; i < t->n && !bad[0]; i++) {
+        const char *l = t->line[i];
+        char d[32], a[32], b[32], id[32], src[32];
+        long long idesc, desc;
+        int ts, n, m;
+
+        if (!starts(l, "tcgen05.mma"))
+            continue;
+        if (!starts(l, "tcgen05.mma.cta_group::1.kind::f16 ")) {
+            snprintf(bad, bn, "line %d: %.80s (want cta_group::1 kind::f16)", i + 1, l);
+            break;
+        }
+        ts = mma_operands(l, d, a, b, id);
+        if (ts < 0 || !def_imm(t, i, id, "mov.b32", &idesc, NULL, 0)) {
+            snprintf(bad, bn, "line %d: instruction descriptor %s not a constant", i + 1, id);
+            break;
+        }
+        n = (int)((idesc >> 17) & 63) * 8;
+        m = (int)((idesc >> 24) & 31) * 16;
+        if (((idesc >> 4) & 3) != 1 || ((idesc >> 7) & 7) != (e->bf16 ? 1 : 0) ||
+            ((idesc >> 10) & 7) != (e->bf16 ? 1 : 0) || m != 128 || ((idesc >> 15) & 1) ||
+            n != (ts ? e->pad_dv : e->bn) || ((idesc >> 16) & 1) != ts) {
+            snprintf(bad, bn, "line %d: idesc 0x%llx is M %d N %d, A/B format %lld/%lld, "
+                     "B %s-major; want M 128 N %d, %s, B %s-major", i + 1, idesc, m, n,
+                     (idesc >> 7) & 7, (idesc >> 10) & 7, ((idesc >> 16) & 1) ? "MN" : "K",
+                     ts ? e->pad_dv : e->bn, e->bf16 ? "bf16" : "f16", ts ? "MN" : "K");
+            break;
+        }
+        /* B's descriptor, and A's in the smem form: base | LBO | SBO | 1<<46 | layout */
+        {
+            const char *regs[2] = { b, a };
+            int k;
+            for (k = 0; k < (ts ? 1 : 2) && !bad[0]; k++) {
+                int lbo, sbo, want_lbo = ts ? e->bn * 128 : 16;
+                if (!def_imm(t, i, regs[k], "or.b64", &desc, src, sizeof src)) {
+                    snprintf(bad, bn, "line %d: descriptor %s has no constant part", i + 1,
+                             regs[k]);
+                    break;
+                }
+                lbo = (int)((desc >> 16) & 0x3FFF) << 4;
+                sbo = (int)((desc >> 32) & 0x3FFF) << 4;
+                if (((unsigned long long)desc >> 61) != 2 || sbo != 1024 || lbo != want_lbo ||
+                    !((desc >> 46) & 1))
+                    snprintf(bad, bn, "line %d: %s descriptor 0x%llx: layout %llu, LBO %d, "
+                             "SBO %d; want 2 (128 B swizzle), LBO %d, SBO 1024, version 1",
+                             i + 1, k ? "A" : "B", (unsigned long long)desc,
+                             (unsigned long long)desc >> 61, lbo, sbo, want_lbo);
+            }
+        }
+        if (ts)
+            ++*nts;
+        else
+            ++*nss;
+    }
+}
+
+/* The label a branch line jumps to ("@%p1 bra $L__BB0_7;"), into BUF;
+** NULL when LINE is not a branch.  *UNCOND: no predicate. */
+static const char *branch_target(char *buf, size_t size, const char *line, int *uncond)
+{
+    const char *s = line, *b;
+    size_t k = 0;
+
+    *uncond = line[0] != '@';
+    if (line[0] == '@')
+        while (*s && !isspace((unsigned char)*s))
+            s++;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!starts(s, "bra"))
+        return NULL;
+    for (b = s + 3; *b && !isspace((unsigned char)*b); b++)
+        ;
+    while (isspace((unsigned char)*b))
+        b++;
+    while (*b && *b != ';' && !isspace((unsigned char)*b) && k + 1 < size)
+        buf[k++] = *b++;
+    buf[k] = '\0';
+    return buf;
+}
+
+#define MAX_LD 256
+
+/* What may be outstanding on entry to a PTX line, over every path. */
+typedef struct flow {
+    unsigned char wait;          /* an mbarrier wait with no fence::after since */
+    unsigned char st;            /* 2: a tcgen05.st not waited; 1: waited, not fenced */
+    unsigned char gs;            /* an st.shared with no fence.proxy.async since */
+    unsigned char bulk;          /* a bulk store group not waited (wait_group.read) */
+    uint64_t ld[MAX_LD / 64];    /* tcgen05.ld i (i-th in the text) not waited */
+} flow;
+
+/* Merge B into A; 1 when A grew. */
+static int flow_merge(flow *a, const flow *b)
+{
+    int k, grew = 0;
+
+    if (b->wait > a->wait)
+        a->wait = b->wait, grew = 1;
+    if (b->st > a->st)
+        a->st = b->st, grew = 1;
+    if (b->gs > a->gs)
+        a->gs = b->gs, grew = 1;
+    if (b->bulk > a->bulk)
+        a->bulk = b->bulk, grew = 1;
+    for (k = 0; k < MAX_LD / 64; k++)
+        if ((a->ld[k] | b->ld[k]) != a->ld[k])
+            a->ld[k] |= b->ld[k], grew = 1;
+    return grew;
+}
+
+/*
+** tcgen05.ld / st: 32x32b shapes with the register count of .xN; and, over
+** every path of the control-flow graph (branches, loops): no destination
+** of a load read before tcgen05.wait::ld; each store waited (wait::st) and
+** fenced (fence::before_thread_sync) before any mbarrier arrive; no TMEM
+** load or store after an mbarrier wait without fence::after_thread_sync
+** in between; no TMA store of shared memory an st.shared wrote without
+** fence.proxy.async between them; no exit with a bulk store group not
+** waited on (wait_group.read).  Counts out (NTMA: TMA stores).
+*/
+static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *nst, int *ntma)
+{
+    flow *in = calloc((size_t)t->n + 1, sizeof *in);
+    int *succ = malloc(sizeof *succ * 2 * ((size_t)t->n + 1));
+    int *ld_of = malloc(sizeof *ld_of * ((size_t)t->n + 1));
+    char (*regs)[32][16] = calloc(MAX_LD, sizeof *regs);
+    int nreg[MAX_LD], i, k, changed;
+
+    *nld = *nst = *ntma = 0;
+    bad[0] = '\0';
+    /* Shapes, register lists, and each line's successors. */
+    for (i = 0; i < t->n && !bad[0]; i++) {
+        const char *l = t->line[i];
+        char label[96];
+        int uncond, x = 0, n = 0;
+        const char *s;
+
+        ld_of[i] = -1;
+        succ[2 * i] = i + 1;
+        succ[2 * i + 1] = -1;
+        if (branch_target(label, sizeof label, l, &uncond)) {
+            size_t len = strlen(label);
+            if (uncond)
+                succ[2 * i] = -1;
+            for (k = 0; k < t->n; k++)
+                if (!strncmp(t->line[k], label, len) && t->line[k][len] == ':')
+                    succ[2 * i + 1] = k;
+        } else if (starts(l, "ret;") || starts(l, "exit;")) {
+            succ[2 * i] = -1;
+        }
+        if (starts(l, "cp.async.bulk.tensor") && strstr(l, ".global.shared::cta"))
+            ++*ntma;
+        if (!starts(l, "tcgen05.ld.") && !starts(l, "tcgen05.st."))
+            continue;
+        if (!strstr(l, ".sync.aligned.32x32b.x") ||
+            sscanf(strstr(l, ".32x32b.x") + 9, "%d", &x) != 1) {
+            snprintf(bad, bn, "line %d: %.80s (want the 32x32b shape)", i + 1, l);
+            break;
+        }
+        if (*nld >= MAX_LD) {
+            snprintf(bad, bn, "more than %d tcgen05.ld", MAX_LD);
+            break;
+        }
+        for (s = strchr(l, '{'); s && *s && *s != '}' && n < 32; ) {
+            s++;
+            if (sscanf(s, " %15[^,} ]", regs[*nld][n]) == 1)
+                n++;
+            s = strpbrk(s, ",}");
+        }
+        if (n != x) {
+            snprintf(bad, bn, "line %d: .x%d moves %d registers here", i + 1, x, n);
+            break;
+        }
+        if (starts(l, "tcgen05.ld.")) {
+            nreg[*nld] = n;
+            ld_of[i] = (*nld)++;
+        } else {
+            ++*nst;
+        }
+    }
+    /* Forward may-analysis to a fixed point. */
+    for (changed = !bad[0]; changed; ) {
+        changed = 0;
+        for (i = 0; i < t->n; i++) {
+            const char *l = t->line[i];
+            flow out = in[i];
+            if (starts(l, "mbarrier.try_wait"))
+                out.wait = 1;
+            else if (starts(l, "tcgen05.fence::after_thread_sync"))
+                out.wait = 0;
+            else if (starts(l, "tcgen05.st."))
+                out.st = 2;
+            else if (starts(l, "tcgen05.wait::st") && out.st == 2)
+                out.st = 1;
+            else if (starts(l, "tcgen05.fence::before_thread_sync") && out.st == 1)
+                out.st = 0;
+            else if (starts(l, "tcgen05.wait::ld"))
+                memset(out.ld, 0, sizeof out.ld);
+            else if (starts(l, "st.shared"))
+                out.gs = 1;
+            else if (starts(l, "fence.proxy.async"))
+                out.gs = 0;
+            else if (starts(l, "cp.async.bulk.commit_group"))
+                out.bulk = 1;
+            else if (starts(l, "cp.async.bulk.wait_group.read"))
+                out.bulk = 0;
+            if (ld_of[i] >= 0)
+                out.ld[ld_of[i] / 64] |= 1ULL << (ld_of[i] % 64);
+            for (k = 0; k < 2; k++)
+                if (succ[2 * i + k] >= 0 && succ[2 * i + k] < t->n)
+                    changed |= flow_merge(&in[succ[2 * i + k]], &out);
+        }
+    }
+    /* The rules, on what may reach each line. */
+    for (i = 0; i < t->n && !bad[0]; i++) {
+        const char *l = t->line[i];
+        int q;
+        if ((starts(l, "tcgen05.ld.") || starts(l, "tcgen05.st.")) && in[i].wait)
+            snprintf(bad, bn, "line %d: %.60s may follow an mbarrier wait with no "
+                     "tcgen05.fence::after_thread_sync", i + 1, l);
+        else if (starts(l, "mbarrier.arrive") && in[i].st)
+            snprintf(bad, bn, "line %d: an mbarrier arrive a tcgen05.st may reach without %s",
+                     i + 1, in[i].st == 2 ? "tcgen05.wait::st"
+                                          : "tcgen05.fence::before_thread_sync");
+        else if (starts(l, "cp.async.bulk.tensor") && strstr(l, ".global.shared::cta") &&
+                 in[i].gs)
+            snprintf(bad, bn, "line %d: a TMA store an st.shared may reach without "
+                     "fence.proxy.async", i + 1);
+        else if (starts(l, "ret;") && in[i].bulk)
+            snprintf(bad, bn, "line %d: the kernel may exit with a bulk store group not "
+                     "waited on", i + 1);
+        for (q = 0; q < *nld && !bad[0]; q++) {
+            if (!(in[i].ld[q / 64] >> (q % 64) & 1))
+                continue;
+            for (k = 0; k < nreg[q]; k++)
+                if (uses_reg(l, regs[q][k])) {
+                    snprintf(bad, bn, "line %d reads %s of a tcgen05.ld that may not have "
+                             "been waited (tcgen05.wait::ld)", i + 1, regs[q][k]);
+                    break;
+                }
+        }
+    }
+    free(in);
+    free(succ);
+    free(ld_of);
+    free(regs);
+}
+
+/* The register holding the 1024-aligned smem base ("and.b32 %rB, %rX,
+** -1024;"), into BASE; 0 when the kernel does not round its base. */
+static int find_base(char base[32], const ptx_text *t)
+{
+    int i;
+
+    for (i = 0; i < t->n; i++)
+        if (starts(t->line[i], "and.b32") && strstr(t->line[i], ", -1024;")) {
+            first_operand(base, 32, t->line[i]);
+            return 1;
+        }
+    return 0;
+}
+
+/* The byte offset from BASE of the address register REG used on line AT
+** ("add.s32 REG, BASE, off"); -1 when it is not of that form. */
+static long long base_offset(const ptx_text *t, int at, const char *reg, const char *base)
+{
+    char src[32];
+    long long off;
+
+    if (!def_imm(t, at, reg, "add.s32", &off, src, sizeof src) || strcmp(src, base) != 0)
+        return -1;
+    return off;
+}
+
+/* Commits: the arrive::one form of cta_group::1; each whose barrier
+** resolves to base + offset lies in BAR and was initialised with count
+** 1.  Counts commits and resolved ones. */
+static void check_commits(char *bad, size_t bn, const ptx_text *t, const expect *e,
+                          int *ncommit, int *nresolved)
+{
+    int count_of[512], i;
+    char base[32];
+
+    *ncommit = *nresolved = 0;
+    bad[0] = '\0';
+    memset(count_of, 0, sizeof count_of);
+    if (!find_base(base, t)) {
+        snprintf(bad, bn, "no 1024-aligned base (and.b32 ..., -1024)");
+        return;
+    }
+    /* The unrolled init loop: mbarrier.init [base + off], count. */
+    for (i = 0; i < t->n; i++) {
+        char addr[32], cnt[32];
+        long long off, c;
+        if (!starts(t->line[i], "mbarrier.init") ||
+            sscanf(strchr(t->line[i], '['), "[%31[^]]], %31[^;]", addr, cnt) != 2)
+            continue;
+        off = base_offset(t, i, addr, base);
+        if (off >= e->bar_off && off < e->bar_off + e->bar_size && (off - e->bar_off) / 8 < 512 &&
+            def_imm(t, i, cnt, "mov.b32", &c, NULL, 0))
+            count_of[(off - e->bar_off) / 8] = (int)c;
+    }
+    for (i = 0; i < t->n && !bad[0]; i++) {
+        const char *l = t->line[i];
+        char addr[32];
+        long long off;
+        if (!starts(l, "tcgen05.commit"))
+            continue;
+        ++*ncommit;
+        if (!starts(l, "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [")) {
+            snprintf(bad, bn, "line %d: %.80s", i + 1, l);
+            break;
+        }
+        sscanf(strchr(l, '['), "[%31[^]]]", addr);
+        if ((off = base_offset(t, i, addr, base)) < 0)
+            continue;              /* a ring slot's barrier, indexed at run time */
+        ++*nresolved;
+        if (off < e->bar_off || off >= e->bar_off + e->bar_size || off % 8 ||
+            count_of[(off - e->bar_off) / 8] != 1)
+            snprintf(bad, bn, "line %d commits to smem +%lld: %s", i + 1, off,
+                     off < e->bar_off || off >= e->bar_off + e->bar_size || off % 8
+                         ? "not a barrier of the BAR region"
+                         : "a barrier not initialised with count 1");
+    }
+}
+
+/* The number of PTX lines starting with PREFIX. */
+static int count_lines(const ptx_text *t, const char *prefix)
+{
+    int i, n = 0;
+    for (i = 0; i < t->n; i++)
+        n += starts(t->line[i], prefix);
+    return n;
+}
+
+/* The value of "#define NAME v" in DEFS, or -1. */
+static int define_of(const char *defs, const char *name)
+{
+    char key[96];
+    const char *at;
+
+    snprintf(key, sizeof key, "#define %s ", name);
+    at = strstr(defs, key);
+    return at ? atoi(at + strlen(key)) : -1;
+}
+
+/* The value of a module-scope ".u32 NAME = v;" in the PTX, or -1. */
+static long long global_u32(const ptx_text *t, const char *name)
+{
+    char key[96];
+    int i;
+
+    snprintf(key, sizeof key, ".u32 %s = ", name);
+    for (i = 0; i < t->n; i++) {
+        const char *at = strstr(t->line[i], key);
+        if (at)
+            return strtoll(at + strlen(key), NULL, 10);
+    }
+    return -1;
+}
+
+/* An nvdisasm to read SASS with, or NULL. */
+static const char *nvdisasm_path(void)
+{
+    static char path[4096];
+    const char *env = getenv("FA4_NVDISASM"), *home = getenv("CUDA_HOME");
+
+    if (env && *env)
+        return access(env, X_OK) == 0 ? env : NULL;
+    snprintf(path, sizeof path, "%s/bin/nvdisasm", home && *home ? home : "/usr/local/cuda");
+    return access(path, X_OK) == 0 ? path : NULL;
+}
+
+/* Count SASS opcodes of CUBIN with TOOL: UTCHMMA, UTCBAR, LDTM, STTM,
+** local-memory accesses (LDL/STL), 2-CTA MMAs (a UTCHMMA naming 2CTA)
+** and TMA stores (UTMASTG) into N[0..6].  0 on success. */
+static int sass_counts(int n[7], const char *tool, const void *cubin, size_t size)
+{
+    static const char *const ops[4] = { "UTCHMMA", "UTCBAR", "LDTM", "STTM" };
+    char file[] = "/tmp/fa4-sm100-XXXXXX", cmd[4300], line[1024];
+    int fd = mkstemp(file), k;
+    FILE *p;
+
+    memset(n, 0, 7 * sizeof *n);
+    if (fd < 0)
+        return -1;
+    if (write(fd, cubin, size) != (ssize_t)size) {
+        close(fd);
+        unlink(file);
+        return -1;
+    }
+    close(fd);
+    snprintf(cmd, sizeof cmd, "'%s' -c '%s' 2>/dev/null", tool, file);
+    if (!(p = popen(cmd, "r"))) {
+        unlink(file);
+        return -1;
+    }
+    while (fgets(line, sizeof line, p)) {
+        char op[64];
+        const char *s = strstr(line, "*/");
+        if (!s || sscanf(s + 2, " %63s", op) != 1)
+            continue;
+        if (op[0] == '@' && sscanf(s + 2, " %*s %63s", op) != 1)
+            continue;
+        for (k = 0; k < 4; k++)
+            n[k] += starts(op, ops[k]) && (op[strlen(ops[k])] == '\0' || op[strlen(ops[k])] == '.');
+        n[4] += starts(op, "LDL") || starts(op, "STL");
+        n[5] += starts(op, "UTCHMMA") && strstr(line, "2CTA") != NULL;
+        n[6] += starts(op, "UTMASTG");
+    }
+    k = pclose(p);
+    unlink(file);
+    return k;
+}
+
+/* Compile CFG for P and run every check; one ok line per behaviour. */
+static void check_variant(const device_limits *dev, const fa4_problem *p, const fa4_config *cfg,
+                          const char *what)
+{
+    char why[1024], name[128], defs[8192], bad[512];
+    fa4_layout l;
+    jit_kernel k;
+    ptx_text t = { NULL, 0 };
+    char *ptx = NULL;
+    expect e;
+    fa4_status st;
+    int nss, nts, nld, nst, ntma, ncommit, nres, tmem_end;
+    const char *tool;
+    char base[32];
+
+    ct_name(name, sizeof name, "sm_100a", p, 1);
+    snprintf(name + strlen(name), sizeof name - strlen(name), " %s", what);
+    if (!ct_fits(&l, dev, p, cfg, name, what))
+        return;
+    budget_defines(defs, sizeof defs, p, cfg, &l);
+    e.bn = cfg->bn;
+    e.pad_dqk = define_of(defs, "FA4_PAD_DQK");
+    e.pad_dv = define_of(defs, "FA4_PAD_DV");
+    e.q_tiles = define_of(defs, "FA4_Q_TILES");
+    e.bf16 = p->dtype == FA4_DTYPE_BF16;
+    e.bar_off = budget_region_find(&l, "BAR")->offset;
+    e.bar_size = budget_region_find(&l, "BAR")->size;
+    st = jit_compile_ptx(&k, &ptx, "sm_100a", p, cfg, &l, why, sizeof why);
+    if (!ok(st == FA4_OK && k.spill_bytes == 0 && k.regs > 0 && k.regs <= 128 &&
+            !strstr(k.log, "bytes smem"),
+            "%s compiles without spills, no static smem (%d regs of 128)", name,
+            st == FA4_OK ? k.regs : -1)) {
+        diag("  %s", st == FA4_OK ? k.log : why);
+        if (st == FA4_OK)
+            jit_kernel_free(&k);
+        return;
+    }
+    ptx_split(&t, ptx);
+
+    check_mma(bad, sizeof bad, &t, &e, &nss, &nts);
+    ok(!bad[0], "%s: tcgen05.mma cta_group::1 kind::f16; S M128 N%d K-major, PV M128 N%d "
+       "V MN-major; 128 B swizzle descriptors", name, e.bn, e.pad_dv);
+    if (bad[0])
+        diag("  %s", bad);
+    ok(nss >= e.q_tiles * e.pad_dqk / 16 && nss % (e.pad_dqk / 16) == 0 &&
+       nts >= e.q_tiles * e.bn / 16 && nts % (e.bn / 32) == 0,
+       "%s: %d S MMAs in whole %d-step tiles, %d PV MMAs in whole %d-step halves", name,
+       nss, e.pad_dqk / 16, nts, e.bn / 32);
+
+    check_ldst(bad, sizeof bad, &t, &nld, &nst, &ntma);
+    ok(!bad[0] && nld > 0 && nst > 0, "%s: %d tcgen05.ld / %d st of 32x32b, each load waited "
+       "before use, each store waited and fenced before an arrive, every access after a wait "
+       "fenced", name, nld, nst);
+    if (bad[0])
+        diag("  %s", bad);
+    ok(!bad[0] && ntma >= e.pad_dv / 64 && ntma % (e.pad_dv / 64) == 0 &&
+       count_lines(&t, "cp.async.bulk.commit_group") >= 1,
+       "%s: the epilogue's %d TMA stores of O (whole sets of one per 64 columns) read "
+       "shared memory fenced for the async proxy, and their group is waited on before exit",
+       name, ntma);
+
+    check_commits(bad, sizeof bad, &t, &e, &ncommit, &nres);
+    ok(!bad[0] && ncommit >= 2 * e.q_tiles + 2 && nres >= 2 * e.q_tiles,
+       "%s: %d tcgen05.commit arrive::one, the %d fixed ones on count-1 barriers of BAR", name,
+       ncommit, nres);
+    if (bad[0])
+        diag("  %s", bad);
+
+    {
+        int nalloc = 0, ndealloc = 0, cols = -1, dcols = -1, i;
+        for (i = 0; i < t.n; i++) {
+            const char *s = t.line[i];
+            if (starts(s, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32")) {
+                nalloc++;
+                cols = atoi(strrchr(s, ',') + 1);
+            } else if (starts(s, "tcgen05.dealloc.cta_group::1.sync.aligned.b32")) {
+                ndealloc++;
+                dcols = atoi(strrchr(s, ',') + 1);
+            }
+        }
+        tmem_end = (e.q_tiles == 2 ? l.tmem_o1 : l.tmem_o0) + e.pad_dv;
+        ok(nalloc == 1 && ndealloc == 1 && cols == l.tmem_columns && dcols == cols &&
+           count_lines(&t, "tcgen05.relinquish_alloc_permit") == 1 &&
+           global_u32(&t, "fa4_sm100_tmem_reach") == tmem_end && tmem_end <= cols,
+           "%s: TMEM: one alloc/dealloc of %d columns (budget %d), the kernel reaches column "
+           "%lld (budget's map %d)", name, cols, l.tmem_columns,
+           global_u32(&t, "fa4_sm100_tmem_reach"), tmem_end);
+    }
+    ok(global_u32(&t, "fa4_sm100_smem_reach") == l.smem_bytes && find_base(base, &t) &&
+       !strstr(ptx, "trap;"),
+       "%s: smem: the kernel's own total %lld B == the budget's request %d B; the base is "
+       "rounded up to 1024 at run time, no trap", name,
+       global_u32(&t, "fa4_sm100_smem_reach"), l.smem_bytes);
+
+    if ((tool = nvdisasm_path()) != NULL) {
+        /* ptxas may duplicate code (tail duplication), never drop it: at
+           least as many of each as the PTX has. */
+        int n[7] = { 0, 0, 0, 0, 0, 0, 0 };
+        int mma = count_lines(&t, "tcgen05.mma");
+        int rc = sass_counts(n, tool, k.cubin, k.cubin_size);
+        if (!ok(rc == 0 && n[0] >= mma && n[1] >= ncommit && n[2] >= nld && n[3] >= nst &&
+                n[4] == 0 && n[5] == 0 && n[6] >= ntma,
+                "%s: SASS has %d UTCHMMA, %d UTCBAR, %d LDTM, %d STTM, %d UTMASTG (PTX %d, "
+                "%d, %d, %d, %d), %d local accesses, %d 2-CTA MMAs", name, n[0], n[1], n[2],
+                n[3], n[6], mma, ncommit, nld, nst, ntma, n[4], n[5]))
+            diag("  nvdisasm: %s", tool);
+    } else {
+        skip("%s: SASS not read (no nvdisasm: set FA4_NVDISASM)", name);
+    }
+
+    free(t.line);
+    free(ptx);
+    jit_kernel_free(&k);
+}
+
+int main(void)
+{
+    device_limits dev;
+    fa4_problem p;
+    fa4_config cfg;
+    char why[512];
+
+    if (jit_nvrtc_version() == 0)
+        skip_all("NVRTC not available");
+    if (device_limits_for_arch(&dev, "sm_100a", why, sizeof why) != FA4_OK)
+        skip_all("no sm_100a limits table (%s)", why);
+    plan_lazy();
+
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 128, 128, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "2Q fused ring");
+
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 64, 64, 1);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "2Q split rings");
+
+    p = ct_problem(FA4_DTYPE_FP16, 2, 4096, 128, 128, 1);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bn = 96;
+    cfg.stages = 3;
+    cfg.fused_kv = 0;
+    check_variant(&dev, &p, &cfg, "2Q split rings, K by depth chunk");
+
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "2Q, dv < dqk");
+
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 256, 256, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "1Q");
+
+    p = ct_problem(FA4_DTYPE_FP16, 2, 4096, 256, 256, 1);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bn = 64;
+    cfg.stages = 2;
+    cfg.fused_kv = 0;
+    check_variant(&dev, &p, &cfg, "1Q split rings, K by depth chunk");
+
+    skip("sm100 kernels checked statically only; they need an sm_100 GPU to run");
+    return done_testing() ? 1 : 0;
+}
