@@ -87,13 +87,24 @@ static int in_set(int v, const int *set, int n)
     return 0;
 }
 
+/* 1 when PB has none of softcap, sinks, varlen or pages: the kernel's
+** plain variant, which needs fewer registers (no cap, no per-sequence or
+** per-page addresses). */
+static int sm80_plain(const fa4_problem *pb)
+{
+    return !(pb->softcap > 0) && !pb->attention_sinks && !pb->varlen && !pb->page_size;
+}
+
 /* The register estimate of the file comment for warps of ROWS query rows
-** holding KN keys of a block each (bn, or bn / warps when they split it). */
-static int sm80_regs_estimate(int d, int dv, int rows, int kn)
+** holding KN keys of a block each (bn, or bn / warps when they split it).
+** PLAIN: the plain variant at 32 rows needs 16 fewer (ptxas: d128 and
+** d192/128 at bn 64 in 248-255 without spills on sm_80, 90a and 100a);
+** at 16 rows it does not (d256 bn 128 spills on sm_100a). */
+static int sm80_regs_estimate(int d, int dv, int rows, int kn, int plain)
 {
     int mt = rows / 16;
     int q = sm80_q_in_regs(d, dv, rows, kn) ? mt * d / 4 : 0;
-    return mt * (dv / 2 + 3 * kn / 4) + q + 40;
+    return mt * (dv / 2 + 3 * kn / 4) + q + (plain && rows == 32 ? 24 : 40);
 }
 
 /* 1 when the problem has few query rows per KV head (decode, speculative
@@ -208,7 +219,7 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     add_region(out, "K", &off, k_bytes);
     add_region(out, "V", &off, cfg->stages * cfg->bn * dv * esize);
     smem = align_up(off, SM80_ALIGN) + SM80_SLACK;
-    regs = sm80_regs_estimate(d, dv, rows, kn);
+    regs = sm80_regs_estimate(d, dv, rows, kn, sm80_plain(pb));
 
     out->threads = threads;
     out->smem_bytes = smem;
@@ -225,9 +236,10 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     }
     if (regs > SM80_MAX_REGS) {
         int mt = rows / 16;
+        const int rest = sm80_plain(pb) && rows == 32 ? 24 : 40;
         snprintf(why, wn, "regs estimate %d > %d per thread (%d rows per warp: O %d + S and "
-                 "P %d + Q %d + 40)", regs, SM80_MAX_REGS, rows, mt * dv / 2, mt * 3 * kn / 4,
-                 regs - mt * (dv / 2 + 3 * kn / 4) - 40);
+                 "P %d + Q %d + %d)", regs, SM80_MAX_REGS, rows, mt * dv / 2, mt * 3 * kn / 4,
+                 regs - mt * (dv / 2 + 3 * kn / 4) - rest, rest);
         return FA4_ENOFIT;
     }
     if (dev->regs_per_block > 0 && regs * threads > dev->regs_per_block) {
@@ -338,23 +350,28 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
 
 /* family_ops.heuristic: decode shapes (at most 16 query rows per KV head)
 ** take the decode tile with packed heads; up to 128 rows, packed 64-row
-** tiles of 16 rows per warp; otherwise bm 128, 2 stages.  Head dims up
-** to 128 take FlashAttention-2's shape, 4 warps of 32 rows (each K and V
-** fragment serves both row tiles): bn 64 where Q stays in registers
-** (d64), else 32 (d96 at bn 64 reaches 254 registers with softcap on
-** sm_100a; d128 at bn 64 does not fit at all), and 16 rows if even that
-** leaves no margin.  Larger head dims: 8 warps of 16 rows, bn 64 up to
-** d192, 32 at d256 (O takes 128 registers there).  128 B swizzle where
-** the head dims allow it.  Splits are chosen per call. */
+** tiles of 16 rows per warp; otherwise bm 128.  Head dims up to 128 take
+** FlashAttention-2's shape, 4 warps of 32 rows (each K and V fragment
+** serves both row tiles) and bn 64: where Q stays in registers (d64), or
+** for the plain variant (no softcap, sinks, varlen or pages: ptxas fits
+** d128 in 248-255 registers without spills on sm_80, 86, 89, 90a, 100a,
+** 103a and 120; on the H100 it is 11-14% faster than bn 32, bench/NOTES.md
+** "sm80 v2"); the other variants take bn 32 (d128 at bn 64 spills with
+** softcap, varlen or pages on sm_100a), and 16 rows if even that leaves
+** no margin.  Larger head dims: 8 warps of 16 rows, bn 64 with 2 stages
+** where they fit (d256: 192 KB, not on an A100), else 1 (FlashAttention-2's
+** d256 tile; bn 32 was 16-20% slower on the H100).  128 B swizzle where the
+** head dims allow it.  Splits are chosen per call.  A default that spills
+** under another NVRTC gives way to half its key block (lib/plan.c). */
 static void sm80_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
     int d = pb->head_dim_qk, dv = sm80_dv(pb);
-    int bn = d <= 64 ? 128 : d <= 192 ? 64 : 32;
     int swz = (d % 64 == 0 && dv % 64 == 0) ? 128 : 64;
     int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
+    fa4_layout l;
+    char why[256];
 
-    (void)dev;
     if ((long long)pb->seqlen_q * group <= 16) {
         sm80_decode(out, 4, 64, d <= 128 ? 3 : 2, swz, group > 1, 0);
         return;
@@ -365,13 +382,20 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
         return;
     }
     if (d <= 128) {
-        int bn_32rows = sm80_q_in_regs(d, dv, 32, 64) ? 64 : 32;
-        if (sm80_regs_estimate(d, dv, 32, bn_32rows) <= SM80_MAX_REGS - SM80_HEURISTIC_MARGIN) {
-            sm80_base(out, 128, 32, bn_32rows, 2, swz);
+        const int plain = sm80_plain(pb);
+        int bn = 32;
+        if (sm80_q_in_regs(d, dv, 32, 64) ||
+            (plain && sm80_regs_estimate(d, dv, 32, 64, plain) <= SM80_MAX_REGS))
+            bn = 64;
+        if (bn == 64 ||
+            sm80_regs_estimate(d, dv, 32, bn, plain) <= SM80_MAX_REGS - SM80_HEURISTIC_MARGIN) {
+            sm80_base(out, 128, 32, bn, 2, swz);
             return;
         }
     }
-    sm80_base(out, 128, 16, bn, 2, swz);
+    sm80_base(out, 128, 16, 64, 2, swz);
+    if (budget_fit(&l, dev, pb, out, why, sizeof why) != FA4_OK)
+        out->stages = 1;
 }
 
 const family_ops family_sm80 = {

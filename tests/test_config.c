@@ -85,8 +85,8 @@ static fa4_problem prefill(int d, int dv)
 static void check_sm80_rows(void)
 {
     static const struct { int d, dv, warps, bn; } want[] = {
-        { 64, 64, 4, 64 }, { 96, 96, 4, 32 }, { 128, 128, 4, 32 },
-        { 192, 128, 8, 64 }, { 256, 256, 8, 32 },
+        { 64, 64, 4, 64 }, { 96, 96, 4, 64 }, { 128, 128, 4, 64 },
+        { 192, 128, 8, 64 }, { 256, 256, 8, 64 },
     };
     fa4_problem p = prefill(128, 128);
     device_limits dev;
@@ -120,9 +120,19 @@ static void check_sm80_rows(void)
     ok(budget_fit(&l, &dev, &p, &c, why, sizeof why) == FA4_EINVAL && strstr(why, "warps=1"),
        "64 rows per warp is refused: %s", why);
     c.bm = 128; c.bn = 64; c.warps = 4;
+    ok(budget_fit(&l, &dev, &p, &c, why, sizeof why) == FA4_OK,
+       "d128 bn64 at 32 rows per warp fits the plain variant");
+    p.softcap = 30.0f;
     ok(budget_fit(&l, &dev, &p, &c, why, sizeof why) == FA4_ENOFIT &&
        strstr(why, "32 rows per warp"),
-       "d128 bn64 at 32 rows per warp is over the register estimate: %s", why);
+       "and is over the register estimate with softcap: %s", why);
+    ok(config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why) == FA4_OK &&
+       c.warps == 4 && c.bn == 32, "where the default takes bn 32 at 32 rows");
+    p.softcap = 0.0f;
+    p.page_size = 16;
+    ok(config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why) == FA4_OK &&
+       c.warps == 4 && c.bn == 32, "and so with pages");
+    p.page_size = 0;
     for (i = 0; i < sizeof want / sizeof want[0]; i++) {
         p = prefill(want[i].d, want[i].dv);
         st = config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why);
@@ -133,6 +143,9 @@ static void check_sm80_rows(void)
            want[i].d, want[i].dv, want[i].warps, 128 / want[i].warps, want[i].bn,
            st == FA4_OK ? text : why);
     }
+    p = prefill(256, 256);
+    ok(config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why) == FA4_OK &&
+       c.stages == 1 && c.bn == 64, "an A100's 164 KB takes d256's bn 64 tile in one stage");
     p = prefill(128, 128);
     p.seqlen_q = 1; p.heads_kv = 2;
     ok(config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why) == FA4_OK &&

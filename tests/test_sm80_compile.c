@@ -46,8 +46,8 @@ static void check_compile(const char *arch, const device_limits *dev,
 
 /* The bm 128 prefill tile at 32 query rows per warp for every bn the
 ** budget admits there, and at 16 rows for the same bn, causal or not;
-** then the head dim's default, when it has 32 rows, over 16-row pages
-** and over varlen sequences.  Returns how many 32-row tiles fit. */
+** then the defaults of the head dim over 16-row pages and over varlen
+** sequences, when they have 32 rows.  Returns how many 32-row tiles fit. */
 static int check_rows(const char *arch, const device_limits *dev, int d, int dv)
 {
     static const int bns[] = { 32, 64, 128 };
@@ -72,18 +72,17 @@ static int check_rows(const char *arch, const device_limits *dev, int d, int dv)
                 check_compile(arch, dev, &p, &cfg);
             }
     }
-    {
+    for (j = 0; j < 2; j++) {   /* paged, then varlen: each problem's own default */
         fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, d, dv, 1);
-        if (config_default(&cfg, dev, &p, FA4_FAMILY_SM80, why, sizeof why) != FA4_OK ||
-            cfg.warps != cfg.bm / 32)
-            return n32;
-        p.page_size = 16;
-        p.num_pages = p.batch * p.seqlen_k / 16;
-        check_compile(arch, dev, &p, &cfg);
-        p.page_size = 0;
-        p.num_pages = 0;
-        p.varlen = 1;
-        check_compile(arch, dev, &p, &cfg);
+        if (j == 0) {
+            p.page_size = 16;
+            p.num_pages = p.batch * p.seqlen_k / 16;
+        } else {
+            p.varlen = 1;
+        }
+        if (config_default(&cfg, dev, &p, FA4_FAMILY_SM80, why, sizeof why) == FA4_OK &&
+            cfg.warps == cfg.bm / 32)
+            check_compile(arch, dev, &p, &cfg);
     }
     return n32;
 }
