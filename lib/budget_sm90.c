@@ -282,6 +282,11 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     add_region(out, "BAR", &off, bar_bytes);
     smem = align_up(off, 16) + SM90_SLACK;
     need = sm90_varlen_need(pb, cfg->bn, cfg->scheduler, cfg->swizzle);
+    /* Three consumer warpgroups (160 registers) with the dynamic scheduler
+       and bn >= 128 need 8 more (ptxas, CUDA 13.0: d64 192x128 causal
+       dynamic spills 48 B at 160 since the masks became bitmasks). */
+    if (cfg->consumer_wgs == 3 && cfg->scheduler == FA4_SCHED_DYNAMIC && cfg->bn >= 128)
+        need += 8;
 
     out->threads = threads;
     out->smem_bytes = smem;

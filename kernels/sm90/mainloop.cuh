@@ -269,7 +269,12 @@ FA4_DEV u64 kmajor_step_desc(u64 base, int rows, int kk)
 /* S = Q K^T for warpgroup WG's 64 rows against K stage K_SMEM. */
 FA4_DEV void gemm_qk(float (&s)[FA4_BN / 2], u32 q_wg, u32 k_smem)
 {
-    const u64 qd = smem_desc_kmajor(q_wg), kd = smem_desc_kmajor(k_smem);
+    /* Q's descriptor is the same for every block: made here each time (the
+     * asm cannot leave the loop), or ptxas keeps one per k-step live
+     * across the loop (d192: 12 registers, spills). */
+    u64 qd;
+    asm volatile("mov.b64 %0, %1;" : "=l"(qd) : "l"(smem_desc_kmajor(q_wg)));
+    const u64 kd = smem_desc_kmajor(k_smem);
 #pragma unroll
     for (int kk = 0; kk < FA4_DP / FA4_KSTEP; ++kk)
         wgmma_ss<FA4_BN, FA4_AB>(s, kmajor_step_desc(qd, FA4_BM, kk), kmajor_step_desc(kd, FA4_BN, kk),

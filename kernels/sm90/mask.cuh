@@ -91,7 +91,9 @@ FA4_DEV void mask_scores(float (&s)[NS], const fa4_params &p, const fa4_seq &sq,
             /* Column 8c + e is kept when lo <= 8c + e < hi: bit c of KEEP.
              * One mask per (row, e) and a bit test per score (ptxas turns
              * the tests into R2P predicates), not two compares per score. */
-            const u32 keep = col_bits_below(hi - e) & ~col_bits_below(lo - e);
+            u32 keep = col_bits_below(hi - e);
+            if (lo > e)   /* a left window or a block loaded before its first key */
+                keep &= ~col_bits_below(lo - e);
 #pragma unroll
             for (int c = 0; c < NS / 4; ++c)
                 if (!((keep >> c) & 1u))
