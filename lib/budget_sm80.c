@@ -30,15 +30,15 @@
 ** 1-3), with MT = ROWS / 16 row tiles per warp and KN keys per warp:
 **     MT x (O accumulator DV/2 + S accumulator and packed P 3 KN/4)
 **     + Q fragments MT x D/4 when kept in registers (sm80_q_in_regs)
-**     + 40 (fragment and cp.async addresses, softmax state, indices)
+**     + 40 (fragment and cp.async addresses, softmax state, indices),
+**       24 for the plain variant at 32 rows (sm80_regs_rest)
 ** e.g. d128 bm128 bn64, 16 rows: 64+48+32+40 = 184 (ptxas 174-190);
 **      d128 bm128 bn32, 32 rows: 2 x (64+24)+40 = 216 (ptxas 234-245);
 **      d64 bm128 bn64, 32 rows: 2 x (32+48)+32+40 = 232 (ptxas 207-225);
 **      d256 bm128 bn64, 16 rows: 128+48+40 = 216 (ptxas 226-239);
-**      d128 bn64, 32 rows: 264, rejected: ptxas fits the plain problem
-**      in 249-255 on sm_80 and sm_90a, but spills 4-156 B with softcap,
-**      varlen or pages on sm_100a or sm_120 (and paged d192 at bm 64 on
-**      sm_80): too close to keep in the space.
+**      d128 bn64, 32 rows: plain 248 (ptxas 248-255 on sm_80 to sm_120,
+**      no spills); 264 and rejected otherwise (spills 8-212 B with
+**      softcap, varlen or pages on sm_100a, softcap + varlen on sm_90a).
 ** ptxas takes what registers are free, so it reports more than this
 ** estimate where there is room; what the estimate must do is put every
 ** variant that spills above 255.  Variants over 255 are rejected: the
@@ -95,16 +95,23 @@ static int sm80_plain(const fa4_problem *pb)
     return !(pb->softcap > 0) && !pb->attention_sinks && !pb->varlen && !pb->page_size;
 }
 
+/* The estimate's constant part (addresses, softmax state, indices): the
+** plain variant at 32 rows needs 16 fewer (ptxas: d128 and d192/128 at bn
+** 64 in 248-255 without spills on sm_80, 90a and 100a); at 16 rows it does
+** not (d256 bn 128 spills on sm_100a). */
+static int sm80_regs_rest(int rows, int plain)
+{
+    return plain && rows == 32 ? 24 : 40;
+}
+
 /* The register estimate of the file comment for warps of ROWS query rows
-** holding KN keys of a block each (bn, or bn / warps when they split it).
-** PLAIN: the plain variant at 32 rows needs 16 fewer (ptxas: d128 and
-** d192/128 at bn 64 in 248-255 without spills on sm_80, 90a and 100a);
-** at 16 rows it does not (d256 bn 128 spills on sm_100a). */
+** holding KN keys of a block each (bn, or bn / warps when they split it),
+** of the plain variant or not (PLAIN). */
 static int sm80_regs_estimate(int d, int dv, int rows, int kn, int plain)
 {
     int mt = rows / 16;
     int q = sm80_q_in_regs(d, dv, rows, kn) ? mt * d / 4 : 0;
-    return mt * (dv / 2 + 3 * kn / 4) + q + (plain && rows == 32 ? 24 : 40);
+    return mt * (dv / 2 + 3 * kn / 4) + q + sm80_regs_rest(rows, plain);
 }
 
 /* 1 when the problem has few query rows per KV head (decode, speculative
@@ -236,7 +243,7 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     }
     if (regs > SM80_MAX_REGS) {
         int mt = rows / 16;
-        const int rest = sm80_plain(pb) && rows == 32 ? 24 : 40;
+        const int rest = sm80_regs_rest(rows, sm80_plain(pb));
         snprintf(why, wn, "regs estimate %d > %d per thread (%d rows per warp: O %d + S and "
                  "P %d + Q %d + %d)", regs, SM80_MAX_REGS, rows, mt * dv / 2, mt * 3 * kn / 4,
                  regs - mt * (dv / 2 + 3 * kn / 4) - rest, rest);

@@ -74,20 +74,22 @@ static int sm90_dv(const fa4_problem *pb)
 ** registers (156 + 0) do not.  The 64 and 32 B swizzle epilogues need 8
 ** more (H100 sweep, 2026-11-22: d128 bn176 at 240 spills 60-76 B with 64 B),
 ** and so does the dynamic scheduler above bn 160 (d96 and d128 bn176 spill
-** 52-64 B at 240; d128 bn160 and d64 bn128 at 160 registers do not). */
-static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzle)
+** 52-64 B at 240; d128 bn160 does not), and with WGS = 3 consumer
+** warpgroups (160 registers) from bn 128 (d64 192x128 causal spills 48 B
+** at 160; 192x112 does not). */
+static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzle, int wgs)
 {
     if (sched == FA4_SCHED_PLAIN)
         return 0;
     return sm90_pad_dim(dv, swizzle / 2) / 4 - 16 + (bn > 192 ? 16 : 0) + (swizzle < 128 ? 8 : 0) +
-           (sched == FA4_SCHED_DYNAMIC && bn > 160 ? 8 : 0);
+           (sched == FA4_SCHED_DYNAMIC && bn > (wgs == 3 ? 112 : 160) ? 8 : 0);
 }
 
-/* The consumer's register need (file comment). */
-static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched, int swizzle, int esize)
+/* The consumer's register need (file comment) with WGS consumer warpgroups. */
+static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched, int swizzle, int esize, int wgs)
 {
     return sm90_pad_dim(dv, swizzle / 2) / 2 + bn / 2 + bn * esize / 8 + SM90_REG_OVERHEAD +
-           sm90_persistent_extra(dv, bn, sched, swizzle);
+           sm90_persistent_extra(dv, bn, sched, swizzle, wgs);
 }
 
 /* Varlen's extra consumer registers (the sequence's lengths live through
@@ -96,9 +98,10 @@ static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched, int swizzle, 
 ** term), 128x144 does not; d64 causal 192x128 spills 24 B at 160 (156),
 ** 192x112 does not. */
 #define SM90_VARLEN_REGS 16
-static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, int swizzle)
+static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, int swizzle,
+                            int wgs)
 {
-    return sm90_consumer_need(sm90_dv(pb), bn, sched, swizzle, dtype_bytes(pb->dtype)) +
+    return sm90_consumer_need(sm90_dv(pb), bn, sched, swizzle, dtype_bytes(pb->dtype), wgs) +
            (pb->varlen ? SM90_VARLEN_REGS : 0);
 }
 
@@ -281,12 +284,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     }
     add_region(out, "BAR", &off, bar_bytes);
     smem = align_up(off, 16) + SM90_SLACK;
-    need = sm90_varlen_need(pb, cfg->bn, cfg->scheduler, cfg->swizzle);
-    /* Three consumer warpgroups (160 registers) with the dynamic scheduler
-       and bn >= 128 need 8 more (ptxas, CUDA 13.0: d64 192x128 causal
-       dynamic spills 48 B at 160 since the masks became bitmasks). */
-    if (cfg->consumer_wgs == 3 && cfg->scheduler == FA4_SCHED_DYNAMIC && cfg->bn >= 128)
-        need += 8;
+    need = sm90_varlen_need(pb, cfg->bn, cfg->scheduler, cfg->swizzle, wgs);
 
     out->threads = threads;
     out->smem_bytes = smem;
@@ -327,7 +325,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "consumer regs estimate %d > consumer_regs %d (O %d + S %d + "
                  "P %d + %d + persistent scheduler %d + varlen %d)", need, cfg->consumer_regs,
                  dvp / 2, cfg->bn / 2, cfg->bn * esize / 8, SM90_REG_OVERHEAD,
-                 sm90_persistent_extra(dv, cfg->bn, cfg->scheduler, cfg->swizzle),
+                 sm90_persistent_extra(dv, cfg->bn, cfg->scheduler, cfg->swizzle, wgs),
                  pb->varlen ? SM90_VARLEN_REGS : 0);
         return FA4_ENOFIT;
     }
@@ -422,7 +420,7 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
             int pr, cr;
             sm90_reg_split(wgs, &pr, &cr);
             for (lo = 0; lo < nlayouts; lo++) {
-                if (sm90_consumer_need(dv, bn, FA4_SCHED_PLAIN, layouts[lo][0], esize) > cr)
+                if (sm90_consumer_need(dv, bn, FA4_SCHED_PLAIN, layouts[lo][0], esize, wgs) > cr)
                     continue;
                 /* fp8: V^T tiles are whole chunks of swizzle-many keys. */
                 if (esize == 1 && (layouts[lo][0] == 32 || bn % layouts[lo][0] != 0))
@@ -525,7 +523,7 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
     out->pingpong = 1;
     if (!sm90_masked(pb) && pb->seqlen_k <= (d <= 64 ? 4096 : 2048) &&
         sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle,
-                           dtype_bytes(pb->dtype)) <=
+                           dtype_bytes(pb->dtype), out->consumer_wgs) <=
             out->consumer_regs)
         out->scheduler = FA4_SCHED_PERSISTENT;
 }
@@ -582,7 +580,7 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
             c.pingpong = 1;
         }
         for (bn = c.bn < cap ? c.bn : cap; bn >= 64; bn -= 16)
-            if (sm90_varlen_need(pb, bn, FA4_SCHED_DYNAMIC, c.swizzle) <= c.consumer_regs) {
+            if (sm90_varlen_need(pb, bn, FA4_SCHED_DYNAMIC, c.swizzle, c.consumer_wgs) <= c.consumer_regs) {
                 *out = c;
                 out->bn = bn;
                 out->scheduler = FA4_SCHED_DYNAMIC;
