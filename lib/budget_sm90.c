@@ -126,6 +126,19 @@ static int sm90_masked(const fa4_problem *pb)
     return pb->causal || pb->window_left >= 0 || pb->window_right >= 0;
 }
 
+/* 1 when paged K/V under CFG spills the producer: with 24 registers (two
+** consumer warpgroups), its box loop over the block table fits beside the
+** plain grid's tile and the dynamic scheduler's over the fused ring only
+** (ptxas, CUDA 13.0, bf16 and fp8 d128 causal over 16-row pages: 16 B
+** with the persistent and longest-first walks, 12 B with the dynamic
+** scheduler and split rings; none with 32 registers, three warpgroups). */
+static int sm90_paged_producer_spills(const fa4_problem *pb, const fa4_config *cfg)
+{
+    return pb->page_size > 0 && cfg->producer_regs < 32 &&
+           (cfg->scheduler == FA4_SCHED_PERSISTENT || cfg->scheduler == FA4_SCHED_LPT ||
+            (cfg->scheduler == FA4_SCHED_DYNAMIC && !cfg->fused_kv));
+}
+
 /* family_ops.fit: see budget_fit() in budget.h. */
 static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                            const fa4_problem *pb, const fa4_config *cfg,
@@ -316,6 +329,15 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "regs %d x %d consumer threads + %d x 128 producer threads > %d "
                  "(the launch allocation of %d threads)", cfg->consumer_regs, 128 * wgs,
                  cfg->producer_regs, (SM90_REG_FILE / threads) / 8 * 8 * threads, threads);
+        return FA4_ENOFIT;
+    }
+    if (sm90_paged_producer_spills(pb, cfg)) {
+        snprintf(why, wn, "paged K/V: producer_regs=%d with the %s scheduler%s spills (the box "
+                 "loop over the block table); the plain grid, the dynamic scheduler over the "
+                 "fused ring, or 32 producer registers fit", cfg->producer_regs,
+                 cfg->scheduler == FA4_SCHED_PERSISTENT ? "persistent"
+                 : cfg->scheduler == FA4_SCHED_LPT ? "longest-first" : "dynamic",
+                 cfg->scheduler == FA4_SCHED_DYNAMIC ? " and split K/V rings" : "");
         return FA4_ENOFIT;
     }
     if (need > cfg->consumer_regs) {
@@ -566,6 +588,11 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
     sm90_dense_heuristic(out, dev, pb);
     if (pb->page_size && pb->page_size < out->bn && out->bn % pb->page_size != 0)
         out->bn = out->bn / pb->page_size * pb->page_size;   /* page-sized boxes */
+    /* Paged: a scheduler the 24-register producer cannot take (sm90_fit;
+       the dense defaults' persistent walk up to 2k keys, the dynamic one
+       with split rings) gives way to the plain grid. */
+    if (sm90_paged_producer_spills(pb, out))
+        out->scheduler = FA4_SCHED_PLAIN;
     if (!pb->varlen)
         return;
     for (pass = 0; pass < 2; pass++) {

@@ -272,8 +272,32 @@ static void check_varlen(const device_limits *dev)
     p.page_size = 32;
     c.bn = 128;
     c.scheduler = FA4_SCHED_DYNAMIC;
+    c.fused_kv = 1;
     is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_OK,
-           "dense queries over 32-row pages with 128-row key blocks fit");
+           "dense queries over 32-row pages with 128-row key blocks fit (dynamic, fused ring)");
+    c.fused_kv = 0;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOFIT,
+           "paged with the dynamic scheduler and split rings does not fit a 24-register producer");
+    has_str(why, "producer_regs=24", "and the reason names the producer's registers");
+    c.scheduler = FA4_SCHED_PERSISTENT;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOFIT,
+           "paged with the persistent scheduler does not fit a 24-register producer");
+    if (jit_nvrtc_version() != 0) {
+        /* The paged defaults that took those schedulers: d128 up to 2k keys. */
+        fa4_problem q = ct_problem_2k(FA4_DTYPE_BF16, 128, 128, 0);
+        q.page_size = 16;
+        q.seqlen_k = 1024;
+        if (config_default(&c, dev, &q, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK)
+            check_compile(dev, &q, &c);
+        else
+            ok(0, "bf16 d128 paged 1k default: %s", why);
+        q.causal = 1;
+        q.window_right = 0;
+        if (config_default(&c, dev, &q, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK)
+            check_compile(dev, &q, &c);
+        else
+            ok(0, "bf16 d128 causal paged 1k default: %s", why);
+    }
     p.page_size = 0;
     p.varlen = 1;
     p = ct_problem_2k(FA4_DTYPE_BF16, 256, 256, 0);
