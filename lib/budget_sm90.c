@@ -551,7 +551,10 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
 ** v1; 16k tokens, TFLOP/s): d64 three consumer warpgroups, 192x128, 64 B
 ** swizzle (646 vs 472 with 128x128); d96..d128 128x192, 64 B swizzle (933
 ** vs 908 with 128x128 at 128 B); wider heads 128x128, 128 B swizzle (d256
-** 1239).  Two stages, ping-pong; the dynamic scheduler for short causal. */
+** 1239).  Two stages, ping-pong; the dynamic scheduler for short causal
+** where its registers fit (d128 128x192 and d256 128x128 do not: without
+** this check their default fell through to the first candidate that fits,
+** 128x64 without ping-pong). */
 static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
 {
     if (pb->head_dim_qk <= 64)
@@ -560,7 +563,9 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
         sm90_base(out, 2, pb->head_dim_qk <= 128 ? 192 : 128, 2);
     out->pingpong = 1;
     out->swizzle = pb->head_dim_qk <= 128 ? 64 : 128;
-    if (sm90_masked(pb) && pb->seqlen_k <= 4096)
+    if (sm90_masked(pb) && pb->seqlen_k <= 4096 &&
+        sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_DYNAMIC, out->swizzle, 1) <=
+            out->consumer_regs)
         out->scheduler = FA4_SCHED_DYNAMIC;
 }
 
