@@ -424,11 +424,15 @@ typedef struct fa4_tensors {
     const float *q_descale;
     const float *k_descale;
     const float *v_descale;
+    /* The bytes at workspace; 0: not given (trusted to be at least
+       fa4_plan_workspace_size()).  A smaller size than the call needs is
+       FA4_EINVAL, not a write past the buffer. */
+    size_t workspace_size;
 } fa4_tensors;
 
 #define FA4_TENSORS_INIT { sizeof(fa4_tensors), NULL, NULL, NULL, NULL, NULL, \
                            NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, \
-                           NULL, NULL }
+                           NULL, NULL, 0 }
 
 /*
 ** The device workspace PLAN's launches use, in *BYTES: 0 for most configs,
@@ -460,8 +464,9 @@ fa4_status fa4_plan_workspace_size(const fa4_plan *plan, size_t *bytes);
 ** is not 0, launches that may run at the same time (different streams)
 ** each need their own workspace.  The current CUDA context of the calling
 ** thread is not changed.
-** Returns FA4_OK, FA4_EINVAL (null or misaligned pointer, or a stride the
-** kernel's loads and stores cannot take), FA4_ENOTSUP (a plan compiled
+** Returns FA4_OK, FA4_EINVAL (null or misaligned pointer, a stride the
+** kernel's loads and stores cannot take, or a workspace_size below what
+** the call needs), FA4_ENOTSUP (a plan compiled
 ** without a GPU), FA4_ECUDA (launch failure, detail in
 ** fa4_context_errmsg() of the plan's context).
 */
