@@ -178,7 +178,11 @@ static fa4_status check_serving_pointers(const fa4_plan *plan, const fa4_tensors
                          "not 4-byte aligned");
     if (used && plan->config.family != FA4_FAMILY_SM80 && !p->varlen && !p->page_size)
         return error_set(plan->ctx, FA4_ENOTSUP, "tensors.seqused_k: the %s family reads it for "
-                         "varlen and paged problems only; plan with the sm80 family", plan->config.family == FA4_FAMILY_SM90 ? "sm90" : "sm100");
+                         "varlen and paged problems only; %s",
+                         plan->config.family == FA4_FAMILY_SM90 ? "sm90" : "sm100",
+                         p->dtype == FA4_DTYPE_FP8_E4M3
+                         ? "fp8 runs on sm90 alone: make the problem varlen (cu_seqlens_k) or paged"
+                         : "plan with the sm80 family");
     return FA4_OK;
 }
 
@@ -186,7 +190,8 @@ static fa4_status check_serving_pointers(const fa4_plan *plan, const fa4_tensors
 ** sizes (launch_sm90.h), else the plan's size. */
 static size_t workspace_need(const fa4_plan *plan, const fa4_problem *p)
 {
-    const size_t vt = plan->config.family == FA4_FAMILY_SM90 ? launch_sm90_vt_bytes(p) : 0;
+    const size_t vt = plan->config.family == FA4_FAMILY_SM90
+                      ? launch_sm90_vt_bytes(p, &plan->config) : 0;
     return vt ? SM90_VT_OFFSET + vt : plan->workspace_bytes;
 }
 
