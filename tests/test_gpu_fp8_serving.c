@@ -5,7 +5,8 @@
 ** seqlen_q != seqlen_k per sequence, a sequence without keys, seqused_k
 ** over a cache whose spare rows hold NaN) and dense queries over a paged
 ** cache (16..256-row pages out of order, a page shared by two sequences,
-** the last page partly used and its unused rows NaN), causal and not, GQA,
+** the last page partly used and its unused rows NaN; a one-row decode
+** step), causal and not, GQA and MQA,
 ** per-(batch, KV head) descale factors and NULL ones, bf16 and fp16 O,
 ** the heuristic and explicit configs (bn 192: a varlen V^T padded to whole
 ** key blocks of a width no power of two; three consumer warpgroups; the
@@ -75,6 +76,10 @@ static const fs_shape shapes[] = {
       FA4_DTYPE_FP16, {128}, {512, 1, 700} },
     { "paged 16 d256 seqlen_k lengths", 2, 4, 2, 256, 256, 0, 1, 16, 0, 0, 0, FA4_DTYPE_BF16,
       {100}, {700, 700} },
+    /* One query row per sequence (a decode step; fp8 has no split-KV
+       decode tiles, the sm90 prefill tiles run it). */
+    { "paged 16 decode step MQA", 4, 8, 1, 128, 128, 0, 1, 16, 1, 0, 0, FA4_DTYPE_BF16,
+      {1}, {1000, 33, 16, 1} },
 };
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
@@ -380,22 +385,70 @@ static fa4_tensors fs_tensors(const fs_data *s, const fs_shape *sh, CUdeviceptr 
 }
 
 /*
+** Check O (S's output, host copy in SH's out dtype) and LSE: no NaN or
+** Inf anywhere (LSE -inf allowed), and every sequence's checked rows
+** within lib/verify.c's fp8 tolerance on their own.  1 when all pass;
+** MSG says how.
+*/
+static int fs_check(const fs_data *s, const fs_shape *sh, const void *o, const float *lse,
+                    char *msg, size_t mn)
+{
+    const int hq = sh->hq, dv = sh->dv;
+    const size_t ob = (size_t)dtype_bytes(sh->out), no = s->q_rows * hq * dv, nl = s->q_rows * hq;
+    double worst = 0, worst_lse = 0;
+    size_t bad, first = 0, nan_lse = 0, x;
+    int b, r, pass = 1;
+
+    bad = verify_nonfinite(o, no, sh->out, &first);
+    for (x = 0; x < nl; x++)
+        nan_lse += isnan(lse[x]) != 0;
+    if (bad || nan_lse) {
+        snprintf(msg, mn, "%zu NaN/Inf outputs (the first at o[%zu]), %zu NaN LSE", bad, first,
+                 nan_lse);
+        return 0;
+    }
+    for (r = 0, b = 0; b < sh->batch; b++) {
+        verify_result v;
+        verify_init(&v, FA4_DTYPE_FP8_E4M3, sh->out);
+        for (; r < s->nrows && s->row_b[r] == b; r++) {
+            int h, i = s->row_i[r];
+            for (h = 0; h < hq; h++)
+                verify_row(&v, (const char *)o + (q_row(s, sh, b, i) * hq + h) * dv * ob,
+                           s->ref_o + ((size_t)r * hq + h) * dv, dv,
+                           &lse[lse_index(s, sh, b, i, h)], s->ref_lse[(size_t)r * hq + h], b,
+                           i, h);
+        }
+        if (!v.rows)
+            continue;
+        verify_finish(&v);
+        worst = v.o_rel_err > worst ? v.o_rel_err : worst;
+        worst_lse = v.lse_err > worst_lse ? v.lse_err : worst_lse;
+        if (!v.pass && pass) {
+            pass = 0;
+            snprintf(msg, mn, "sequence %d (lq %d, lk %d): %s", b, s->lq[b], s->lk[b], v.msg);
+        }
+    }
+    if (pass)
+        snprintf(msg, mn, "worst sequence: rel err %.2e (tol 4e-2), lse err %.1e", worst,
+                 worst_lse);
+    return pass;
+}
+
+/*
 ** Run PLAN on S with O, LSE and WS's V^T part poisoned (WS: WS_SIZE bytes,
-** its first 256 zero for the dynamic scheduler's counter) and check every
-** sequence.  T: the tensors (fs_tensors).  1 when all pass; MSG says how.
+** its first 256 zero for the dynamic scheduler's counter) and check it
+** (fs_check).  T: the tensors (fs_tensors).  1 when all pass.
 */
 static int fs_run(fa4_context *ctx, const fa4_plan *plan, fs_data *s, const fs_shape *sh,
                   const fa4_tensors *t, CUdeviceptr ws, size_t ws_size, char *msg, size_t mn)
 {
     const cuda_api *cu = ctx->cu;
-    const int hq = sh->hq, dv = sh->dv;
-    const size_t ob = (size_t)dtype_bytes(sh->out), no = s->q_rows * hq * dv, nl = s->q_rows * hq;
+    const size_t ob = (size_t)dtype_bytes(sh->out), no = s->q_rows * sh->hq * sh->dv;
+    const size_t nl = s->q_rows * sh->hq;
     void *o = malloc(no * ob + 16);
     float *lse = malloc(nl * 4 + 16);
-    double worst = 0, worst_lse = 0;
-    size_t bad, first = 0, nan_lse = 0, x;
     fa4_status st;
-    int b, r, pass = 1, rc;
+    int rc, pass;
 
     if (!o || !lse) {
         snprintf(msg, mn, "host allocation failed");
@@ -423,39 +476,7 @@ static int fs_run(fa4_context *ctx, const fa4_plan *plan, fs_data *s, const fs_s
         free(o); free(lse);
         return 0;
     }
-    bad = verify_nonfinite(o, no, sh->out, &first);
-    for (x = 0; x < nl; x++)
-        nan_lse += isnan(lse[x]) != 0;
-    if (bad || nan_lse) {
-        snprintf(msg, mn, "%zu NaN/Inf outputs (the first at o[%zu]), %zu NaN LSE", bad, first,
-                 nan_lse);
-        free(o); free(lse);
-        return 0;
-    }
-    for (r = 0, b = 0; b < sh->batch; b++) {
-        verify_result v;
-        verify_init(&v, FA4_DTYPE_FP8_E4M3, sh->out);
-        for (; r < s->nrows && s->row_b[r] == b; r++) {
-            int h, i = s->row_i[r];
-            for (h = 0; h < hq; h++)
-                verify_row(&v, (const char *)o + (q_row(s, sh, b, i) * hq + h) * dv * ob,
-                           s->ref_o + ((size_t)r * hq + h) * dv, dv,
-                           &lse[lse_index(s, sh, b, i, h)], s->ref_lse[(size_t)r * hq + h], b,
-                           i, h);
-        }
-        if (!v.rows)
-            continue;
-        verify_finish(&v);
-        worst = v.o_rel_err > worst ? v.o_rel_err : worst;
-        worst_lse = v.lse_err > worst_lse ? v.lse_err : worst_lse;
-        if (!v.pass && pass) {
-            pass = 0;
-            snprintf(msg, mn, "sequence %d (lq %d, lk %d): %s", b, s->lq[b], s->lk[b], v.msg);
-        }
-    }
-    if (pass)
-        snprintf(msg, mn, "worst sequence: rel err %.2e (tol 4e-2), lse err %.1e", worst,
-                 worst_lse);
+    pass = fs_check(s, sh, o, lse, msg, mn);
     free(o); free(lse);
     return pass;
 }
