@@ -696,6 +696,14 @@ static void check_inputs_fp8(fa4_context *ctx, uint64_t *seed)
     cu->cuMemcpyHtoD(s.dused + 4, &bad_used, 4);
     ok(fa4_forward(plan, &t, NULL) == FA4_EINVAL && strstr(fa4_context_errmsg(ctx), "seqused_k[1]"),
        "seqused_k past its sequence is named: %s", fa4_context_errmsg(ctx));
+    cu->cuMemcpyHtoD(s.dused, s.used, sizeof s.used);
+    /* Inside the sequence's room (1100 rows) but past seqlen_k (1000): V^T
+       is sized by seqlen_k. */
+    bad_used = s.p.seqlen_k + 50;
+    cu->cuMemcpyHtoD(s.dused + 8, &bad_used, 4);
+    ok(fa4_forward(plan, &t, NULL) == FA4_EINVAL && strstr(fa4_context_errmsg(ctx), "seqused_k[2]") &&
+       strstr(fa4_context_errmsg(ctx), "seqlen_k"),
+       "seqused_k past seqlen_k inside the sequence's room is named: %s", fa4_context_errmsg(ctx));
     unsetenv("FA4_CHECK_INPUTS");
 done:
     fa4_plan_destroy(plan);
