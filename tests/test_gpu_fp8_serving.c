@@ -187,7 +187,8 @@ static int reference_sequence(fs_data *s, const fs_shape *sh, int b, int first_r
     const int hq = sh->hq, hk = sh->hkv, d = sh->d, dv = sh->dv, lq = s->lq[b], lk = s->lk[b];
     const size_t nd = (size_t)sh->batch * hk;
     fa4_problem rp = s->p;
-    uint8_t *gq = malloc((size_t)(lq ? lq : 1) * hq * d), *gk = malloc((size_t)(lk ? lk : 1) * hk * d);
+    uint8_t *gq = malloc((size_t)(lq ? lq : 1) * hq * d);
+    uint8_t *gk = malloc((size_t)(lk ? lk : 1) * hk * d);
     uint8_t *gv = malloc((size_t)(lk ? lk : 1) * hk * dv);
     const float *qd = s->descale ? s->descale + (size_t)b * hk : NULL;
     const float *kd = s->descale ? s->descale + nd + (size_t)b * hk : NULL;
@@ -209,7 +210,8 @@ static int reference_sequence(fs_data *s, const fs_shape *sh, int b, int first_r
     }
     for (r = first_row; r < s->nrows && s->row_b[r] == b; r++)
         for (h = 0; h < hq; h++) {
-            double *o = s->ref_o + ((size_t)r * hq + h) * dv, *lse = &s->ref_lse[(size_t)r * hq + h];
+            double *o = s->ref_o + ((size_t)r * hq + h) * dv;
+            double *lse = &s->ref_lse[(size_t)r * hq + h];
             if (lk == 0) {   /* no key: O = 0, LSE = -inf */
                 memset(o, 0, sizeof *o * (size_t)dv);
                 *lse = -INFINITY;
@@ -284,14 +286,16 @@ static int fs_prepare(fs_data *s, const fs_shape *sh, const cuda_api *cu, uint64
                 mark[s->table[b * s->table_stride + i]] = 1;
         for (pg = 0; pg < s->num_pages; pg++)
             if (!mark[pg]) {
-                nan_rows(s->k, (size_t)pg * sh->page_size, (size_t)(pg + 1) * sh->page_size, hk, d);
-                nan_rows(s->v, (size_t)pg * sh->page_size, (size_t)(pg + 1) * sh->page_size, hk, dv);
+                const size_t r0 = (size_t)pg * sh->page_size, r1 = r0 + sh->page_size;
+                nan_rows(s->k, r0, r1, hk, d);
+                nan_rows(s->v, r0, r1, hk, dv);
             }
         free(mark);
         for (b = 0; b < sh->batch; b++) {   /* the last page's unused rows */
             int last = (s->lk[b] + sh->page_size - 1) / sh->page_size - 1, pg0;
-            if (last < 0 || s->lk[b] % sh->page_size == 0 || (b == 1 && last == 0 && s->lk[0] >= sh->page_size))
-                continue;
+            if (last < 0 || s->lk[b] % sh->page_size == 0 ||
+                (b == 1 && last == 0 && s->lk[0] >= sh->page_size))
+                continue;   /* a full page, or sequence 0's shared first page */
             pg0 = s->table[b * s->table_stride + last];
             nan_rows(s->k, (size_t)pg0 * sh->page_size + s->lk[b] % sh->page_size,
                      (size_t)(pg0 + 1) * sh->page_size, hk, d);
@@ -511,8 +515,8 @@ static size_t expected_workspace(const fa4_problem *p, const fa4_config *c)
 {
     long long keys = p->varlen ? ((long long)p->seqlen_k + c->bn - 1) / c->bn * c->bn
                                : ((long long)p->seqlen_k + 63) / 64 * 64;
-    return VT_OFFSET + (size_t)p->batch * p->heads_kv * (p->head_dim_v ? p->head_dim_v : p->head_dim_qk) *
-                       (size_t)keys;
+    const int dv = p->head_dim_v ? p->head_dim_v : p->head_dim_qk;
+    return VT_OFFSET + (size_t)p->batch * p->heads_kv * dv * (size_t)keys;
 }
 
 /* Without a GPU: plan (compile for sm_90a) and the budget's answers. */
@@ -701,8 +705,8 @@ static void check_inputs_fp8(fa4_context *ctx, uint64_t *seed)
        is sized by seqlen_k. */
     bad_used = s.p.seqlen_k + 50;
     cu->cuMemcpyHtoD(s.dused + 8, &bad_used, 4);
-    ok(fa4_forward(plan, &t, NULL) == FA4_EINVAL && strstr(fa4_context_errmsg(ctx), "seqused_k[2]") &&
-       strstr(fa4_context_errmsg(ctx), "seqlen_k"),
+    ok(fa4_forward(plan, &t, NULL) == FA4_EINVAL &&
+       strstr(fa4_context_errmsg(ctx), "seqused_k[2]") && strstr(fa4_context_errmsg(ctx), "seqlen_k"),
        "seqused_k past seqlen_k inside the sequence's room is named: %s", fa4_context_errmsg(ctx));
     unsetenv("FA4_CHECK_INPUTS");
 done:

@@ -43,9 +43,11 @@ int main(void)
            p.softcap = -5.0f), FA4_OK, "", "an older struct_size leaves softcap at 0");
     CHECK(p.dtype = 9, FA4_EINVAL, "dtype=9", "rejects an unknown dtype");
     CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.varlen = 1, FA4_OK, "", "accepts fp8 varlen");
-    CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.page_size = 16, FA4_OK, "", "accepts fp8 over 16-row pages");
+    CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.page_size = 16, FA4_OK, "",
+          "accepts fp8 over 16-row pages");
     CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.varlen = 1; p.page_size = 16, FA4_ENOTSUP,
-          "varlen queries over a paged cache", "reports fp8 varlen queries over pages as not implemented");
+          "varlen queries over a paged cache",
+          "reports fp8 varlen queries over pages as not implemented");
     CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.page_size = 8, FA4_ENOTSUP, "page_size=8",
           "reports fp8 over 8-row pages as not supported");
     CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.varlen = 1; p.head_dim_qk = 256, FA4_ENOTSUP,
