@@ -129,6 +129,19 @@ static int sm90_masked(const fa4_problem *pb)
     return pb->causal || pb->window_left >= 0 || pb->window_right >= 0;
 }
 
+/* 1 when paged K/V under CFG spills the producer: with 24 registers (two
+** consumer warpgroups), its box loop over the block table fits beside the
+** plain grid's tile and the dynamic scheduler's over the fused ring only
+** (ptxas, CUDA 13.0, bf16 and fp8 d128 causal over 16-row pages: 16 B
+** with the persistent and longest-first walks, 12 B with the dynamic
+** scheduler and split rings; none with 32 registers, three warpgroups). */
+static int sm90_paged_producer_spills(const fa4_problem *pb, const fa4_config *cfg)
+{
+    return pb->page_size > 0 && cfg->producer_regs < 32 &&
+           (cfg->scheduler == FA4_SCHED_PERSISTENT || cfg->scheduler == FA4_SCHED_LPT ||
+            (cfg->scheduler == FA4_SCHED_DYNAMIC && !cfg->fused_kv));
+}
+
 /* family_ops.fit: see budget_fit() in budget.h. */
 static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                            const fa4_problem *pb, const fa4_config *cfg,
@@ -144,11 +157,6 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "sm90 kernels run bf16, fp16 and fp8 e4m3 (dtype=%d)", (int)pb->dtype);
         return FA4_ENOTSUP;
     }
-    if (fp8 && (pb->varlen || pb->page_size)) {
-        snprintf(why, wn, "sm90 kernels: fp8 runs dense batches (varlen=%d page_size=%d)",
-                 pb->varlen, pb->page_size);
-        return FA4_ENOTSUP;
-    }
     if (d < 64 || d > 256 || d % 8 != 0 || dv < 8 || dv > d || dv % 8 != 0) {
         snprintf(why, wn, "sm90 kernels need 64 <= head_dim_qk <= 256, head_dim_v <= "
                  "head_dim_qk, both multiples of 8 (head_dim_qk=%d head_dim_v=%d)", d, dv);
@@ -157,13 +165,14 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     if (pb->page_size && pb->varlen) {
         /* The producer's walk over the sequences and the block table do not
            fit its 24 registers (spills; 32 leaves the consumers too few). */
-        snprintf(why, wn, "sm90 kernels: varlen queries over paged K/V not implemented "
-                 "(the sm80 family runs them)");
+        snprintf(why, wn, "sm90 kernels: varlen queries over paged K/V not implemented (%s)",
+                 fp8 ? "fp8 has no other family" : "the sm80 family runs them");
         return FA4_ENOTSUP;
     }
     if (pb->page_size && pb->page_size < 16) {
         snprintf(why, wn, "sm90 kernels: page_size=%d; paged K/V takes pages of at least 16 "
-                 "rows (TMA boxes; the sm80 family reads any size)", pb->page_size);
+                 "rows (TMA boxes of K%s; %s)", pb->page_size, fp8 ? "" : " and V",
+                 fp8 ? "fp8 has no other family" : "the sm80 family reads any size");
         return FA4_ENOTSUP;
     }
 
@@ -171,7 +180,8 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         /* The per-sequence lengths and the clipped epilogue take registers
            that a d256 O accumulator leaves no room for (ptxas spills every
            bn): the sm80 family runs it. */
-        snprintf(why, wn, "sm90 kernels: varlen with head_dim_v %d > 192 not implemented", dv);
+        snprintf(why, wn, "sm90 kernels: varlen with head_dim_v %d > 192 not implemented%s", dv,
+                 fp8 ? " (fp8 has no other family)" : "");
         return FA4_ENOTSUP;
     }
 
@@ -291,18 +301,23 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     out->regs_estimate = need;
     out->kv_slots = slots;
 
-    if (smem > dev->smem_per_block_optin && cfg->fused_kv) {
-        snprintf(why, wn, "smem %d B > opt-in limit %d B (Q %d + KV %d slots x %d, O in Q, "
-                 "BAR %d, slack %d; fused_kv needs at least 2 x stages - 1 = %d slots)",
-                 smem, dev->smem_per_block_optin, out->region[0].size, slots,
-                 cfg->bn * dp * esize, bar_bytes, SM90_SLACK, 2 * cfg->stages - 1);
-        return FA4_ENOFIT;
-    }
     if (smem > dev->smem_per_block_optin) {
-        snprintf(why, wn, "smem %d B > opt-in limit %d B (Q %d + K %d + V %d, O in Q, "
-                 "BAR %d, slack %d)", smem, dev->smem_per_block_optin,
-                 out->region[0].size, out->region[1].size, out->region[2].size, bar_bytes,
-                 SM90_SLACK);
+        /* O in Q's bytes, or (fp8) a region of its own. */
+        char o_text[32];
+        if (fp8)
+            snprintf(o_text, sizeof o_text, "O %d", cfg->bm * dvp * 2);
+        else
+            snprintf(o_text, sizeof o_text, "O in Q");
+        if (cfg->fused_kv)
+            snprintf(why, wn, "smem %d B > opt-in limit %d B (Q %d + KV %d slots x %d, %s, "
+                     "BAR %d, slack %d; fused_kv needs at least 2 x stages - 1 = %d slots)",
+                     smem, dev->smem_per_block_optin, out->region[0].size, slots,
+                     cfg->bn * dp * esize, o_text, bar_bytes, SM90_SLACK, 2 * cfg->stages - 1);
+        else
+            snprintf(why, wn, "smem %d B > opt-in limit %d B (Q %d + K %d + V %d, %s, "
+                     "BAR %d, slack %d)", smem, dev->smem_per_block_optin,
+                     out->region[0].size, out->region[1].size, out->region[2].size, o_text,
+                     bar_bytes, SM90_SLACK);
         return FA4_ENOFIT;
     }
     if (threads > dev->max_threads_per_block) {
@@ -319,6 +334,15 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "regs %d x %d consumer threads + %d x 128 producer threads > %d "
                  "(the launch allocation of %d threads)", cfg->consumer_regs, 128 * wgs,
                  cfg->producer_regs, (SM90_REG_FILE / threads) / 8 * 8 * threads, threads);
+        return FA4_ENOFIT;
+    }
+    if (sm90_paged_producer_spills(pb, cfg)) {
+        snprintf(why, wn, "paged K/V: producer_regs=%d with the %s scheduler%s spills (the box "
+                 "loop over the block table); the plain grid, the dynamic scheduler over the "
+                 "fused ring, or 32 producer registers fit", cfg->producer_regs,
+                 cfg->scheduler == FA4_SCHED_PERSISTENT ? "persistent"
+                 : cfg->scheduler == FA4_SCHED_LPT ? "longest-first" : "dynamic",
+                 cfg->scheduler == FA4_SCHED_DYNAMIC ? " and split K/V rings" : "");
         return FA4_ENOFIT;
     }
     if (need > cfg->consumer_regs) {
@@ -528,11 +552,15 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
         out->scheduler = FA4_SCHED_PERSISTENT;
 }
 
-/* fp8 inputs (dense only), from the first H100 runs (bench/NOTES.md, fp8
-** v1; 16k tokens, TFLOP/s): d64 three consumer warpgroups, 192x128, 64 B
+/* fp8 inputs, from the first H100 runs (bench/NOTES.md, fp8 v1; dense,
+** 16k tokens, TFLOP/s): d64 three consumer warpgroups, 192x128, 64 B
 ** swizzle (646 vs 472 with 128x128); d96..d128 128x192, 64 B swizzle (933
 ** vs 908 with 128x128 at 128 B); wider heads 128x128, 128 B swizzle (d256
-** 1239).  Two stages, ping-pong; the dynamic scheduler for short causal. */
+** 1239).  Two stages, ping-pong; the dynamic scheduler for short causal
+** where its registers fit (d128 128x192 and d256 128x128 do not: without
+** this check their default fell through to the first candidate that fits,
+** 128x64 without ping-pong).  Varlen and paged batches start from it
+** (sm90_heuristic). */
 static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
 {
     if (pb->head_dim_qk <= 64)
@@ -541,7 +569,10 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
         sm90_base(out, 2, pb->head_dim_qk <= 128 ? 192 : 128, 2);
     out->pingpong = 1;
     out->swizzle = pb->head_dim_qk <= 128 ? 64 : 128;
-    if (sm90_masked(pb) && pb->seqlen_k <= 4096)
+    if (sm90_masked(pb) && pb->seqlen_k <= 4096 &&
+        sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_DYNAMIC, out->swizzle, 1,
+                           out->consumer_wgs) <=
+            out->consumer_regs)
         out->scheduler = FA4_SCHED_DYNAMIC;
 }
 
@@ -554,21 +585,30 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
 ** precise) and narrowed in
 ** steps of 16 until its registers fit, or when none does with three
 ** consumer warpgroups, two (128x128, two stages); the plain grid only when
-** nothing fits. */
+** nothing fits.  fp8 takes the same steps from its own default, bn kept a
+** whole number of swizzle spans (V^T chunks): steps of the swizzle.  The
+** fp8 varlen and paged defaults are the rule's, not measured yet. */
 static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
+    const int fp8 = pb->dtype == FA4_DTYPE_FP8_E4M3;
     const int cap = sm90_masked(pb) ? 144 : 128;
     fa4_config c;
-    int bn, pass;
+    int bn, pass, step;
 
-    if (pb->dtype == FA4_DTYPE_FP8_E4M3) {
+    if (fp8)
         sm90_fp8_heuristic(out, pb);
-        return;
-    }
-    sm90_dense_heuristic(out, dev, pb);
+    else
+        sm90_dense_heuristic(out, dev, pb);
     if (pb->page_size && pb->page_size < out->bn && out->bn % pb->page_size != 0)
         out->bn = out->bn / pb->page_size * pb->page_size;   /* page-sized boxes */
+    if (fp8 && out->bn % out->swizzle != 0)
+        out->bn = out->bn / out->swizzle * out->swizzle;
+    /* Paged: a scheduler the 24-register producer cannot take (sm90_fit;
+       the dense defaults' persistent walk up to 2k keys, the dynamic one
+       with split rings) gives way to the plain grid. */
+    if (sm90_paged_producer_spills(pb, out))
+        out->scheduler = FA4_SCHED_PLAIN;
     if (!pb->varlen)
         return;
     for (pass = 0; pass < 2; pass++) {
@@ -578,8 +618,10 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                 break;
             sm90_base(&c, 2, 128, 2);
             c.pingpong = 1;
+            c.swizzle = out->swizzle;
         }
-        for (bn = c.bn < cap ? c.bn : cap; bn >= 64; bn -= 16)
+        step = fp8 ? c.swizzle : 16;
+        for (bn = (c.bn < cap ? c.bn : cap) / step * step; bn >= 64; bn -= step)
             if (sm90_varlen_need(pb, bn, FA4_SCHED_DYNAMIC, c.swizzle, c.consumer_wgs) <= c.consumer_regs) {
                 *out = c;
                 out->bn = bn;

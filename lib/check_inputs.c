@@ -74,19 +74,24 @@ fa4_status check_inputs(const fa4_plan *plan, const fa4_problem *p, const fa4_te
         if ((st = fetch(plan, &cu_q, t->cu_seqlens_q, (size_t)p->batch + 1, "cu_seqlens_q")) ||
             (st = check_offsets(plan, cu_q, p->batch, p->seqlen_q, "cu_seqlens_q", "seqlen_q")))
             goto done;
+        /* With seqused_k, a cu_seqlens_k length is the sequence's room in a
+           cache, which may exceed seqlen_k; the keys used may not. */
         if (!p->page_size &&
             ((st = fetch(plan, &cu_k, t->cu_seqlens_k, (size_t)p->batch + 1, "cu_seqlens_k")) ||
-             (st = check_offsets(plan, cu_k, p->batch, p->seqlen_k, "cu_seqlens_k", "seqlen_k"))))
+             (st = check_offsets(plan, cu_k, p->batch, used_dev ? INT32_MAX : p->seqlen_k,
+                                 "cu_seqlens_k", "seqlen_k"))))
             goto done;
     }
     if (used_dev) {
         if ((st = fetch(plan, &used, used_dev, (size_t)p->batch, "seqused_k")) != FA4_OK)
             goto done;
         for (b = 0; b < p->batch; b++) {
-            int cap = cu_k ? cu_k[b + 1] - cu_k[b] : p->seqlen_k;
+            int room = cu_k ? cu_k[b + 1] - cu_k[b] : p->seqlen_k;
+            int cap = room < p->seqlen_k ? room : p->seqlen_k;
             if (used[b] < 0 || used[b] > cap) {
                 st = error_set(ctx, FA4_EINVAL, "seqused_k[%d]=%d; must be in 0..%d (%s)", b,
-                               (int)used[b], cap, cu_k ? "the sequence's cu_seqlens_k length" : "seqlen_k");
+                               (int)used[b], cap, cap < p->seqlen_k
+                               ? "the sequence's cu_seqlens_k length" : "seqlen_k");
                 goto done;
             }
         }

@@ -17,7 +17,9 @@ int check_inputs_enabled(const fa4_context *ctx);
 /*
 ** Synchronise STREAM, copy T's index arrays for the call problem P of PLAN
 ** and check them: cu_seqlens start at 0, never decrease, and no sequence
-** exceeds P's maxima; seqused_k within [0, seqlen_k]; every block-table
+** exceeds P's maxima (with seqused_k, cu_seqlens_k gives each sequence's
+** room, which may be longer); seqused_k within [0, seqlen_k] and the
+** sequence's room (the fp8 V^T copy is sized by seqlen_k); every block-table
 ** entry a used page needs within [0, num_pages) (when num_pages is known).
 ** FA4_EINVAL with the entry named, FA4_ECUDA, FA4_ENOMEM.
 */

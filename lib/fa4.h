@@ -153,9 +153,10 @@ const char *fa4_context_warnings(const fa4_context *ctx);
 typedef enum fa4_dtype {
     FA4_DTYPE_BF16 = 1,
     FA4_DTYPE_FP16 = 2,
-    FA4_DTYPE_FP8_E4M3 = 3  /* inputs only (Q, K, V), sm90 family, dense
-                               batches; O in fa4_problem.out_dtype, each
-                               tensor scaled by fa4_tensors.*_descale */
+    FA4_DTYPE_FP8_E4M3 = 3  /* inputs only (Q, K, V), sm90 family: dense
+                               and varlen batches, dense queries over a
+                               paged cache; O in fa4_problem.out_dtype,
+                               each tensor scaled by fa4_tensors.*_descale */
 } fa4_dtype;
 
 /*
@@ -192,7 +193,8 @@ typedef struct fa4_problem {
     ** The batch strides (q_strides[0], ...) are not used; LSE is laid out
     ** [heads_q, total_q].  Masks are per sequence, bottom-right aligned.
     ** On sm_90a the sm90 family runs varlen prefill (head_dim_v <= 192),
-    ** the sm80 family everything else.
+    ** the sm80 family everything else; fp8 inputs run on the sm90 family
+    ** only, so fp8 varlen needs head_dim_v <= 192.
     */
     int varlen;
     /*
@@ -204,6 +206,8 @@ typedef struct fa4_problem {
     ** comes from fa4_tensors.seqused_k (or seqlen_k).  Q may be dense or
     ** varlen.  On sm_90a the sm90 family runs dense queries over pages of
     ** 16 rows or more; the sm80 family decode steps and everything else.
+    ** fp8 inputs (sm90 only) take dense queries over pages of 16 rows or
+    ** more: smaller pages and varlen queries over pages are FA4_ENOTSUP.
     */
     int page_size;         /* 0: not paged */
     /*
@@ -424,11 +428,15 @@ typedef struct fa4_tensors {
     const float *q_descale;
     const float *k_descale;
     const float *v_descale;
+    /* The bytes at workspace; 0: not given (trusted to be at least
+       fa4_plan_workspace_size()).  A smaller size than the call needs is
+       FA4_EINVAL, not a write past the buffer. */
+    size_t workspace_size;
 } fa4_tensors;
 
 #define FA4_TENSORS_INIT { sizeof(fa4_tensors), NULL, NULL, NULL, NULL, NULL, \
                            NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, \
-                           NULL, NULL }
+                           NULL, NULL, 0 }
 
 /*
 ** The device workspace PLAN's launches use, in *BYTES: 0 for most configs,
@@ -437,7 +445,9 @@ typedef struct fa4_tensors {
 ** tiles: splits x heads_q x rows x (head_dim_v + 1) floats, bounded by
 ** what one wave of CTAs can produce), and for fp8 inputs 256 + a
 ** transposed copy of V (batch x heads_kv x head_dim_v x seqlen_k rounded
-** up to 64 bytes), rewritten by every launch.  A workspace passed in
+** up to 64 bytes, for varlen up to the config's bn; the plan's maxima:
+** dense, varlen and paged batches alike), rewritten by every launch.
+** A workspace passed in
 ** fa4_tensors.workspace must be zero-filled before its first launch (the
 ** kernel leaves a counter zero again) and serve one launch at a time,
 ** like a per-stream workspace.  Without one (NULL), the plan uses its own,
@@ -460,8 +470,9 @@ fa4_status fa4_plan_workspace_size(const fa4_plan *plan, size_t *bytes);
 ** is not 0, launches that may run at the same time (different streams)
 ** each need their own workspace.  The current CUDA context of the calling
 ** thread is not changed.
-** Returns FA4_OK, FA4_EINVAL (null or misaligned pointer, or a stride the
-** kernel's loads and stores cannot take), FA4_ENOTSUP (a plan compiled
+** Returns FA4_OK, FA4_EINVAL (null or misaligned pointer, a stride the
+** kernel's loads and stores cannot take, or a workspace_size below what
+** the call needs), FA4_ENOTSUP (a plan compiled
 ** without a GPU), FA4_ECUDA (launch failure, detail in
 ** fa4_context_errmsg() of the plan's context).
 */

@@ -335,24 +335,29 @@ fa4_status jit_key(char key[17], const char *arch, const fa4_problem *problem,
     return FA4_OK;
 }
 
-/* Pull "Used N registers" and the spill byte counts out of a ptxas log. */
+/* Pull the registers of the main kernel (JIT_KERNEL_NAME; the first
+** function when the log does not name it) and the spill bytes of every
+** function (a module may carry a merge step or the fp8 V^T copy) out of a
+** ptxas log. */
 static void parse_ptxas_log(jit_kernel *k)
 {
-    const char *s;
-    int stack = 0, stores = 0, loads = 0;
+    const char *s, *main_fn = strstr(k->log, "entry function '" JIT_KERNEL_NAME "'");
+    int stack, stores, loads;
 
     k->regs = -1;
     k->spill_bytes = -1;
-    if ((s = strstr(k->log, "Used ")))
+    if ((s = strstr(main_fn ? main_fn : k->log, "Used ")))
         sscanf(s, "Used %d registers", &k->regs);
-    if ((s = strstr(k->log, "bytes stack frame"))) {
-        while (s > k->log && s[-1] == ' ')
-            s--;
-        while (s > k->log && s[-1] >= '0' && s[-1] <= '9')
-            s--;
-        sscanf(s, "%d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
-               &stack, &stores, &loads);
-        k->spill_bytes = stores + loads;
+    for (s = strstr(k->log, "bytes stack frame"); s; s = strstr(s + 1, "bytes stack frame")) {
+        const char *t = s;
+        while (t > k->log && t[-1] == ' ')
+            t--;
+        while (t > k->log && t[-1] >= '0' && t[-1] <= '9')
+            t--;
+        stack = stores = loads = 0;
+        if (sscanf(t, "%d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
+                   &stack, &stores, &loads) == 3)
+            k->spill_bytes = (k->spill_bytes < 0 ? 0 : k->spill_bytes) + stores + loads;
     }
 }
 

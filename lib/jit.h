@@ -21,8 +21,8 @@ typedef struct jit_kernel {
     void *cubin;          /* malloc'd */
     size_t cubin_size;
     char *log;            /* NVRTC/ptxas log, malloc'd, may be "" */
-    int regs;             /* registers per thread from ptxas (-1: unknown) */
-    int spill_bytes;      /* spill stores + loads bytes (-1: unknown) */
+    int regs;             /* registers per thread of fa4_fwd from ptxas (-1: unknown) */
+    int spill_bytes;      /* spill stores + loads bytes, all the module's functions (-1: unknown) */
     double compile_ms;
     char key[17];         /* hex hash of (source, defines, options, NVRTC
                              version, arch, library version) */

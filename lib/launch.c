@@ -9,6 +9,7 @@
 #include <string.h>
 #include "plan.h"
 #include "check_inputs.h"
+#include "launch_sm90.h"
 
 typedef fa4_status (*family_launch)(const fa4_plan *, const launch_call *, fa4_stream);
 
@@ -177,8 +178,21 @@ static fa4_status check_serving_pointers(const fa4_plan *plan, const fa4_tensors
                          "not 4-byte aligned");
     if (used && plan->config.family != FA4_FAMILY_SM80 && !p->varlen && !p->page_size)
         return error_set(plan->ctx, FA4_ENOTSUP, "tensors.seqused_k: the %s family reads it for "
-                         "varlen and paged problems only; plan with the sm80 family", plan->config.family == FA4_FAMILY_SM90 ? "sm90" : "sm100");
+                         "varlen and paged problems only; %s",
+                         plan->config.family == FA4_FAMILY_SM90 ? "sm90" : "sm100",
+                         p->dtype == FA4_DTYPE_FP8_E4M3
+                         ? "fp8 runs on sm90 alone: make the problem varlen (cu_seqlens_k) or paged"
+                         : "plan with the sm80 family");
     return FA4_OK;
+}
+
+/* The workspace bytes the call of problem P needs: fp8 V^T at this call's
+** sizes (launch_sm90.h), else the plan's size. */
+static size_t workspace_need(const fa4_plan *plan, const fa4_problem *p)
+{
+    const size_t vt = plan->config.family == FA4_FAMILY_SM90
+                      ? launch_sm90_vt_bytes(p, &plan->config) : 0;
+    return vt ? SM90_VT_OFFSET + vt : plan->workspace_bytes;
 }
 
 fa4_status fa4_forward(const fa4_plan *plan, const fa4_tensors *t, fa4_stream stream)
@@ -209,6 +223,12 @@ fa4_status fa4_forward(const fa4_plan *plan, const fa4_tensors *t, fa4_stream st
         return error_set(ctx, FA4_EINVAL, "workspace is not 16-byte aligned");
     if ((st = call_problem(&call, plan, t)) != FA4_OK)
         return st;
+    if (ws && TENSORS_FIELD(t, workspace_size) &&
+        TENSORS_FIELD(t, workspace_size) < workspace_need(plan, &call.problem))
+        return error_set(ctx, FA4_EINVAL, "tensors.workspace_size=%zu B < %zu B this call needs "
+                         "(fa4_plan_workspace_size: %zu B for the plan's maxima)",
+                         TENSORS_FIELD(t, workspace_size), workspace_need(plan, &call.problem),
+                         plan->workspace_bytes);
     if (check_inputs_enabled(ctx) && (st = check_inputs(plan, &call.problem, t, stream)) != FA4_OK)
         return st;
     fill_params(&call.params, &call.problem, &plan->config, t);

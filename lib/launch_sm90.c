@@ -93,11 +93,13 @@ static fa4_status encode_bshd(CUtensorMap *map, const cuda_api *cu, const char *
                       swizzle, why, wn);
 }
 
-size_t launch_sm90_vt_bytes(const fa4_problem *pb)
+size_t launch_sm90_vt_bytes(const fa4_problem *pb, const fa4_config *cfg)
 {
+    const int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+
     if (pb->dtype != FA4_DTYPE_FP8_E4M3)
         return 0;
-    return (size_t)pb->batch * pb->heads_kv * pb->head_dim_v * sm90_vt_keys(pb->seqlen_k);
+    return (size_t)pb->batch * pb->heads_kv * dv * (size_t)sm90_vt_cols(pb, cfg, pb->seqlen_k);
 }
 
 fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
@@ -119,6 +121,7 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
     const int rows_o = pb->varlen ? varlen_rows(p->o_row_stride) : p->seqlen_q;
     const int rows_v = pb->varlen ? varlen_rows(p->v_row_stride) : p->seqlen_k;
     const int batch = pb->varlen ? 1 : p->batch;
+    const int fp8 = pb->dtype == FA4_DTYPE_FP8_E4M3;
     /* Varlen: past the one batch entry's rows, never read. */
 #define BATCH_STRIDE(x, rows) (pb->varlen ? (long long)(rows) * p->x##_row_stride : p->x##_batch_stride)
     char dummy[8];
@@ -143,22 +146,26 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                           sw, why, wn)) != FA4_OK)
         return st;
     if (paged) {
+        /* (fp8: V is read by the V^T copy, not by TMA.) */
         if ((st = encode_bshd(&maps[1], cu, "k", in, p->k, d, p->heads_kv, pb->page_size,
                               pages_k, p->k_head_stride, p->k_row_stride, p->k_batch_stride,
                               box_kv, sw, why, wn)) != FA4_OK ||
-            (st = encode_bshd(&maps[2], cu, "v", in, p->v, dv, p->heads_kv, pb->page_size,
-                              pages_v, p->v_head_stride, p->v_row_stride, p->v_batch_stride,
-                              box_kv, sw, why, wn)) != FA4_OK)
+            (!fp8 &&
+             (st = encode_bshd(&maps[2], cu, "v", in, p->v, dv, p->heads_kv, pb->page_size,
+                               pages_v, p->v_head_stride, p->v_row_stride, p->v_batch_stride,
+                               box_kv, sw, why, wn)) != FA4_OK))
             return st;
     } else if ((st = encode_bshd(&maps[1], cu, "k", in, p->k, d, p->heads_kv, rows_k, batch,
                                  p->k_head_stride, p->k_row_stride, BATCH_STRIDE(k, rows_k),
                                  cfg->bn, sw, why, wn)) != FA4_OK)
         return st;
-    if (pb->dtype == FA4_DTYPE_FP8_E4M3) {
-        /* V^T in the workspace, {keys, dim, heads, batch}; box: a chunk of
-           swizzle-many keys x the padded dim (kernels/sm90/vtranspose.cuh). */
+    if (fp8) {
+        /* V^T in the workspace, {keys, dim, heads, batch}, dense for every
+           batch layout (the sequences' keys at column 0, batch the
+           sequence); box: a chunk of swizzle-many keys x the padded dim
+           (kernels/sm90/vtranspose.cuh). */
         static const char *const axes[3] = { "dim", "head", "batch" };
-        const long long skp = sm90_vt_keys(p->seqlen_k);
+        const long long skp = sm90_vt_cols(pb, cfg, p->seqlen_k);
         const long long dims[4] = { skp, dv, p->heads_kv, p->batch };
         const long long strides[3] = { skp, skp * dv, skp * dv * p->heads_kv };
         const int box[4] = { sw, sm90_pad_dim(dv, sw / 2), 1, 1 };
@@ -196,20 +203,23 @@ static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem 
 }
 
 /* fp8: write V^T for this call into the workspace at VT (grid and layout:
-** kernels/sm90/vtranspose.cuh). */
+** kernels/sm90/vtranspose.cuh); SV: the serving block of varlen and paged
+** problems (NULL otherwise). */
 static fa4_status launch_vt(const fa4_plan *plan, const launch_call *call, unsigned long long vt,
-                            fa4_stream stream)
+                            const fa4_serving *sv, fa4_stream stream)
 {
     const fa4_params *p = &call->params;
-    long long bs = p->v_batch_stride, rs = p->v_row_stride, hs = p->v_head_stride;
-    unsigned long long v = p->v;
-    int seqlen_k = p->seqlen_k, skp = sm90_vt_keys(p->seqlen_k);
+    const long long cols = sm90_vt_cols(&call->problem, &plan->config, p->seqlen_k);
+    int skp = (int)cols;
     unsigned grid[3];
-    void *args[7] = { &v, &bs, &rs, &hs, &vt, &seqlen_k, &skp };
+    void *args[4] = { (void *)p, &vt, &skp, (void *)sv };
 
     if (!plan->fn_prepare)
         return error_set(plan->ctx, FA4_ECOMPILE, "the fp8 kernel module has no %s",
                          JIT_VT_NAME);
+    if (cols > 0x7fffffffLL)
+        return error_set(plan->ctx, FA4_EINVAL, "fp8 V^T of %lld keys per row: over the "
+                         "int32 coordinates of TMA", cols);
     grid[0] = (unsigned)(skp / SM90_VT_KEYS);
     grid[1] = (unsigned)p->heads_kv;
     grid[2] = (unsigned)p->batch;
@@ -220,6 +230,7 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
 {
     fa4_params params = call->params;
     fa4_serving sv;
+    const int serving = call->problem.varlen || call->problem.page_size;
     CUtensorMap maps[4];
     unsigned long long vt = 0;
     void *args[6];
@@ -229,27 +240,27 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
 
     if (plan->config.scheduler == FA4_SCHED_DYNAMIC)
         params.tile_counter = call->workspace;
-    if (call->problem.dtype == FA4_DTYPE_FP8_E4M3) {
+    if (serving)
+        launch_serving_block(&sv, &call->problem, call->tensors);
+    if (call->problem.dtype == FA4_DTYPE_FP8_E4M3)
         vt = call->workspace + SM90_VT_OFFSET;
-        if ((st = launch_vt(plan, call, vt, stream)) != FA4_OK)
-            return st;
-    }
     /* The driver encodes maps only with a context current: fa4_forward
-       has pushed the plan's (the caller's thread may have none). */
+       has pushed the plan's (the caller's thread may have none).  Before
+       the V^T copy: a map the driver refuses queues nothing. */
     st = launch_sm90_maps(maps, plan->ctx->cu, &call->problem, &plan->config, &params, vt, why,
                           sizeof why);
     if (st != FA4_OK)
         return error_set(plan->ctx, st, "%s", why);
+    if (vt && (st = launch_vt(plan, call, vt, serving ? &sv : NULL, stream)) != FA4_OK)
+        return st;
     sm90_grid(grid, plan, &call->problem);
     args[0] = &params;
     args[1] = &maps[0];
     args[2] = &maps[1];
     args[3] = &maps[2];
     args[4] = &maps[3];
-    if (call->problem.varlen || call->problem.page_size) {
-        launch_serving_block(&sv, &call->problem, call->tensors);
+    if (serving)
         args[5] = &sv;
-    }
     return launch_kernel(plan, plan->fn, grid, plan->layout.threads, plan->layout.smem_bytes,
                          stream, args, "fa4_fwd");
 }

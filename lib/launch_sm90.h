@@ -41,13 +41,6 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                             const fa4_params *params, unsigned long long vt, char *why,
                             size_t why_size);
 
-/*
-** fp8 inputs: V^T [batch, heads_kv, head_dim_v, sm90_vt_keys(seqlen_k)]
-** bytes, written by fa4_v_transpose (kernels/sm90/vtranspose.cuh) into the
-** workspace at SM90_VT_OFFSET (after the dynamic scheduler's counter)
-** before each fa4_fwd; launch_sm90_vt_bytes() is its size (0 for 16-bit
-** inputs).  The keys round up to whole transpose blocks.
-*/
 /* A head dim padded as the kernel pads it (FA4_PAD, kernels/sm90/kernel.cuh):
 ** at least 64, whole chunks of WIDTH columns (a swizzle span of elements). */
 static inline int sm90_pad_dim(int dim, int width)
@@ -56,12 +49,33 @@ static inline int sm90_pad_dim(int dim, int width)
     return (dim + width - 1) / width * width;
 }
 
+/*
+** fp8 inputs: V^T [batch, heads_kv, head_dim_v, skp] bytes, written by
+** fa4_v_transpose (kernels/sm90/vtranspose.cuh) into the workspace at
+** SM90_VT_OFFSET (after the dynamic scheduler's counter) before each
+** fa4_fwd, for dense, varlen and paged batches alike.  skp =
+** sm90_vt_cols(): the keys rounded up to whole transpose blocks, and for
+** varlen to whole key blocks of BN (a sequence's last block repeats keys
+** before it, so it can end past seqlen_k rounded up to the transpose
+** block).  launch_sm90_vt_bytes() is V^T's size (0 for 16-bit inputs).
+*/
 #define SM90_VT_KEYS 64     /* keys per CTA of the V^T copy: FA4_VT_KEYS in the kernel */
 #define SM90_VT_OFFSET 256
 static inline int sm90_vt_keys(int seqlen_k)
 {
     return (int)(((long long)seqlen_k + SM90_VT_KEYS - 1) / SM90_VT_KEYS * SM90_VT_KEYS);
 }
-size_t launch_sm90_vt_bytes(const fa4_problem *problem);
+/* V^T's keys per row for SEQLEN_K keys (the maximum) of PROBLEM under
+** CONFIG (bn, a multiple of SM90_VT_KEYS for fp8). */
+static inline long long sm90_vt_cols(const fa4_problem *problem, const fa4_config *config,
+                                     int seqlen_k)
+{
+    if (problem->varlen && !problem->page_size && config->bn > 0)
+        return ((long long)seqlen_k + config->bn - 1) / config->bn * config->bn;
+    return sm90_vt_keys(seqlen_k);
+}
+/* Bytes of V^T for PROBLEM's sizes (the plan's maxima, or a call's)
+** under CONFIG; 0 for 16-bit inputs. */
+size_t launch_sm90_vt_bytes(const fa4_problem *problem, const fa4_config *config);
 
 #endif

@@ -53,22 +53,30 @@ static fa4_status choose_heuristic(fa4_plan *plan, fa4_context *ctx)
 {
     const fa4_problem *p = &plan->problem;
     fa4_family fams[3];
-    char why[512] = "";
+    char why[512] = "", all[1200] = "";
+    size_t len = 0;
     int i, n = config_families_for(fams, &ctx->limits, p);
 
     /* A family that cannot run here (sm100 without the opt-in: budget_fit
        says so) or whose kernel lacks the problem's kind gives way to the
-       next. */
+       next.  Every family's reason is kept: the one that matters (fp8 on
+       sm90, say) need not be the last tried. */
     for (i = 0; i < n; i++) {
-        if (fams[i] == FA4_FAMILY_SM100 && launch_sm100_runs(p, why, sizeof why) != FA4_OK)
+        const family_ops *ops = family_lookup(fams[i]);
+        if ((fams[i] == FA4_FAMILY_SM100 && launch_sm100_runs(p, why, sizeof why) != FA4_OK) ||
+            config_default(&plan->config, &ctx->limits, p, fams[i], why, sizeof why) != FA4_OK ||
+            budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) != FA4_OK) {
+            if (len < sizeof all) {
+                int m = snprintf(all + len, sizeof all - len, "%s%s: %s", len ? "; " : "",
+                                 ops ? ops->name : "?", why);
+                len += m > 0 ? (size_t)m : 0;
+            }
             continue;
-        if (config_default(&plan->config, &ctx->limits, p, fams[i], why, sizeof why) != FA4_OK ||
-            budget_fit(&plan->layout, &ctx->limits, p, &plan->config, why, sizeof why) != FA4_OK)
-            continue;
+        }
         plan->source = FA4_SOURCE_HEURISTIC;
         return FA4_OK;
     }
-    return error_set(ctx, FA4_ENOFIT, "no kernel family fits this problem on %s: %s", ctx->limits.name, why);
+    return error_set(ctx, FA4_ENOFIT, "no kernel family fits this problem on %s: %s", ctx->limits.name, all);
 }
 
 /* 1 when SOURCE is a database entry, which gives way to the heuristic
@@ -276,7 +284,7 @@ static fa4_status plan_workspace(fa4_plan *plan, fa4_context *ctx)
     char t[256];
     fa4_status st;
 
-    const size_t vt = launch_sm90_vt_bytes(&plan->problem);
+    const size_t vt = launch_sm90_vt_bytes(&plan->problem, &plan->config);
 
     if (plan->config.scheduler == FA4_SCHED_DYNAMIC && !vt) {
         plan->workspace_bytes = CONTEXT_COUNTER_BYTES;

@@ -220,7 +220,7 @@ def pieces(torch, q):
              "torch.is_grad_enabled()", "q.data_ptr()", "q.shape", "q.stride()", "q.is_contiguous()", "q.dtype",
              "q.get_device()", "q.requires_grad", "type(q) is T",
              "d.get((q.shape, q.is_contiguous() or q.stride(), q.dtype, q.get_device()))",
-             "pack(136, 1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0)"]
+             "pack(144, 1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0)"]
     print("host time of the pieces of a call (us)")
     for stmt in stmts:
         n = 20000

@@ -196,6 +196,7 @@ static void tensors(void)
     FIELD(fa4_tensors, q_descale);
     FIELD(fa4_tensors, k_descale);
     FIELD(fa4_tensors, v_descale);
+    FIELD(fa4_tensors, workspace_size);
     INIT_INT(x, fa4_tensors, struct_size);
     INIT_PTR(x, fa4_tensors, q);
     INIT_PTR(x, fa4_tensors, k);
@@ -214,6 +215,7 @@ static void tensors(void)
     INIT_PTR(x, fa4_tensors, q_descale);
     INIT_PTR(x, fa4_tensors, k_descale);
     INIT_PTR(x, fa4_tensors, v_descale);
+    INIT_INT(x, fa4_tensors, workspace_size);
 }
 
 /* Enum types are passed as C int by the binding: their size must say so. */

@@ -5,7 +5,8 @@
 ** of every head dim (64, 96, 128, 192/128, 192, 256) in bf16 and fp16,
 ** causal and not, and a spread of enumerated configs (ping-pong, exp2
 ** emulation, 3 stages, persistent and longest-first schedulers; 64 and
-** 32 B swizzle and the fused K/V ring, each explicitly too).  Each must
+** 32 B swizzle and the fused K/V ring, each explicitly too), and fp8 over
+** varlen and paged batches (every head dim's default).  Each must
 ** compile with no spill, since the JIT rejects spilling variants.
 ** FA4_TEST_ALL=1 compiles every enumerated config (causal and not) instead
 ** of a sample; FA4_TEST_SHARD=i/N takes every N-th of those from the i-th,
@@ -20,6 +21,7 @@
 #include "config.h"
 #include "family.h"
 #include "jit.h"
+#include "launch_sm90.h"
 #include "compile_test_util.h"
 
 /* The sm90 config WGS x BN, STAGES, with the family's register split. */
@@ -200,9 +202,98 @@ static void check_budget(const device_limits *dev)
     has_str(why, "multiple of the swizzle", "and the reason names the rule");
     p8.varlen = 1;
     c = sm90_config(2, 128, 2);
+    c.scheduler = FA4_SCHED_DYNAMIC;
     st = budget_fit(&l, dev, &p8, &c, why, sizeof why);
-    is_int(st, FA4_ENOTSUP, "fp8 varlen is not implemented");
+    is_int(st, FA4_OK, "fp8 varlen 128x128 with the dynamic scheduler fits");
     p8.varlen = 0;
+}
+
+/* fp8 varlen and paged (the V^T copy follows K's address layer): the
+** budget's answers, the V^T bytes, and compiles of every head dim's
+** default, causal and not, plus a spread of each enumerated space. */
+static void check_fp8_serving(const device_limits *dev)
+{
+    static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
+                                   { 192, 192 }, { 256, 256 } };
+    static const int pages[] = { 0, 16, 64, 256 };   /* 0: varlen */
+    fa4_problem p = ct_problem_2k(FA4_DTYPE_FP8_E4M3, 128, 128, 1);
+    fa4_layout l;
+    fa4_config c;
+    char why[512];
+    int i, k, causal;
+
+    p.varlen = 1;
+    p.page_size = 16;
+    c = sm90_config(2, 128, 2);
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,
+           "fp8 varlen queries over paged K/V are not implemented");
+    has_str(why, "fp8 has no other family", "and the reason says fp8 has no fallback");
+    p.varlen = 0;
+    p.page_size = 8;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,
+           "fp8 over 8-row pages is not the sm90 family's");
+    p.page_size = 16;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_OK,
+           "fp8 dense queries over 16-row pages fit (16-row K boxes of 128 B rows)");
+    c.bn = 144;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_EINVAL,
+           "fp8 paged bn 144 with 128 B swizzle is refused (V^T chunks)");
+    c = sm90_config(2, 192, 2);
+    c.swizzle = 64;
+    p.page_size = 0;
+    p.varlen = 1;
+    p.causal = 0;
+    p.window_right = -1;
+    ok(launch_sm90_vt_bytes(&p, &c) == (size_t)2 * 16 * 128 * 2112,
+       "fp8 varlen V^T with bn 192: 2048 keys pad to 2112 (whole key blocks)");
+    p.varlen = 0;
+    p.page_size = 16;
+    ok(launch_sm90_vt_bytes(&p, &c) == (size_t)2 * 16 * 128 * 2048,
+       "fp8 paged V^T: 2048 keys, whole 64-key copy blocks");
+    p.page_size = 0;
+    p.seqlen_k = 1000;
+    ok(launch_sm90_vt_bytes(&p, &c) == (size_t)2 * 16 * 128 * 1024,
+       "fp8 dense V^T: 1000 keys pad to 1024");
+    for (i = 0; i < (int)(sizeof dims / sizeof dims[0]); i++)
+        for (k = 0; k < (int)(sizeof pages / sizeof pages[0]); k++)
+            for (causal = 0; causal < 2; causal++) {
+                p = ct_problem_2k(FA4_DTYPE_FP8_E4M3, dims[i][0], dims[i][1], causal);
+                p.varlen = pages[k] == 0;
+                p.page_size = pages[k];
+                if (p.varlen && dims[i][1] > 192) {
+                    is_int(config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why),
+                           FA4_ENOTSUP, "fp8 varlen d%d is not the sm90 family's", dims[i][1]);
+                    continue;
+                }
+                if (!ok(config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+                            c.bn % c.swizzle == 0 &&
+                            (!p.varlen || c.scheduler == FA4_SCHED_DYNAMIC ||
+                             c.scheduler == FA4_SCHED_PLAIN),
+                        "fp8 d%d/%d %s%.0d%s has a default, bn whole swizzle spans (next: its "
+                        "compile)", dims[i][0], dims[i][1], p.varlen ? "varlen" : "paged ",
+                        pages[k], causal ? " causal" : ""))
+                    diag("  %s", why);
+                else
+                    check_compile(dev, &p, &c);
+            }
+    /* A spread of the varlen and the 16-row paged spaces. */
+    for (k = 0; k < 2; k++) {
+        config_space sp;
+        int j;
+        p = ct_problem_2k(FA4_DTYPE_FP8_E4M3, 128, 128, 1);
+        p.varlen = k == 0;
+        p.page_size = k == 0 ? 0 : 16;
+        if (config_enumerate(&sp, dev, &p, FA4_FAMILY_SM90, why, sizeof why) != FA4_OK ||
+            sp.count == 0) {
+            ok(0, "fp8 d128 %s enumerates sm90 configs", k ? "paged" : "varlen");
+            continue;
+        }
+        ok(1, "fp8 d128 causal %s: %d of %d sm90 configs fit", k ? "paged 16" : "varlen",
+           sp.count, sp.considered);
+        for (j = k; j < sp.count; j += (sp.count + 2) / 3)
+            check_compile(dev, &p, &sp.configs[j]);
+        config_space_free(&sp);
+    }
 }
 
 /* Explicit compiles of the 64 and 32 B swizzles, the fused ring and the
@@ -272,8 +363,32 @@ static void check_varlen(const device_limits *dev)
     p.page_size = 32;
     c.bn = 128;
     c.scheduler = FA4_SCHED_DYNAMIC;
+    c.fused_kv = 1;
     is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_OK,
-           "dense queries over 32-row pages with 128-row key blocks fit");
+           "dense queries over 32-row pages with 128-row key blocks fit (dynamic, fused ring)");
+    c.fused_kv = 0;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOFIT,
+           "paged with the dynamic scheduler and split rings does not fit a 24-register producer");
+    has_str(why, "producer_regs=24", "and the reason names the producer's registers");
+    c.scheduler = FA4_SCHED_PERSISTENT;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOFIT,
+           "paged with the persistent scheduler does not fit a 24-register producer");
+    if (jit_nvrtc_version() != 0) {
+        /* The paged defaults that took those schedulers: d128 up to 2k keys. */
+        fa4_problem q = ct_problem_2k(FA4_DTYPE_BF16, 128, 128, 0);
+        q.page_size = 16;
+        q.seqlen_k = 1024;
+        if (config_default(&c, dev, &q, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK)
+            check_compile(dev, &q, &c);
+        else
+            ok(0, "bf16 d128 paged 1k default: %s", why);
+        q.causal = 1;
+        q.window_right = 0;
+        if (config_default(&c, dev, &q, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK)
+            check_compile(dev, &q, &c);
+        else
+            ok(0, "bf16 d128 causal paged 1k default: %s", why);
+    }
     p.page_size = 0;
     p.varlen = 1;
     p = ct_problem_2k(FA4_DTYPE_BF16, 256, 256, 0);
@@ -367,6 +482,7 @@ int main(void)
     check_layouts(&dev);
     check_varlen(&dev);
     check_softcap_sinks(&dev);
+    check_fp8_serving(&dev);
     for (i = 0; i < ndims; i++) {
         /* The default, in each dtype (fp8 e4m3 too), causal and not. */
         for (t = 0; t < 3; t++)

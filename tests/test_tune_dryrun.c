@@ -302,6 +302,19 @@ int main(void)
        strstr(out, "(default)") && strstr(out, "sm90 bm=") &&
        !strstr(out, "sm80 bm="),
        "fa4-tune space --dtype fp8 lists sm90 configs only");
+    ok(run(out, sizeof out, "space", "--arch", "sm_90a", "--head-dim", "128",
+           "--dtype", "fp8", "--varlen", "--causal", NULL) == 0 &&
+       strstr(out, "causal varlen") && strstr(out, "(default)") &&
+       strstr(out, "sched=dynamic"),
+       "fa4-tune space --dtype fp8 --varlen lists sm90 configs, the default dynamic");
+    ok(run(out, sizeof out, "space", "--arch", "sm_90a", "--head-dim", "128",
+           "--dtype", "fp8", "--page-size", "16", NULL) == 0 && strstr(out, "page=16") &&
+       strstr(out, "(default)") && strstr(out, "sm90 bm="),
+       "fa4-tune space --dtype fp8 --page-size 16 lists sm90 configs");
+    ok(tune_run(out, sizeof out, err, sizeof err, "space", "--arch", "sm_90a", "--head-dim",
+                "128", "--dtype", "fp8", "--page-size", "8", NULL) != 0 &&
+       strstr(err, "page_size=8") && strstr(err, "16 rows"),
+       "fa4-tune space --dtype fp8 --page-size 8 fails with the reason");
     ok(run(out, sizeof out, "space", "--arch", "sm_90a", "--head-dim", "64",
            "--family", "sm80", "--json", NULL) == 0,
        "fa4-tune space --json --family sm80 runs");

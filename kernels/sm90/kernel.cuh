@@ -21,6 +21,11 @@
 ** FA4_VARLEN or FA4_PAGED the serving block (common/serving.h;
 ** seqlen.cuh): varlen maps are {dim, heads, rows, 1} over the packed
 ** tensors, paged K/V maps {dim, heads, page_size, pages} over the pool.
+** fp8 (FA4_DTYPE 3): Q and K as above with 1-byte elements (a chunk is
+** FA4_SWIZZLE elements); tm_v is V^T's, a dense [batch, heads_kv, dv, skp]
+** copy that fa4_v_transpose (vtranspose.cuh, same module) writes through
+** the same address layer before each launch, for dense, varlen and paged
+** batches alike.
 */
 #ifndef FA4_SM90_KERNEL_CUH
 #define FA4_SM90_KERNEL_CUH
@@ -109,10 +114,9 @@ static_assert(FA4_DVP <= 256 && FA4_DP <= 256, "sm90: head dims up to 256");
 static_assert(FA4_DV <= FA4_D, "sm90: head_dim_v <= head_dim_qk");
 static_assert(FA4_STAGES >= 2, "sm90: at least 2 K/V stages");
 static_assert(!FA4_FP8 || ((FA4_SWIZZLE == 128 || FA4_SWIZZLE == 64) && FA4_BN % FA4_CW == 0 &&
-                           FA4_RESCALE_THRESHOLD <= 8 && !FA4_VARLEN && !FA4_PAGED &&
-                           (FA4_OUT_DTYPE == 1 || FA4_OUT_DTYPE == 2)),
+                           FA4_RESCALE_THRESHOLD <= 8 && (FA4_OUT_DTYPE == 1 || FA4_OUT_DTYPE == 2)),
               "sm90 fp8: swizzle 128 or 64 B, BN whole V^T chunks, rescale threshold <= 8, "
-              "dense batches, O in bf16 or fp16");
+              "O in bf16 or fp16");
 static_assert(!FA4_PAGED || (FA4_PAGE_BOX >= 16 && FA4_BN % FA4_PAGE_BOX == 0 &&
                               (FA4_PAGE_BOX & (FA4_PAGE_BOX - 1)) == 0),
               "sm90: paged key blocks are whole power-of-two boxes of at least 16 rows "

@@ -183,10 +183,6 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
             mbarrier_arrive_expect_tx(bars.k_full(st.stage), FA4_K_STAGE_BYTES);
             load_paged_block<FA4_DP / FA4_CW>(k_dst, tm_k, bars.k_full(st.stage), sq, pages,
                                               sv.page_shift, n, kv_head);
-            mbarrier_wait(bars.v_empty(vst.stage), vst.phase ^ 1u);
-            mbarrier_arrive_expect_tx(bars.v_full(vst.stage), FA4_V_STAGE_BYTES);
-            load_paged_block<FA4_DVP / FA4_CW>(v_dst, tm_v, bars.v_full(vst.stage), sq, pages,
-                                               sv.page_shift, n, kv_head);
 #else
             const int kv_row = sq.k_row0 + kv_load_row(sq, n);
             mbarrier_wait(bars.k_empty(st.stage), st.phase ^ 1u);
@@ -195,20 +191,24 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
             for (int c = 0; c < FA4_DP / FA4_CW; ++c)
                 tma_load_4d(k_dst + c * FA4_BN * FA4_SWIZZLE, tm_k, bars.k_full(st.stage),
                             c * FA4_CW, kv_head, kv_row, sq.batch);
+#endif
             mbarrier_wait(bars.v_empty(vst.stage), vst.phase ^ 1u);
             mbarrier_arrive_expect_tx(bars.v_full(vst.stage), FA4_V_STAGE_BYTES);
 #if FA4_FP8
-            /* V^T {keys, dim, heads, batch}: chunks of FA4_CW keys x DVP rows. */
+            /* V^T {keys, dim, heads, batch}, dense whatever K's layout: block n
+               at column n * BN (vtranspose.cuh), chunks of FA4_CW keys x DVP rows. */
 #pragma unroll
             for (int c = 0; c < FA4_BN / FA4_CW; ++c)
                 tma_load_4d(v_dst + c * FA4_DVP * FA4_SWIZZLE, tm_v, bars.v_full(vst.stage),
-                            kv_row + c * FA4_CW, 0, kv_head, sq.batch);
+                            n * FA4_BN + c * FA4_CW, 0, kv_head, tile.batch);
+#elif FA4_PAGED
+            load_paged_block<FA4_DVP / FA4_CW>(v_dst, tm_v, bars.v_full(vst.stage), sq, pages,
+                                               sv.page_shift, n, kv_head);
 #else
 #pragma unroll
             for (int c = 0; c < FA4_DVP / FA4_CW; ++c)
                 tma_load_4d(v_dst + c * FA4_BN * FA4_SWIZZLE, tm_v, bars.v_full(vst.stage),
                             c * FA4_CW, kv_head, kv_row, sq.batch);
-#endif
 #endif
 #if FA4_FUSED_KV
             st = vst;
@@ -420,9 +420,10 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
     convert_p(pr, s);
     fa4_pipe vst;
     kv_next(st, vst);
-#if FA4_VARLEN || FA4_PAGED
+#if (FA4_VARLEN || FA4_PAGED) && !FA4_FP8
     {
-        /* Only this block, the sequence's last, can hold rows of no key. */
+        /* Only this block, the sequence's last, can hold rows of no key
+           (fp8: the V^T copy wrote zeros there, vtranspose.cuh). */
         int lo, hi;
         v_zero_rows(sq, n_hi - 1, &lo, &hi);
         if (lo < hi) {

@@ -15,7 +15,8 @@
 ** its box before its first row: TMA zero-fills rows before row 0 of the
 ** tensor, and the rows of the sequence before are read -- finite or not
 ** (a cache's unused rows): their scores are masked and their V rows zeroed
-** (v_zero_rows) before P V, since 0 * NaN is NaN.
+** (v_zero_rows) before P V, since 0 * NaN is NaN.  fp8 reads V^T, which the
+** V^T copy lays out per key block with zeros in such rows (vtranspose.cuh).
 **
 ** Paged K/V (FA4_PAGED, with dense or varlen Q): the maps cover the page
 ** pool, {dim, heads, page_size, pages}; key block n is loaded box by box,

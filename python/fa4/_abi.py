@@ -156,6 +156,7 @@ class Tensors(_Versioned):
         ("q_descale", C.c_void_p),
         ("k_descale", C.c_void_p),
         ("v_descale", C.c_void_p),
+        ("workspace_size", C.c_size_t),
     ]
 
 

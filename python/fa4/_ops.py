@@ -182,7 +182,8 @@ def _launch(dev, e, q, k, v, o, lse, cu_q, cu_k, table, used, sq, sk, b, qd=0, k
     # WS stays referenced until the launch is queued (in a capture it is nobody else's).
     ws = _workspace(e, stream, dev.device) if e.ws_bytes else None
     st = dev.forward(e.handle, _pack(_TENSORS_SIZE, q, k, v, o, lse, cu_q, cu_k, table, used,
-                                     0 if ws is None else ws.data_ptr(), sq, sk, b, 0, qd, kd, vd),
+                                     0 if ws is None else ws.data_ptr(), sq, sk, b, 0, qd, kd, vd,
+                                     0 if ws is None else e.ws_bytes),
                      stream)
     if st:
         raise dev.context.error("fa4_forward", st)
