@@ -10,7 +10,8 @@
 ** Shape of a CTA (2Q layout): BM = 256 query rows as two tiles of
 ** MMA_M = 128, one per softmax warpgroup; 512 threads = softmax WG 0,
 ** softmax WG 1, correction WG, and a fourth WG whose warp 0 loads (TMA)
-** and warp 1 issues the MMAs.
+** and warp 1 issues the MMAs.  1Q: BM = 128, one tile.  Either alone
+** (cluster 1) or as a CTA pair sharing each MMA (cluster 2, below).
 **
 ** Tensor memory (512 columns x 128 lanes x 32 bit):
 **     S0 at 0, S1 at BN, O0 at 2*BN, O1 at 2*BN + padded_dv;  P aliases S.
@@ -80,6 +81,28 @@
 **       barriers = 230,804 B.  Sized by the model (budget_sm100_shape),
 **       refused by budget_fit: the kernel has no fp8 path.
 **   d256: pad 256, BN = 0 < 64: unsupported in 2Q.
+**
+** CTA pair (cluster 2; the seeds give no numbers for it, these are
+** derived): two CTAs of a 2x1x1 cluster share every MMA (cta_group::2,
+** M 256 over their query tiles i).  The MMA splits B's N between them, so
+** a CTA holds bn / 2 keys of each K tile (S = Q K^T, N = keys) and
+** padded_dv / 2 columns of each V tile (O = P V, N = dv), and D's lanes
+** of its own rows at the same TMEM columns: per CTA, Q, CORR, the
+** barriers and the TMEM map are those of one CTA alone, and only the
+** ring's tiles halve:
+**   per slot = max(bn/2 * padded_dqk, bn * padded_dv/2) * esize + 16
+** with the same slot rule (odd: fused, even: split, K by depth chunk when
+** it fits).  padded_dv / 2 must be whole swizzle boxes (the MN-major V
+** descriptor and the TMA box step by 64 columns): d96..d256, not dv 64.
+**   bf16 d128 2Q pair: bn 128 (TMEM bound as alone); per slot 16384 + 16;
+**       (232448 - 1024 - 66676) / 16400 = 10 (even: 5 K + 5 V stages of
+**       64 x 128 and 128 x 64); 66676 + 10 * 16400 = 230,676 B, plus 10
+**       K-chunk barriers = 230,756 B (44 barriers); request 231,780 B.
+**   bf16 d256 1Q pair: bn 128 (alone, 2 slots of 64 KiB: one stage, so
+**       the automatic bn is 96); per slot 32768 + 16; fixed 4 + 512 +
+**       65536 + 9 * 8 = 66124; (232448 - 1024 - 66124) / 32784 = 5 (odd:
+**       fused); 66124 + 5 * 32784 = 230,044 B (19 barriers); request
+**       231,068 B.
 **   An explicit bn must be a multiple of 2 * MMA_K: P goes back to TMEM in
 **   two column halves of whole MMA k-steps (PV_STAGES = 2).
 **   The automatic BN is the TMEM bound above, lowered in steps of

@@ -78,9 +78,8 @@ fa4_status launch_sm100_runs(const fa4_problem *problem, char *why, size_t why_s
 ** {head_dim, seqlen, heads, batch} with strides {row, head, batch} in
 ** bytes; boxes {64, 128, 1, 1} for Q, {64, config->bn, 1, 1} for K and
 ** V ({64, bn / 2, 1, 1} for K with cluster 2), {64, 32, 1, 1} for O;
-** 128 B swizzle.  A stride over a dimension of
-** extent 1 is never used and is set to 16 when the caller's is not a
-** legal one.
+** 128 B swizzle.  A stride over a dimension of extent 1 is never used
+** and is set to 16 when the caller's is not a legal one.
 ** Returns FA4_OK; FA4_ENOTSUP with WHY for what the kernel does not run
 ** (launch_sm100_runs()); FA4_EINVAL with WHY for a config without a
 ** resolved bn or with cluster > 2, an address not 16-byte aligned, or a
