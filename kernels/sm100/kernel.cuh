@@ -23,7 +23,7 @@
 **   warps 4-7   softmax WG 1 (query tile 1; idle in 1Q)
 **   warps 8-11  correction WG (rescales O_i in TMEM, epilogue O and 1/l)
 **   warp 12     TMA loads (Q once, then the K/V ring)
-**   warp 13     TMEM allocation and the tcgen05.mma issue
+**   warp 13     TMEM allocation and the tcgen05.mma issue (a pair: the leader's)
 **   warps 14-15 idle
 ** TMEM: S0/P0 at FA4_TMEM_S0, S1/P1 at FA4_TMEM_S1, O0, O1 (budget_sm100.c).
 ** 2Q (BM 256): S/P buffer i belongs to query tile i, and the MMA warp
@@ -35,17 +35,18 @@
 **
 ** CTA pair (FA4_CTA_GROUP 2, config cluster 2, launched as clusters of
 **   2 x 1 x 1): the two CTAs of a cluster share every MMA, M = 256 over
-**   their query tiles i (CTA rank r holds rows 128 of the 256; D's lanes
-**   in its own TMEM at the same columns), N split for B: each CTA loads
-**   FA4_BN / 2 keys of K_j (S = Q K^T: N = keys) and padded_dv / 2
-**   columns of V_j (O = P V: N = dv).  Rank 0 (the leader) issues every
-**   tcgen05.mma with cta_group::2 and commits with the multicast mask
-**   0b11 to the same barrier in both CTAs; both CTAs' TMA loads complete
-**   on the leader's full barriers, which the leader alone arms with the
-**   pair's bytes; each softmax thread arrives on the leader's P_FULL
-**   (count 256); TMEM is allocated by warp 13 of both CTAs together.  The
-**   pair's rows are consecutive: CTA r of pair q runs rows
-**   (2q + r) * FA4_BM.., and both visit the key blocks of the pair's rows.
+**   their query tiles i (CTA rank r holds rows 128 r .. 128 r + 127 of
+**   the 256, and their D lanes in its own TMEM at the same columns), N
+**   split for B: each CTA loads FA4_BN / 2 keys of K_j (S = Q K^T: N =
+**   keys) and padded_dv / 2 columns of V_j (O = P V: N = dv).  Rank 0
+**   (the leader) issues every tcgen05.mma with cta_group::2 and commits
+**   with the multicast mask 0b11 to the same barrier in both CTAs; both
+**   CTAs' TMA loads complete on the leader's full barriers, which the
+**   leader alone arms with the pair's bytes; each softmax thread arrives
+**   on the leader's P_FULL (count 256); TMEM is allocated by warp 13 of
+**   both CTAs together.  The pair's rows are consecutive: CTA r of pair q
+**   runs rows (2q + r) * FA4_BM.., and both visit the key blocks of the
+**   pair's rows.
 **
 ** TMA maps (host side, 4-D tiled, dims innermost first):
 **   tm_q: {head_dim_qk, seqlen_q, heads_q, batch}, box {64, 128, 1, 1}
