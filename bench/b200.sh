@@ -7,7 +7,8 @@
 #   check      the CPU tests of the sm100 path (budget, compile, launch maps)
 #   tests      the GPU tests of make check without the opt-in: the sm80 family a B200
 #              gets by default must be right (test_api, test_gpu_forward)
-#   sweep100   every sm100 variant the enumerator yields against the float64 CPU
+#   sweep100   every sm100 variant the enumerator yields (CTA pairs included: their
+#              first run of the cluster path) against the float64 CPU
 #              reference: bench/sweep, the sm90 sweep's matrix (bf16 and fp16, causal
 #              and not, GQA 4/2, LSE, seqlen_q = seqlen_k and not, SWEEP_SEQS) over the
 #              head dims sm100 runs (SWEEP_DIMS)

@@ -10,7 +10,8 @@
 ** Shape of a CTA (2Q layout): BM = 256 query rows as two tiles of
 ** MMA_M = 128, one per softmax warpgroup; 512 threads = softmax WG 0,
 ** softmax WG 1, correction WG, and a fourth WG whose warp 0 loads (TMA)
-** and warp 1 issues the MMAs.
+** and warp 1 issues the MMAs.  1Q: BM = 128, one tile.  Either alone
+** (cluster 1) or as a CTA pair sharing each MMA (cluster 2, below).
 **
 ** Tensor memory (512 columns x 128 lanes x 32 bit):
 **     S0 at 0, S1 at BN, O0 at 2*BN, O1 at 2*BN + padded_dv;  P aliases S.
@@ -80,6 +81,28 @@
 **       barriers = 230,804 B.  Sized by the model (budget_sm100_shape),
 **       refused by budget_fit: the kernel has no fp8 path.
 **   d256: pad 256, BN = 0 < 64: unsupported in 2Q.
+**
+** CTA pair (cluster 2; the seeds give no numbers for it, these are
+** derived): two CTAs of a 2x1x1 cluster share every MMA (cta_group::2,
+** M 256 over their query tiles i).  The MMA splits B's N between them, so
+** a CTA holds bn / 2 keys of each K tile (S = Q K^T, N = keys) and
+** padded_dv / 2 columns of each V tile (O = P V, N = dv), and D's lanes
+** of its own rows at the same TMEM columns: per CTA, Q, CORR, the
+** barriers and the TMEM map are those of one CTA alone, and only the
+** ring's tiles halve:
+**   per slot = max(bn/2 * padded_dqk, bn * padded_dv/2) * esize + 16
+** with the same slot rule (odd: fused, even: split, K by depth chunk when
+** it fits).  padded_dv / 2 must be whole swizzle boxes (the MN-major V
+** descriptor and the TMA box step by 64 columns): d96..d256, not dv 64.
+**   bf16 d128 2Q pair: bn 128 (TMEM bound as alone); per slot 16384 + 16;
+**       (232448 - 1024 - 66676) / 16400 = 10 (even: 5 K + 5 V stages of
+**       64 x 128 and 128 x 64); 66676 + 10 * 16400 = 230,676 B, plus 10
+**       K-chunk barriers = 230,756 B (44 barriers); request 231,780 B.
+**   bf16 d256 1Q pair: bn 128 (alone, 2 slots of 64 KiB: one stage, so
+**       the automatic bn is 96); per slot 32768 + 16; fixed 4 + 512 +
+**       65536 + 9 * 8 = 66124; (232448 - 1024 - 66124) / 32784 = 5 (odd:
+**       fused); 66124 + 5 * 32784 = 230,044 B (19 barriers); request
+**       231,068 B.
 **   An explicit bn must be a multiple of 2 * MMA_K: P goes back to TMEM in
 **   two column halves of whole MMA k-steps (PV_STAGES = 2).
 **   The automatic BN is the TMEM bound above, lowered in steps of
@@ -170,8 +193,12 @@ static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
 {
     const int fixed_bar = sm100_fixed_bars(s->q_tiles, s->qk_chunks);
     const int fixed = SM100_TMEMPTR_BYTES + s->corr_bytes + s->q_bytes;
-    const int slot_bytes = s->bn * (s->pad_qk > s->pad_dv ? s->pad_qk : s->pad_dv) * s->esize;
+    const int k_tile = s->bn / s->pair * s->pad_qk * s->esize;   /* this CTA's part */
+    const int v_tile = s->bn * s->v_cols * s->esize;
+    const int slot_bytes = k_tile > v_tile ? k_tile : v_tile;
     const int per_slot = slot_bytes + 2 * SM100_MBAR_BYTES;
+
+    s->k_rows = s->bn / s->pair;
 
     if (cfg->stages == 0) {
         int room = carve - SM100_SLACK - fixed - SM100_MBAR_BYTES * fixed_bar;
@@ -186,8 +213,8 @@ static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
     if (s->fused) {
         s->kv_bytes = s->slots * slot_bytes;
     } else {
-        s->k_bytes = s->stages * s->bn * s->pad_qk * s->esize;
-        s->v_bytes = s->stages * s->bn * s->pad_dv * s->esize;
+        s->k_bytes = s->stages * k_tile;
+        s->v_bytes = s->stages * v_tile;
     }
     s->k_chunks = 1;
     s->nbar = fixed_bar + (s->fused ? 2 * s->slots : 2 * s->stages * 2);
@@ -237,13 +264,17 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
                  cfg->splits, cfg->pack_gqa, cfg->kv_split_warps);
         return FA4_EINVAL;
     }
-    /* The launch (lib/launch_sm100.c) runs one CTA per query-tile pair,
-       head and batch, with no cluster: the kernel has no other schedule. */
-    if (cfg->cluster > 1 || cfg->scheduler != FA4_SCHED_PLAIN) {
-        snprintf(why, wn, "sm100: cluster=%d scheduler=%d; supported: cluster 1, the "
-                 "plain scheduler", cfg->cluster, (int)cfg->scheduler);
+    /* The launch (lib/launch_sm100.c) runs one CTA per bm query rows,
+       head and batch, alone (cluster 1) or as a CTA pair sharing each MMA
+       (cluster 2: clusters of 2 x 1 x 1); the kernel has no other
+       schedule. */
+    if (cfg->cluster > 2 || cfg->scheduler != FA4_SCHED_PLAIN) {
+        snprintf(why, wn, "sm100: cluster=%d scheduler=%d; supported: cluster 1 (one CTA "
+                 "per MMA) or 2 (a CTA pair, cta_group::2), the plain scheduler",
+                 cfg->cluster, (int)cfg->scheduler);
         return FA4_EINVAL;
     }
+    s->pair = cfg->cluster == 2 ? 2 : 1;
     if (pb->varlen || pb->page_size || pb->softcap > 0 || pb->attention_sinks) {
         snprintf(why, wn, "sm100 kernels: varlen=%d page_size=%d softcap=%g attention_sinks=%d "
                  "not implemented", pb->varlen, pb->page_size, (double)pb->softcap,
@@ -268,6 +299,16 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
     }
     s->pad_qk = align_up(s->dqk, s->swz_elems);
     s->pad_dv = align_up(s->dv, s->swz_elems);
+    s->v_cols = s->pad_dv / s->pair;
+    /* A pair splits O = P V's N (the depth of V) between its CTAs: each
+       half must be whole swizzle boxes, the unit the MN-major descriptor
+       and the TMA box step by. */
+    if (s->v_cols % s->swz_elems != 0) {
+        snprintf(why, wn, "cluster=2 (CTA pair): each CTA holds half of V's padded depth "
+                 "%d, %d columns, not whole %d-column swizzle boxes (head_dim_v %d)",
+                 s->pad_dv, s->v_cols, s->swz_elems, s->dv);
+        return FA4_ENOFIT;
+    }
     s->qk_chunks = gcd(s->pad_qk / s->swz_elems, s->pad_qk / s->mma_k);
     s->q_bytes = s->bm * s->pad_qk * s->esize;
     s->corr_bytes = s->q_tiles * SM100_CORR_TILE;
@@ -420,7 +461,8 @@ static const budget_region *find_region(const fa4_layout *l, const char *name)
 
 /* family_ops.defines: the sm100 constants of kernels/README.md, plus the
 ** pipeline counts the kernel's barrier enum is built from (the kernel
-** static_asserts that its enum has FA4_NUM_BARRIERS entries). */
+** static_asserts that its enum has FA4_NUM_BARRIERS entries) and
+** FA4_CTA_GROUP (2: the CTA pair of cluster 2). */
 static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
                          const fa4_config *cfg, const fa4_layout *l)
 {
@@ -460,16 +502,19 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
                  "#define FA4_NUM_BARRIERS %d\n"
                  "#define FA4_SMEM_SLACK %d\n"
                  "#define FA4_EXP2_EMU_PCT %d\n"
-                 "#define FA4_RESCALE_THRESHOLD %d\n",
+                 "#define FA4_RESCALE_THRESHOLD %d\n"
+                 "#define FA4_CTA_GROUP %d\n",
                  q_tiles, l->kv_slots, fused, l->tmem_columns,
                  l->tmem_s0, l->tmem_s1, l->tmem_o0, l->tmem_o1,
                  pad_qk, pad_dv, qk_chunks, k_chunks, SM100_PV_STAGES, nbar,
-                 SM100_SLACK, cfg->exp2_emu_pct, cfg->rescale_threshold);
+                 SM100_SLACK, cfg->exp2_emu_pct, cfg->rescale_threshold,
+                 cfg->cluster == 2 ? 2 : 1);
     return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
-/* Fill the fields every sm100 config of Q_TILES query tiles shares. */
-static void sm100_base(fa4_config *c, int esize, int q_tiles)
+/* Fill the fields every sm100 config of Q_TILES query tiles per CTA and
+** PAIR CTAs per MMA (1, or 2: cluster 2) shares. */
+static void sm100_base(fa4_config *c, int esize, int q_tiles, int pair)
 {
     fa4_config init = FA4_CONFIG_INIT;
     *c = init;
@@ -477,7 +522,7 @@ static void sm100_base(fa4_config *c, int esize, int q_tiles)
     c->bm = SM100_MMA_M * q_tiles;
     c->q_tiles = q_tiles;
     c->swizzle = sm100_swizzle(esize);
-    c->cluster = 1;
+    c->cluster = pair;
     c->scheduler = FA4_SCHED_PLAIN;
 }
 
@@ -511,25 +556,25 @@ static int sm100_q_tiles(const device_limits *dev, const fa4_problem *pb, int es
 {
     fa4_config c;
 
-    sm100_base(&c, esize, 2);
+    sm100_base(&c, esize, 2, 1);
     sm100_resolve(&c, dev, pb, 0);
     return c.bn >= 64 && c.stages >= 2 ? 2 : 1;
 }
 
-/* Append the candidates of Q_TILES query tiles to OUT from index N (at
-** most MAX in all): BN automatic and every multiple of 2*MMA_K (32 for
-** 16-bit types, 64 for fp8) below it down to 64, each with the slot
-** rule's ring; exp2 emulation {0, 25, 50} %; rescale threshold {0, 8}.
-** Returns the new count. */
+/* Append the candidates of Q_TILES query tiles and PAIR CTAs per MMA to
+** OUT from index N (at most MAX in all): BN automatic and every multiple
+** of 2*MMA_K (32 for 16-bit types, 64 for fp8) below it down to 64, each
+** with the slot rule's ring; exp2 emulation {0, 25, 50} %; rescale
+** threshold {0, 8}.  Returns the new count. */
 static int sm100_add(fa4_config *out, int n, int max, const device_limits *dev,
-                     const fa4_problem *pb, int esize, int q_tiles)
+                     const fa4_problem *pb, int esize, int q_tiles, int pair)
 {
     static const int emu[] = { 0, 25, 50 };
     static const int thr[] = { 0, 8 };
     int bns[8], nbn = 0, bn, step, i, e, t;
     fa4_config c;
 
-    sm100_base(&c, esize, q_tiles);
+    sm100_base(&c, esize, q_tiles, pair);
     sm100_resolve(&c, dev, pb, 0);
     bns[nbn++] = c.bn;                    /* may be < 64: fit says why */
     step = 2 * sm100_mma_k(esize);
@@ -541,7 +586,7 @@ static int sm100_add(fa4_config *out, int n, int max, const device_limits *dev,
             for (t = 0; t < 2; t++, n++) {
                 if (n >= max)
                     continue;
-                sm100_base(&out[n], esize, q_tiles);
+                sm100_base(&out[n], esize, q_tiles, pair);
                 sm100_resolve(&out[n], dev, pb, bns[i]);
                 out[n].exp2_emu_pct = emu[e];
                 out[n].rescale_threshold = thr[t];
@@ -549,19 +594,32 @@ static int sm100_add(fa4_config *out, int n, int max, const device_limits *dev,
     return n;
 }
 
+/* 1 when PB's V depth splits into whole swizzle boxes between the two
+** CTAs of a pair (padded dv a multiple of 2 x 64 elements: d96..256). */
+static int sm100_pair_splits(const fa4_problem *pb, int esize)
+{
+    int swz = sm100_swizzle(esize) / esize;
+    int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+    return align_up(dv, swz) % (2 * swz) == 0;
+}
+
 /* family_ops.candidates: the 2Q space (sm100_add); where 2Q has no
 ** automatic config, the 1Q space after it (the 2Q one stays, so the
-** enumerator says why 2Q was dropped). */
+** enumerator says why 2Q was dropped).  Then the same query tiles as CTA
+** pairs (cluster 2) where V's depth splits between the pair. */
 static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
                             const fa4_problem *pb)
 {
-    int esize = sm100_esize(pb->dtype), n;
+    int esize = sm100_esize(pb->dtype), n, q1;
 
     if (esize == 0 || pb->head_dim_qk <= 0)
         return 0;
-    n = sm100_add(out, 0, max, dev, pb, esize, 2);
-    if (sm100_q_tiles(dev, pb, esize) == 1)
-        n = sm100_add(out, n, max, dev, pb, esize, 1);
+    q1 = sm100_q_tiles(dev, pb, esize) == 1;
+    n = sm100_add(out, 0, max, dev, pb, esize, 2, 1);
+    if (q1)
+        n = sm100_add(out, n, max, dev, pb, esize, 1, 1);
+    if (sm100_pair_splits(pb, esize))
+        n = sm100_add(out, n, max, dev, pb, esize, q1 ? 1 : 2, 2);
     return n;
 }
 
@@ -575,7 +633,7 @@ static void sm100_heuristic(fa4_config *out, const device_limits *dev,
 
     if (esize == 0)
         esize = 2;
-    sm100_base(out, esize, sm100_q_tiles(dev, pb, esize));
+    sm100_base(out, esize, sm100_q_tiles(dev, pb, esize), 1);
     sm100_resolve(out, dev, pb, 0);
     out->exp2_emu_pct = 25;
     out->rescale_threshold = 8;

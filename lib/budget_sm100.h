@@ -17,10 +17,15 @@
 
 typedef struct sm100_shape {
     int q_tiles;            /* query tiles of MMA_M rows per CTA: 2 or 1 */
+    int pair;               /* CTAs sharing each MMA: 1, or 2 (config cluster 2:
+                               cta_group::2, M 256, each CTA holding half of
+                               every K and V tile) */
     int bm;                 /* q_tiles * 128 */
     int esize, swizzle, swz_elems, mma_k;
     int dqk, dv, pad_qk, pad_dv;
     int bn;
+    int k_rows, v_cols;     /* of each K / V tile, what one CTA holds: bn / pair
+                               keys of K, pad_dv / pair columns of V */
     int qk_chunks;          /* depth chunks of Q1 (and of K in split mode) */
     int k_chunks;           /* barrier pairs per K stage (split); 1 if fused */
     int slots;              /* ring tiles (fused) or K+V stages (split) */
@@ -40,7 +45,8 @@ typedef struct sm100_shape {
 ** The shape of CONFIG for PROBLEM on DEV (DEV may be NULL: the seeds'
 ** 232,448 B and 512 columns).  bn 0 and stages 0 are the automatic
 ** choices of the seeds' rules (the TMEM bound, then the slot rule); bm,
-** q_tiles and swizzle 0 take the family's.  Any dtype the seeds describe
+** q_tiles and swizzle 0 take the family's; cluster 2 sizes the CTA pair
+** (per CTA: half of each K and V tile).  Any dtype the seeds describe
 ** (fp8 included) is sized here.  Returns FA4_OK, or FA4_ENOFIT /
 ** FA4_EINVAL / FA4_ENOTSUP with WHY.  Pure; thread-safe.
 */

@@ -291,7 +291,9 @@ typedef struct fa4_config {
     int consumer_wgs;       /* sm90: consumer warpgroups (2 or 3) */
     int producer_regs;      /* sm90: setmaxnreg for the producer */
     int consumer_regs;      /* sm90: setmaxnreg for the consumers */
-    int cluster;            /* CTAs per cluster (1 = none) */
+    int cluster;            /* CTAs per cluster (1 = none); sm100: 2 = a CTA
+                               pair sharing each tcgen05.mma (cta_group::2),
+                               never run on hardware */
     int exp2_emu_pct;       /* share of exp2 done by an FMA polynomial, % */
     int rescale_threshold;  /* lazy rescale threshold, log2 units (0: always) */
     int pingpong;           /* sm90: ping-pong consumer warpgroups */

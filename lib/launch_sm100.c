@@ -3,6 +3,8 @@
 ** (launch_sm100.h).  The layout they describe is the kernel's:
 ** kernels/sm100/kernel.cuh.  The kernel has never run on real hardware
 ** (README.md, "Blackwell"); plans reach this launch only with the opt-in.
+** CTA pairs (config cluster 2) launch through cuLaunchKernelEx with a
+** cluster of 2 x 1 x 1, equally untested on hardware.
 */
 #include <stdio.h>
 #include <string.h>
@@ -93,10 +95,16 @@ fa4_status launch_sm100_describe(sm100_map maps[4], const fa4_problem *pb,
     why[0] = '\0';
     if ((st = launch_sm100_runs(pb, why, wn)) != FA4_OK)
         return st;
-    /* The K/V box is the kernel's FA4_BN (budget_defines() writes config->bn). */
+    /* The K/V box is the kernel's FA4_BN (budget_defines() writes config->bn);
+       a CTA of a pair loads FA4_BN / 2 keys of each K tile. */
     if (cfg->bn < 64 || cfg->bn > 256 || cfg->bn % 16 != 0) {
         snprintf(why, wn, "sm100 config bn=%d; a launch needs the resolved key block, a "
                  "multiple of 16 in 64..256", cfg->bn);
+        return FA4_EINVAL;
+    }
+    if (cfg->cluster > 2) {
+        snprintf(why, wn, "sm100 config cluster=%d; a launch runs one CTA (1) or a CTA pair "
+                 "(2) per MMA", cfg->cluster);
         return FA4_EINVAL;
     }
     if ((st = describe(&maps[0], "q", dt, p->q, d, p->seqlen_q, p->heads_q, p->batch,
@@ -104,7 +112,7 @@ fa4_status launch_sm100_describe(sm100_map maps[4], const fa4_problem *pb,
                        SM100_Q_BOX_ROWS, why, wn)) != FA4_OK ||
         (st = describe(&maps[1], "k", dt, p->k, d, p->seqlen_k, p->heads_kv, p->batch,
                        p->k_row_stride, p->k_head_stride, p->k_batch_stride,
-                       cfg->bn, why, wn)) != FA4_OK ||
+                       cfg->bn / launch_sm100_pair(cfg), why, wn)) != FA4_OK ||
         (st = describe(&maps[2], "v", dt, p->v, dv, p->seqlen_k, p->heads_kv, p->batch,
                        p->v_row_stride, p->v_head_stride, p->v_batch_stride,
                        cfg->bn, why, wn)) != FA4_OK ||
@@ -156,11 +164,56 @@ fa4_status launch_sm100_encode(CUtensorMap out[4], const cuda_api *cu,
     return FA4_OK;
 }
 
-void launch_sm100_grid(unsigned grid[3], const fa4_params *p)
+int launch_sm100_pair(const fa4_config *cfg)
 {
-    grid[0] = (unsigned)p->m_blocks;     /* ceil(seqlen_q / bm): 256 rows (2Q) or 128 (1Q) */
+    return cfg->cluster == 2 ? 2 : 1;
+}
+
+void launch_sm100_grid(unsigned grid[3], const fa4_params *p, int pair)
+{
+    /* ceil(seqlen_q / bm): 256 rows (2Q) or 128 (1Q) a CTA; a pair's two
+       CTAs take consecutive blocks, so the count is rounded up to even */
+    grid[0] = (unsigned)((p->m_blocks + pair - 1) / pair * pair);
     grid[1] = (unsigned)p->heads_q;
     grid[2] = (unsigned)p->batch;
+}
+
+/* Launch FN as clusters of 2 x 1 x 1 (a CTA pair), the plan's context
+** current; error text on failure. */
+static fa4_status launch_pair(const fa4_plan *plan, const unsigned grid[3], fa4_stream stream,
+                              void **args)
+{
+    fa4_context *ctx = plan->ctx;
+    CUlaunchAttribute attr;
+    CUlaunchConfig lc;
+    char txt[256];
+    CUresult res;
+
+    memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = 2;
+    attr.value.clusterDim.y = 1;
+    attr.value.clusterDim.z = 1;
+    memset(&lc, 0, sizeof lc);
+    lc.gridDimX = grid[0];
+    lc.gridDimY = grid[1];
+    lc.gridDimZ = grid[2];
+    lc.blockDimX = (unsigned)plan->layout.threads;
+    lc.blockDimY = lc.blockDimZ = 1;
+    lc.sharedMemBytes = (unsigned)plan->layout.smem_bytes;
+    lc.hStream = (CUstream)stream;
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    if (ctx->cu->cuLaunchKernelEx == NULL)
+        return error_set(ctx, FA4_ENOTSUP, "cuLaunchKernelEx unavailable in this driver (an "
+                         "sm100 CTA pair launches as clusters of 2)");
+    res = ctx->cu->cuLaunchKernelEx(&lc, plan->fn, args, NULL);
+    if (res != CUDA_SUCCESS)
+        return error_set(ctx, FA4_ECUDA, "cuLaunchKernelEx fa4_fwd (grid %u x %u x %u in "
+                         "clusters of 2 x 1 x 1, %d threads, %d B smem): %s", grid[0], grid[1],
+                         grid[2], plan->layout.threads, plan->layout.smem_bytes,
+                         cuda_error_text(res, txt, sizeof txt));
+    return FA4_OK;
 }
 
 fa4_status launch_sm100(const fa4_plan *plan, const launch_call *call, fa4_stream stream)
@@ -177,12 +230,14 @@ fa4_status launch_sm100(const fa4_plan *plan, const launch_call *call, fa4_strea
                                     sizeof why)) != FA4_OK ||
         (st = launch_sm100_encode(maps, plan->ctx->cu, desc, why, sizeof why)) != FA4_OK)
         return error_set(plan->ctx, st, "%s", why);
-    launch_sm100_grid(grid, &params);
+    launch_sm100_grid(grid, &params, launch_sm100_pair(&plan->config));
     args[0] = &params;
     args[1] = &maps[0];
     args[2] = &maps[1];
     args[3] = &maps[2];
     args[4] = &maps[3];
+    if (launch_sm100_pair(&plan->config) == 2)
+        return launch_pair(plan, grid, stream, args);
     return launch_kernel(plan, plan->fn, grid, plan->layout.threads, plan->layout.smem_bytes,
                          stream, args, "fa4_fwd");
 }

@@ -14,6 +14,11 @@
 **   - K_j and V_j arrive as boxes of {64, bn} (bn x 128 B), at
 **     (64 ch, key0, kv_head, batch); expect_tx bn x padded_d x 2 B per
 **     tile, or bn x 128 B per depth chunk when K is staged by chunk.
+**   - A CTA pair (config cluster 2, the kernel's FA4_CTA_GROUP 2): each
+**     CTA loads K boxes of {64, bn / 2} at (64 ch, key0 + rank bn / 2,
+**     ..) and padded_dv / 128 of V's {64, bn} boxes from depth box
+**     rank padded_dv / 128; Q as alone.  All complete on the leader's
+**     barriers, whose expect_tx is twice one CTA's bytes.
 **   - 128 B swizzle: a box row is one 128 B swizzle span, the layout the
 **     tcgen05 smem descriptors (layout 2) read; out-of-bounds rows and
 **     head-dim columns are zero-filled (and count toward expect_tx).
@@ -23,9 +28,10 @@
 **     batch); the map clips rows past seqlen_q and columns past
 **     head_dim_v.  O's strides follow the TMA rules, as Q's.
 **   - One CTA of 512 threads per (bm query rows, head, batch), no
-**     cluster (budget_sm100.c refuses cluster > 1), FA4_SMEM_BYTES of
-**     dynamic shared memory (the plan raises the function's limit when
-**     it loads it), no workspace.
+**     cluster; a pair: the same CTAs, grid rounded up to an even number
+**     of query blocks, in clusters of 2 x 1 x 1 (cuLaunchKernelEx).
+**     FA4_SMEM_BYTES of dynamic shared memory (the plan raises the
+**     function's limit when it loads it), no workspace.
 */
 #ifndef FA4_LAUNCH_SM100_H
 #define FA4_LAUNCH_SM100_H
@@ -71,13 +77,14 @@ fa4_status launch_sm100_runs(const fa4_problem *problem, char *why, size_t why_s
 ** the element strides in PARAMS (launch.c's argument block).  Dims are
 ** {head_dim, seqlen, heads, batch} with strides {row, head, batch} in
 ** bytes; boxes {64, 128, 1, 1} for Q, {64, config->bn, 1, 1} for K and
-** V, {64, 32, 1, 1} for O; 128 B swizzle.  A stride over a dimension of
-** extent 1 is never used and is set to 16 when the caller's is not a
-** legal one.
+** V ({64, bn / 2, 1, 1} for K with cluster 2), {64, 32, 1, 1} for O;
+** 128 B swizzle.  A stride over a dimension of extent 1 is never used
+** and is set to 16 when the caller's is not a legal one.
 ** Returns FA4_OK; FA4_ENOTSUP with WHY for what the kernel does not run
 ** (launch_sm100_runs()); FA4_EINVAL with WHY for a config without a
-** resolved bn, an address not 16-byte aligned, or a stride that is not a
-** positive multiple of 16 bytes below 2^40 (TMA).  Pure; thread-safe.
+** resolved bn or with cluster > 2, an address not 16-byte aligned, or a
+** stride that is not a positive multiple of 16 bytes below 2^40 (TMA).
+** Pure; thread-safe.
 */
 fa4_status launch_sm100_describe(sm100_map maps[4], const fa4_problem *problem,
                                  const fa4_config *config, const fa4_params *params,
@@ -93,7 +100,12 @@ fa4_status launch_sm100_describe(sm100_map maps[4], const fa4_problem *problem,
 fa4_status launch_sm100_encode(CUtensorMap out[4], const cuda_api *cu,
                                const sm100_map maps[4], char *why, size_t why_size);
 
-/* The grid of PARAMS' call: (m_blocks = ceil(seqlen_q / bm), heads_q, batch). */
-void launch_sm100_grid(unsigned grid[3], const fa4_params *params);
+/* CTAs per MMA of CONFIG: 2 for a CTA pair (cluster 2), else 1. */
+int launch_sm100_pair(const fa4_config *config);
+
+/* The grid of PARAMS' call: (m_blocks = ceil(seqlen_q / bm), rounded up
+** to a multiple of PAIR, heads_q, batch).  PAIR 2 launches it in
+** clusters of 2 x 1 x 1. */
+void launch_sm100_grid(unsigned grid[3], const fa4_params *params, int pair);
 
 #endif

@@ -1,9 +1,10 @@
 /*
 ** test_budget_sm100.c -- the sm100 budget model against the seeds' worked
 ** numbers (KERNEL_NOTES.md, "SM100 budgets"; the derivation is at the top
-** of lib/budget_sm100.c), and the invariants every enumerated sm100
-** config must keep: TMEM <= 512 columns, smem <= the carveout, regions
-** contiguous and the tiles 1024-aligned.  No GPU needed.
+** of lib/budget_sm100.c), the CTA-pair mode's numbers derived there (the
+** seeds give none), and the invariants every enumerated sm100 config must
+** keep: TMEM <= 512 columns, smem <= the carveout, regions contiguous and
+** the tiles 1024-aligned.  No GPU needed.
 */
 #include <stdlib.h>
 
@@ -298,10 +299,13 @@ int main(void)
         st = config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
         for (i = 0; st == FA4_OK && i < sp.count; i++)
             one += sp.configs[i].q_tiles == 1 && sp.configs[i].bm == 128;
-        ok(st == FA4_OK && sp.count == 12 && one == 12 && sp.ndrops == 1
+        for (i = 0; st == FA4_OK && i < sp.count; i++)
+            one -= sp.configs[i].cluster == 2 && sp.configs[i].q_tiles == 1;
+        ok(st == FA4_OK && sp.count == 30 && one == 12 && sp.ndrops == 1
            && strstr(sp.drops[0].reason, "bn=0 < 64 (2 query tiles"),
-           "d256 enumerates 12 1Q configs (bn 96, 64) and drops the 2Q one with its reason "
-           "(%d fit, %d considered)", sp.count, sp.considered);
+           "d256 enumerates 12 1Q configs (bn 96, 64) and 18 1Q CTA pairs (bn 128, 96, 64), "
+           "and drops the 2Q one with its reason (%d fit, %d considered)", sp.count,
+           sp.considered);
         config_space_free(&sp);
     }
     p = problem(FA4_DTYPE_BF16, 128);
@@ -392,11 +396,81 @@ int main(void)
        st == FA4_OK ? "ok" : why);
     p = problem(FA4_DTYPE_BF16, 128);
 
-    /* the launch has one schedule: a CTA per tile pair, no cluster */
+    /* the launch runs a CTA alone or a CTA pair: no other cluster */
     family_sm100.heuristic(&c, &dev, &p);
-    c.cluster = 2;
+    c.cluster = 4;
     st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
-    ok(st == FA4_EINVAL && strstr(why, "cluster=2"), "an sm100 config with cluster 2 is refused (%s)", why);
+    ok(st == FA4_EINVAL && strstr(why, "cluster=4") && strstr(why, "2 (a CTA pair"),
+       "an sm100 config with cluster 4 is refused (%s)", why);
+
+    /* The CTA pair (cluster 2, cta_group::2): per CTA the Q tiles and TMEM
+       map of one CTA alone, half of each K tile (bn / 2 keys) and half of
+       V's depth.  bf16 d128 2Q: bn 128 (the TMEM bound); a slot holds
+       max(64 x 128, 128 x 64) x 2 B = 16384 B; (232448 - 1024 - 66676) /
+       16400 = 10 slots, even: 5 K + 5 V stages, K by 2 depth chunks (10
+       more barriers): 66676 + 10 x 16400 + 80 = 230,756 B, request
+       231,780 B. */
+    c = auto_config();
+    c.cluster = 2;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.pair == 2 && s.q_tiles == 2 && s.bn == 128 && s.k_rows == 64
+       && s.v_cols == 64 && !s.fused && s.stages == 5 && s.k_chunks == 2 && s.nbar == 44
+       && s.k_bytes == 5 * 16384 && s.v_bytes == 5 * 16384 && s.regions == 230756
+       && s.smem == 231780 && s.tmem_used == 512,
+       "model: bf16 d128 CTA pair is 2Q, bn 128 (64 keys of K, 64 columns of V a CTA), 5 "
+       "split stages, K by 2 depth chunks, 44 barriers, 230,756 B (%s)",
+       st == FA4_OK ? "ok" : why);
+    c = resolved(&p);
+    c.cluster = 2;
+    c.stages = 5;
+    c.fused_kv = 0;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && l.smem_bytes == 231780 && contiguous(&l)
+       && rsize(&l, "K") == 5 * 64 * 128 * 2 && rsize(&l, "V") == 5 * 128 * 64 * 2
+       && l.tmem_s1 == 128 && l.tmem_o0 == 256 && l.tmem_o1 == 384 && n > 0
+       && strstr(defs, "#define FA4_CTA_GROUP 2\n") && strstr(defs, "#define FA4_K_CHUNKS 2\n")
+       && strstr(defs, "#define FA4_NUM_BARRIERS 44\n"),
+       "bf16 d128 pair fits: K 5 x 64 x 128, V 5 x 128 x 64, the TMEM map of one CTA, "
+       "FA4_CTA_GROUP 2 (%s)", st == FA4_OK ? "ok" : why);
+    /* bf16 d256 1Q pair: bn 128 (alone, 2 slots of 64 KiB would be one
+       stage); a slot max(64 x 256, 128 x 128) x 2 B = 32768 B;
+       (232448 - 1024 - 66124) / 32784 = 5 slots, odd: fused;
+       66124 + 5 x 32784 = 230,044 B, request 231,068 B. */
+    p = problem(FA4_DTYPE_BF16, 256);
+    c = auto_config();
+    c.bm = 128;
+    c.q_tiles = 1;
+    c.cluster = 2;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 128 && s.k_rows == 64 && s.v_cols == 128 && s.fused
+       && s.slots == 5 && s.nbar == 19 && s.kv_bytes == 5 * 32768 && s.regions == 230044
+       && s.smem == 231068 && s.tmem_used == 512,
+       "model: bf16 d256 1Q CTA pair is bn 128, 5 fused slots of 32 KiB, 19 barriers, "
+       "230,044 B (request 231,068) (%s)", st == FA4_OK ? "ok" : why);
+    c.cluster = 1;
+    c.bn = 128;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_ENOFIT && strstr(why, "kv stages 1 < 2"),
+       "alone, d256 1Q at bn 128 holds one stage (%s)", why);
+    /* V's half must be whole swizzle boxes: d64 (32 columns a CTA) cannot pair */
+    p = problem(FA4_DTYPE_BF16, 64);
+    c = auto_config();
+    c.cluster = 2;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_ENOFIT && strstr(why, "half of V's padded depth 64, 32 columns"),
+       "a d64 CTA pair is refused: half of V is 32 columns (%s)", why);
+    {
+        config_space sp;
+        int i, pairs = 0;
+        st = config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+        for (i = 0; st == FA4_OK && i < sp.count; i++)
+            pairs += sp.configs[i].cluster == 2;
+        ok(st == FA4_OK && pairs == 0 && sp.count > 0,
+           "d64 enumerates no CTA pair (%d configs)", sp.count);
+        config_space_free(&sp);
+    }
+    p = problem(FA4_DTYPE_BF16, 128);
 
     /* the kernel's constants */
     c = resolved(&p);
@@ -424,11 +498,24 @@ int main(void)
     bad += check_space(FA4_DTYPE_BF16, 256, &fitting);
     diag("%d enumerated sm100 configs fit", fitting);
     ok(fitting > 0 && bad == 0,
-       "every enumerated sm100 config (d64..256, 2Q and 1Q) keeps TMEM <= 512 and smem "
-       "<= carveout");
+       "every enumerated sm100 config (d64..256, 2Q and 1Q, alone and in pairs) keeps "
+       "TMEM <= 512 and smem <= carveout");
     p = problem(FA4_DTYPE_BF16, 128);
     n = family_sm100.candidates(NULL, 0, &dev, &p);
-    is_int(n, 3 * 6, "bf16 d128 enumerates bn {128, 96, 64} x 3 exp2 x 2 thresholds");
+    is_int(n, 2 * 3 * 6, "bf16 d128 enumerates bn {128, 96, 64} x 3 exp2 x 2 thresholds, "
+           "alone and as CTA pairs");
+    {
+        config_space sp;
+        int i, pairs = 0;
+        st = config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+        for (i = 0; st == FA4_OK && i < sp.count; i++)
+            pairs += sp.configs[i].cluster == 2 && sp.configs[i].bn == 128
+                     && sp.configs[i].stages == 5;
+        ok(st == FA4_OK && pairs == 6,
+           "bf16 d128 keeps 6 CTA pairs at bn 128, 5 stages (%d configs fit; lower bn in "
+           "pairs rings more than 8 stages, dropped with the reason)", sp.count);
+        config_space_free(&sp);
+    }
 
     return done_testing() ? 1 : 0;
 }

@@ -4,11 +4,12 @@
 ** several head dims, against what the kernel's mbarrier transaction
 ** counts and the epilogue's TMA store of O assume (kernels/sm100/
 ** mainloop.cuh and correction.cuh, with the constants budget_defines()
-** compiles them with); the kernel text still holding the
-** byte counts and coordinates this test mirrors; strides, GQA and a
+** compiles them with), CTA pairs included (half K boxes, half of V's
+** depth boxes per CTA, the leader arming the pair's bytes); the kernel
+** text still holding the byte counts and coordinates this test mirrors; strides, GQA and a
 ** call's own sizes; what it refuses; and fa4_forward() through a
 ** stand-in driver that records the maps it encodes and the launch it
-** queues.
+** queues (a pair's: clusters of 2 x 1 x 1 through cuLaunchKernelEx).
 */
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,18 +38,24 @@ static int define_of(const char *defs, const char *name)
 /*
 ** What kernels/sm100/kernel.cuh and mainloop.cuh assume of the maps, from
 ** the constants the variant is compiled with (DEFS); the first broken
-** rule into BAD, or "" when the maps M keep them all.
+** rule into BAD, or "" when the maps M keep them all.  G = CTA_GROUP
+** (2: a CTA pair); every count is one CTA's, and the leader arms its
+** barrier with G times it (arm_full), as each CTA brings as many bytes.
 **   SM100_ROW_BYTES 128, SM100_SW_ELEMS 64
-**   SM100_Q_CHUNK_BYTES  128 * 128          SM100_KV_CHUNK_BYTES BN * 128
-**   SM100_Q_TILE_BYTES   128 * PAD_DQK * 2  SM100_K_TILE_BYTES   BN * PAD_DQK * 2
-**   SM100_V_TILE_BYTES   BN * PAD_DV * 2
+**   SM100_K_ROWS BN / G                     SM100_V_COLS PAD_DV / G
+**   SM100_Q_CHUNK_BYTES  128 * 128          SM100_K_CHUNK_BYTES  K_ROWS * 128
+**   SM100_V_CHUNK_BYTES  BN * 128           SM100_V_CHUNKS       V_COLS / 64
+**   SM100_Q_TILE_BYTES   128 * PAD_DQK * 2  SM100_K_TILE_BYTES   K_ROWS * PAD_DQK * 2
+**   SM100_V_TILE_BYTES   BN * V_COLS * 2
 **   Q1_FULL[ch]:  expect Q_CHUNK;  one Q box at (64 ch, m0 + 128, head, batch)
-**   K_j full:     expect K_CHUNKS > 1 ? KV_CHUNK : K_TILE, + Q_TILE for j = 0;
-**                 one K box per depth chunk at (64 ch, key0, kv_head, batch)
-**                 (one barrier each when K_CHUNKS > 1), and for j = 0 the
-**                 DQK_CHUNKS boxes of Q tile 0 at (64 ch, m0, head, batch)
-**   V_j full:     expect V_TILE; DV_CHUNKS V boxes
-**   box ch lands at +ch * Q_CHUNK (Q) or +ch * KV_CHUNK (K, V) of its tile.
+**   K_j full:     expect K_CHUNKS > 1 ? K_CHUNK : K_TILE, + Q_TILE for j = 0;
+**                 one K box per depth chunk at (64 ch, key0 + rank K_ROWS,
+**                 kv_head, batch) (one barrier each when K_CHUNKS > 1), and
+**                 for j = 0 the DQK_CHUNKS boxes of Q tile 0 at (64 ch, m0,
+**                 head, batch)
+**   V_j full:     expect V_TILE; V_CHUNKS V boxes from depth box rank V_CHUNKS
+**   box ch lands at +ch * Q_CHUNK (Q), +ch * K_CHUNK (K) or +ch * V_CHUNK
+**   (V) of its tile.
 **   O: each warp w of the correction WG stores DV_CHUNKS boxes of {64, 32}
 **   from +ch * Q_CHUNK + 32 w * 128 of tile i's Q region, at (64 ch,
 **   m0 + 128 i + 32 w, head, batch): 32 rows x 128 B = 4096 B each, so
@@ -58,20 +65,23 @@ static void check_maps(char *bad, size_t n, const sm100_map m[4], const char *de
 {
     const int bn = define_of(defs, "FA4_BN"), pad_dqk = define_of(defs, "FA4_PAD_DQK");
     const int pad_dv = define_of(defs, "FA4_PAD_DV"), k_chunks = define_of(defs, "FA4_K_CHUNKS");
-    const long long q_chunk = 128 * 128, kv_chunk = (long long)bn * 128;
-    const long long q_tile = 128LL * pad_dqk * 2, k_tile = (long long)bn * pad_dqk * 2;
-    const long long v_tile = (long long)bn * pad_dv * 2;
-    const int dqk_chunks = pad_dqk / 64, dv_chunks = pad_dv / 64;
+    const int g = define_of(defs, "FA4_CTA_GROUP");
+    const int k_rows = g > 0 ? bn / g : 0, v_cols = g > 0 ? pad_dv / g : 0;
+    const long long q_chunk = 128 * 128, k_chunk = (long long)k_rows * 128;
+    const long long v_chunk = (long long)bn * 128;
+    const long long q_tile = 128LL * pad_dqk * 2, k_tile = (long long)k_rows * pad_dqk * 2;
+    const long long v_tile = (long long)bn * v_cols * 2;
+    const int dqk_chunks = pad_dqk / 64, dv_chunks = pad_dv / 64, v_loads = v_cols / 64;
     const long long q = launch_sm100_box_bytes(&m[0]), k = launch_sm100_box_bytes(&m[1]);
     const long long v = launch_sm100_box_bytes(&m[2]), o = launch_sm100_box_bytes(&m[3]);
     const int k_loads = k_chunks > 1 ? 1 : dqk_chunks;       /* K boxes per K barrier */
-    const long long k_tx = k_chunks > 1 ? kv_chunk : k_tile;
+    const long long k_tx = k_chunks > 1 ? k_chunk : k_tile;
     const int chunks[4] = { dqk_chunks, dqk_chunks, dv_chunks, dv_chunks };
     int i;
 
     bad[0] = '\0';
-    if (bn <= 0 || pad_dqk <= 0 || pad_dv <= 0 || k_chunks <= 0)
-        snprintf(bad, n, "defines lack FA4_BN / FA4_PAD_* / FA4_K_CHUNKS");
+    if (bn <= 0 || pad_dqk <= 0 || pad_dv <= 0 || k_chunks <= 0 || (g != 1 && g != 2))
+        snprintf(bad, n, "defines lack FA4_BN / FA4_PAD_* / FA4_K_CHUNKS / FA4_CTA_GROUP");
     else if (q != q_chunk)
         snprintf(bad, n, "Q1_FULL expects %lld B, a Q box is %lld B", q_chunk, q);
     else if (dqk_chunks * q + k_loads * k != k_tx + q_tile)
@@ -80,15 +90,18 @@ static void check_maps(char *bad, size_t n, const sm100_map m[4], const char *de
     else if (k_loads * k != k_tx)
         snprintf(bad, n, "K_j's barrier expects %lld B, its %d boxes bring %lld B", k_tx,
                  k_loads, k_loads * k);
-    else if (dv_chunks * v != v_tile)
-        snprintf(bad, n, "V_j's barrier expects %lld B, its %d boxes bring %lld B", v_tile,
-                 dv_chunks, dv_chunks * v);
-    else if (k != kv_chunk || v != kv_chunk)
-        snprintf(bad, n, "K/V boxes of %lld/%lld B do not step by the kernel's %lld B chunk",
-                 k, v, kv_chunk);
-    else if (m[0].box[1] != 128 || m[1].box[1] != bn || m[2].box[1] != bn || m[3].box[1] != 32)
+    else if (v_loads * v != v_tile || g * v_loads != dv_chunks)
+        snprintf(bad, n, "V_j's barrier expects %lld B, its %d boxes bring %lld B (%d CTAs "
+                 "x %d boxes for %d depth boxes)", v_tile, v_loads, v_loads * v, g, v_loads,
+                 dv_chunks);
+    else if (k != k_chunk || v != v_chunk)
+        snprintf(bad, n, "K/V boxes of %lld/%lld B do not step by the kernel's %lld/%lld B "
+                 "chunks", k, v, k_chunk, v_chunk);
+    else if (m[0].box[1] != 128 || m[1].box[1] != k_rows || m[2].box[1] != bn ||
+             m[3].box[1] != 32)
         snprintf(bad, n, "box rows %d/%d/%d/%d; the kernel steps 128 query rows, %d keys "
-                 "and 32 output rows", m[0].box[1], m[1].box[1], m[2].box[1], m[3].box[1], bn);
+                 "of K, %d of V and 32 output rows", m[0].box[1], m[1].box[1], m[2].box[1],
+                 m[3].box[1], k_rows, bn);
     else if (4 * o != q_chunk)
         snprintf(bad, n, "an O box is %lld B; four warps' boxes must fill a Q chunk of %lld B",
                  o, q_chunk);
@@ -199,7 +212,8 @@ static const char *kernel_text(const char *name)
 /* ------------------------------------------------ a stand-in driver */
 
 static struct {
-    int encodes, launches, fail_encode;
+    int encodes, launches, ex_launches, fail_encode;
+    unsigned cluster[3];          /* cuLaunchKernelEx's cluster dimension attribute */
     CUtensorMapDataType type[4];
     cuuint32_t rank[4];
     cuuint64_t dims[4][4], strides[4][3];
@@ -263,6 +277,24 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     return CUDA_SUCCESS;
 }
 
+static CUresult fake_launch_ex(const CUlaunchConfig *lc, CUfunction f, void **args,
+                               void **extra)
+{
+    unsigned i;
+
+    rec.ex_launches++;
+    for (i = 0; i < lc->numAttrs; i++)
+        if (lc->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            rec.cluster[0] = lc->attrs[i].value.clusterDim.x;
+            rec.cluster[1] = lc->attrs[i].value.clusterDim.y;
+            rec.cluster[2] = lc->attrs[i].value.clusterDim.z;
+        }
+    rec.launches--;                 /* counted once, as an Ex launch */
+    return fake_launch(f, lc->gridDimX, lc->gridDimY, lc->gridDimZ, lc->blockDimX,
+                       lc->blockDimY, lc->blockDimZ, lc->sharedMemBytes, lc->hStream, args,
+                       extra);
+}
+
 /* A plan of P on CTX with the sm100 default, its function a stand-in. */
 static fa4_plan *fake_plan(fa4_context *ctx, const fa4_problem *p)
 {
@@ -311,6 +343,7 @@ static void check_forward(void)
     fake.cuCtxPopCurrent = fake_pop;
     fake.cuTensorMapEncodeTiled = fake_encode;
     fake.cuLaunchKernel = fake_launch;
+    fake.cuLaunchKernelEx = fake_launch_ex;
     fake.cuGetErrorName = fake_name;
     fake.cuGetErrorString = fake_string;
     ctx->cu = &fake;     /* as if a B200 were there */
@@ -327,7 +360,8 @@ static void check_forward(void)
     memset(&rec, 0, sizeof rec);
     st = fa4_forward(plan, &t, NULL);
     is_int(st, FA4_OK, "fa4_forward launches an sm100 plan (%s)", st ? fa4_context_errmsg(ctx) : "ok");
-    ok(rec.encodes == 4 && rec.launches == 1, "four maps encoded, one launch queued");
+    ok(rec.encodes == 4 && rec.launches == 1 && rec.ex_launches == 0,
+       "four maps encoded, one launch queued, no cluster");
     ok(rec.rank[0] == 4 && (int)rec.type[0] == bf16 && rec.addr[0] == t.q &&
        rec.dims[0][0] == 128 && rec.dims[0][1] == 300 && rec.dims[0][2] == 8 && rec.dims[0][3] == 2 &&
        rec.strides[0][0] == 8 * 128 * 2 && rec.strides[0][1] == 128 * 2 &&
@@ -394,6 +428,46 @@ static void check_forward(void)
     } else {
         ok(0, "an sm100 plan of bf16 d256");
     }
+    /* a CTA pair (cluster 2) at d256, 1Q: 300 rows are 3 blocks of 128,
+       launched as 4 CTAs in clusters of 2 x 1 x 1; each CTA loads K boxes
+       of bn / 2 keys and V boxes of bn keys (half of V's depth boxes) */
+    if ((plan = fake_plan(ctx, &p)) != NULL) {
+        config_space sp;
+        char w[512];
+        int i;
+
+        if (config_enumerate(&sp, &ctx->limits, &plan->problem, FA4_FAMILY_SM100, w,
+                             sizeof w) == FA4_OK)
+            for (i = 0; i < sp.count; i++)
+                if (sp.configs[i].cluster == 2) {
+                    plan->config = sp.configs[i];
+                    plan->layout = sp.layouts[i];
+                    break;
+                }
+        config_space_free(&sp);
+        memset(&rec, 0, sizeof rec);
+        st = fa4_forward(plan, &t, NULL);
+        ok(st == FA4_OK && plan->config.cluster == 2 && rec.ex_launches == 1 &&
+           rec.launches == 0 && rec.cluster[0] == 2 && rec.cluster[1] == 1 &&
+           rec.cluster[2] == 1 && rec.grid[0] == 4 && rec.grid[1] == 8 && rec.grid[2] == 2 &&
+           rec.block[0] == 512 && rec.params.m_blocks == 3 &&
+           (int)rec.smem == plan->layout.smem_bytes,
+           "a CTA-pair plan launches through cuLaunchKernelEx in clusters of 2 x 1 x 1: grid "
+           "(4, 8, 2) for 3 query blocks of 128, %d B of shared memory (%s)",
+           plan->layout.smem_bytes, st ? fa4_context_errmsg(ctx) : "ok");
+        ok(st == FA4_OK && (int)rec.box[1][1] * 2 == plan->config.bn &&
+           (int)rec.box[2][1] == plan->config.bn && rec.box[1][0] == 64 && rec.box[0][1] == 128,
+           "its K box is {64, bn / 2 = %u}, V's {64, bn = %u}, Q's 128 rows", rec.box[1][1],
+           rec.box[2][1]);
+        fake.cuLaunchKernelEx = NULL;
+        st = fa4_forward(plan, &t, NULL);
+        ok(st == FA4_ENOTSUP && strstr(fa4_context_errmsg(ctx), "cuLaunchKernelEx unavailable"),
+           "without cuLaunchKernelEx a pair plan is FA4_ENOTSUP (%s)", fa4_context_errmsg(ctx));
+        fake.cuLaunchKernelEx = fake_launch_ex;
+        fa4_plan_destroy(plan);
+    } else {
+        ok(0, "an sm100 plan of bf16 d256 for the pair");
+    }
     p.head_dim_qk = 128;
 
     /* the caller's strides: Q rows padded to 1032 elements, V heads apart */
@@ -448,20 +522,29 @@ int main(void)
 
     /* The byte counts and coordinates check_maps() mirrors are the kernel's. */
     ok(strstr(kc, "#define SM100_ROW_BYTES 128 ") && strstr(kc, "#define SM100_SW_ELEMS 64\n") &&
+       strstr(kc, "#define SM100_K_ROWS (FA4_BN / FA4_CTA_GROUP) ") &&
+       strstr(kc, "#define SM100_V_COLS (FA4_PAD_DV / FA4_CTA_GROUP) ") &&
        strstr(kc, "#define SM100_Q_CHUNK_BYTES (128 * SM100_ROW_BYTES)\n") &&
-       strstr(kc, "#define SM100_KV_CHUNK_BYTES (FA4_BN * SM100_ROW_BYTES)\n") &&
+       strstr(kc, "#define SM100_K_CHUNK_BYTES (SM100_K_ROWS * SM100_ROW_BYTES)\n") &&
+       strstr(kc, "#define SM100_V_CHUNK_BYTES (FA4_BN * SM100_ROW_BYTES)\n") &&
        strstr(kc, "#define SM100_Q_TILE_BYTES (128 * FA4_PAD_DQK * 2)\n") &&
-       strstr(kc, "#define SM100_K_TILE_BYTES (FA4_BN * FA4_PAD_DQK * 2)\n") &&
-       strstr(kc, "#define SM100_V_TILE_BYTES (FA4_BN * FA4_PAD_DV * 2)\n"),
+       strstr(kc, "#define SM100_K_TILE_BYTES (SM100_K_ROWS * FA4_PAD_DQK * 2)\n") &&
+       strstr(kc, "#define SM100_V_TILE_BYTES (FA4_BN * SM100_V_COLS * 2)\n") &&
+       strstr(kc, "#define SM100_V_CHUNKS (SM100_V_COLS / SM100_SW_ELEMS) "),
        "kernel.cuh's tile and chunk byte counts are the ones this test checks the maps against");
-    ok(strstr(ml, "mbarrier_arrive_expect_tx(bar, SM100_Q_CHUNK_BYTES);") &&
-       strstr(ml, "tq, bar, ch * SM100_SW_ELEMS, c.m0 + 128, c.head, c.batch);") &&
-       strstr(ml, "u32 bytes = FA4_K_CHUNKS > 1 ? SM100_KV_CHUNK_BYTES : SM100_K_TILE_BYTES;") &&
+    ok(strstr(ml, "arm_full(c, bar, SM100_Q_CHUNK_BYTES);") &&
+       strstr(ml, "mbarrier_arrive_expect_tx(bar, bytes * FA4_CTA_GROUP);") &&
+       strstr(ml, "if (c.rank == 0)") &&
+       strstr(ml, "tq, lead_bar(bar), ch * SM100_SW_ELEMS, c.m0 + 128, c.head, c.batch);") &&
+       strstr(ml, "u32 bytes = FA4_K_CHUNKS > 1 ? SM100_K_CHUNK_BYTES : SM100_K_TILE_BYTES;") &&
        strstr(ml, "bytes += SM100_Q_TILE_BYTES;") &&
-       strstr(ml, "ch * SM100_SW_ELEMS, key0, c.kv_head, c.batch);") &&
-       strstr(ml, "tq, full, qc * SM100_SW_ELEMS, c.m0, c.head, c.batch);") &&
-       strstr(ml, "mbarrier_arrive_expect_tx(v_full(c, j), SM100_V_TILE_BYTES);"),
-       "mainloop.cuh's expect_tx counts and {dim, seq, head, batch} coordinates are as checked");
+       strstr(ml, "ch * SM100_SW_ELEMS, key0 + c.rank * SM100_K_ROWS, c.kv_head, c.batch);") &&
+       strstr(ml, "tq, lead_bar(full), qc * SM100_SW_ELEMS, c.m0, c.head, c.batch);") &&
+       strstr(ml, "arm_full(c, v_full(c, j), SM100_V_TILE_BYTES);") &&
+       strstr(ml, "for (ch = 0; ch < SM100_V_CHUNKS; ch++)") &&
+       strstr(ml, "(c.rank * SM100_V_CHUNKS + ch) * SM100_SW_ELEMS, key0, c.kv_head,"),
+       "mainloop.cuh's expect_tx counts (the leader arming the pair's) and {dim, seq, head, "
+       "batch} coordinates (a pair CTA's K rows and V depth boxes) are as checked");
     ok(strstr(cc, "tma_store_4d(tm_o, stage + (u32)ch * SM100_Q_CHUNK_BYTES") &&
        strstr(cc, "+ (u32)(wq * 32) * SM100_ROW_BYTES,") &&
        strstr(cc, "ch * SM100_SW_ELEMS, c.m0 + i * 128 + wq * 32, c.head, c.batch);") &&
@@ -511,6 +594,19 @@ int main(void)
     cfg.bn = 0;
     ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_EINVAL &&
        strstr(why, "bn=0"), "a config without a resolved bn is refused (%s)", why);
+    config_default(&cfg, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+    cfg.cluster = 4;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_EINVAL &&
+       strstr(why, "cluster=4"), "a cluster of 4 is refused (%s)", why);
+    {
+        unsigned g[3];
+        k.m_blocks = 5;
+        launch_sm100_grid(g, &k, 1);
+        ok(g[0] == 5, "alone, the grid has one CTA per query block (5)");
+        launch_sm100_grid(g, &k, 2);
+        ok(g[0] == 6, "in pairs, 5 query blocks take 6 CTAs (3 clusters of 2)");
+        k = params_of(&p);
+    }
     config_default(&cfg, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
     p.varlen = 1;
     ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_ENOTSUP &&

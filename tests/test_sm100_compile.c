@@ -2,10 +2,11 @@
 ** test_sm100_compile.c -- NVRTC compiles the sm100 heuristic variants
 ** (kernels/sm100/) for sm_100a: bf16 d64 (split rings) and d128 (fused
 ** ring), with and without the causal mask, plus one split ring with K
-** staged by depth chunk, one with head_dim_v < head_dim_qk, and d256 in
-** its 1Q mode (one query tile, S double-buffered), causal and not.  Each
-** must compile with no spill and within the 128 registers a 512-thread
-** CTA has.  The kernel cannot run here (no sm_100 GPU), which the last
+** staged by depth chunk, one with head_dim_v < head_dim_qk, d256 in its
+** 1Q mode (one query tile, S double-buffered), causal and not, and CTA
+** pairs (cluster 2, cta_group::2): d128 2Q causal and not, d192/128 2Q
+** and d256 1Q at their automatic pair configs.  Each must compile with no
+** spill and within the 128 registers a 512-thread CTA has.  The kernel cannot run here (no sm_100 GPU), which the last
 ** line records as a skip.  FA4_TEST_ALL=1 compiles every enumerated bf16
 ** and fp16 config of d64, 96, 128, 192/128, 128/64 and 256, causal and not,
 ** instead (make check-compile-all).
@@ -24,6 +25,26 @@ static fa4_problem problem(int d, int causal)
 {
     return ct_problem(FA4_DTYPE_BF16, 2, 4096, d, d, causal);
 }
+/* CFG's bn, stages and ring as the enumerator resolves them for a CTA
+** pair (cluster 2): the first enumerated pair config of its q_tiles. */
+static void pair_resolve(fa4_config *cfg, const device_limits *dev, const fa4_problem *p)
+{
+    config_space sp;
+    char why[512];
+    int i;
+
+    if (config_enumerate(&sp, dev, p, FA4_FAMILY_SM100, why, sizeof why) != FA4_OK)
+        return;
+    for (i = 0; i < sp.count; i++)
+        if (sp.configs[i].cluster == 2 && sp.configs[i].q_tiles == cfg->q_tiles) {
+            cfg->bn = sp.configs[i].bn;
+            cfg->stages = sp.configs[i].stages;
+            cfg->fused_kv = sp.configs[i].fused_kv;
+            break;
+        }
+    config_space_free(&sp);
+}
+
 /* Compile CFG for sm_100a; one ok line saying what compiled and how. */
 static void check_compile(const device_limits *dev, const fa4_problem *p,
                           const fa4_config *cfg, const char *what)
@@ -93,7 +114,7 @@ int main(void)
         skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
         return done_testing() ? 1 : 0;
     }
-    plan(9);
+    plan(13);
     for (i = 0; i < 2; i++)
         for (causal = 0; causal < 2; causal++) {
             p = problem(dims[i], causal);
@@ -119,6 +140,19 @@ int main(void)
         p = problem(256, causal);
         family_sm100.heuristic(&cfg, &dev, &p);
         check_compile(&dev, &p, &cfg, cfg.q_tiles == 1 ? "1Q" : "2Q?");
+    }
+    /* CTA pairs: the heuristic's tiles with cluster 2 and the pair's ring */
+    {
+        static const int pair_dims[][3] = { { 128, 128, 0 }, { 128, 128, 1 },
+                                            { 192, 128, 0 }, { 256, 256, 1 } };
+        for (i = 0; i < 4; i++) {
+            p = ct_problem(FA4_DTYPE_BF16, 2, 4096, pair_dims[i][0], pair_dims[i][1],
+                           pair_dims[i][2]);
+            family_sm100.heuristic(&cfg, &dev, &p);
+            cfg.cluster = 2;
+            pair_resolve(&cfg, &dev, &p);
+            check_compile(&dev, &p, &cfg, "CTA pair");
+        }
     }
     skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
     return done_testing() ? 1 : 0;

@@ -11,6 +11,13 @@
 ** "Shared memory descriptor" of tcgen05) and must be checked by a probe
 ** like probes/hopper-ptx/ before any result is trusted.
 **
+** CTA pairs: every tcgen05 instruction of a kernel names one cta_group
+** (PTX ISA, tcgen05.alloc: "all tcgen05 instructions within a kernel must
+** specify the same value"), so the wrappers take it from FA4_CTA_GROUP
+** (budget_defines(): 1, or 2 for the pair mode); a file that defines none
+** gets cta_group::1.  The cluster wrappers (rank, mapa, remote arrive,
+** cluster barrier, the pair's TMA form) serve the pair mode.
+**
 ** The conversions and MUFU wrappers shared with sm80 come from ptx.cuh.
 */
 #ifndef FA4_KERNEL_PTX_SM100_CUH
@@ -21,6 +28,17 @@
 
 #ifndef FA4_DEV
 #define FA4_DEV static __device__ __forceinline__
+#endif
+
+#ifndef FA4_CTA_GROUP
+#define FA4_CTA_GROUP 1
+#endif
+#if FA4_CTA_GROUP == 2
+#define SM100_CG "cta_group::2"
+#elif FA4_CTA_GROUP == 1
+#define SM100_CG "cta_group::1"
+#else
+#error "FA4_CTA_GROUP: 1 (one CTA per MMA) or 2 (a CTA pair)"
 #endif
 
 /* CUtensorMap as the kernel sees it: 128 opaque bytes, 128-aligned, taken
@@ -93,6 +111,52 @@ FA4_DEV void mbarrier_wait(u32 bar, u32 parity)
                  :: "r"(bar), "r"(parity) : "memory");
 }
 
+/* Spin until phase PARITY of BAR has completed, acquiring at cluster
+** scope: for a barrier the peer CTA's threads arrive on (release.cluster). */
+FA4_DEV void mbarrier_wait_cluster(u32 bar, u32 parity)
+{
+    asm volatile("{\n .reg .pred done;\n"
+                 "WAIT_%=:\n"
+                 " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+                 " @!done bra WAIT_%=;\n}\n"
+                 :: "r"(bar), "r"(parity) : "memory");
+}
+
+/* ------------------------------------------------------------ cluster */
+
+/* This CTA's rank in its cluster (%cluster_ctarank). */
+FA4_DEV u32 cluster_ctarank(void)
+{
+    u32 r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+/* The shared::cluster address of the byte at shared::cta address ADDR in
+** the CTA of rank RANK (mapa). */
+FA4_DEV u32 mapa_shared_cluster(u32 addr, u32 rank)
+{
+    u32 r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+    return r;
+}
+
+/* Arrive once on the mbarrier at shared::cluster address BAR (this CTA's
+** or a peer's), releasing this thread's prior writes at cluster scope. */
+FA4_DEV void mbarrier_arrive_cluster(u32 bar)
+{
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n"
+                 :: "r"(bar) : "memory");
+}
+
+/* Every thread of every CTA of the cluster: arrive and wait (release /
+** acquire at cluster scope).  All threads of each warp execute it. */
+FA4_DEV void cluster_sync(void)
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
 /* ---------------------------------------------------------------- TMA */
 
 FA4_DEV void prefetch_tensormap(const fa4_tma_map *map)
@@ -100,40 +164,52 @@ FA4_DEV void prefetch_tensormap(const fa4_tma_map *map)
     asm volatile("prefetch.tensormap [%0];\n" :: "l"(map) : "memory");
 }
 
-/* 4-D tiled load of one box into DST; completes tx bytes on BAR.  Out of
- * bounds elements are zero-filled. */
+/* 4-D tiled load of one box into DST (this CTA's shared memory);
+ * completes tx bytes on BAR.  Out of bounds elements are zero-filled.
+ * cta_group::1: BAR is this CTA's (shared::cta address).  cta_group::2:
+ * BAR is a shared::cluster address that may lie in either CTA of the
+ * pair (the pair mode signals the leader's barrier from both CTAs). */
 FA4_DEV void tma_load_4d(u32 dst, const fa4_tma_map *map, u32 bar,
                          int c0, int c1, int c2, int c3)
 {
+#if FA4_CTA_GROUP == 2
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile"
+        ".mbarrier::complete_tx::bytes.cta_group::2 [%0], [%1, {%3, %4, %5, %6}], [%2];\n"
+        :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+        : "memory");
+#else
     asm volatile(
         "cp.async.bulk.tensor.4d.shared::cluster.global.tile"
         ".mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n"
         :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
         : "memory");
+#endif
 }
 
 /* ------------------------------------------------------ tensor memory */
 
 /* Allocate NCOLS (power of two >= 32) TMEM columns for this CTA; the
- * address lands in shared memory at DST_SMEM.  Whole warp. */
+ * address lands in shared memory at DST_SMEM.  Whole warp; cta_group::2:
+ * one warp of each CTA of the pair, together, the peer still running. */
 template <u32 NCOLS>
 FA4_DEV void tcgen05_alloc(u32 dst_smem)
 {
-    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\n"
+    asm volatile("tcgen05.alloc." SM100_CG ".sync.aligned.shared::cta.b32 [%0], %1;\n"
                  :: "r"(dst_smem), "n"(NCOLS) : "memory");
 }
 
 /* Let other CTAs on the SM allocate (we allocate once).  Whole warp. */
 FA4_DEV void tcgen05_relinquish_alloc_permit(void)
 {
-    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n"
+    asm volatile("tcgen05.relinquish_alloc_permit." SM100_CG ".sync.aligned;\n"
                  ::: "memory");
 }
 
 template <u32 NCOLS>
 FA4_DEV void tcgen05_dealloc(u32 taddr)
 {
-    asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\n"
+    asm volatile("tcgen05.dealloc." SM100_CG ".sync.aligned.b32 %0, %1;\n"
                  :: "r"(taddr), "n"(NCOLS) : "memory");
 }
 
@@ -222,12 +298,15 @@ FA4_DEV constexpr u32 umma_idesc_f16(u32 ab_bf16, u32 m, u32 n, u32 a_mn,
          | (b_mn << 16) | ((n >> 3) << 17) | ((m >> 4) << 24);
 }
 
-/* D[tmem] (+)= A[smem] * B[smem]; ACCUMULATE 0 overwrites D.  One thread. */
+/* D[tmem] (+)= A[smem] * B[smem]; ACCUMULATE 0 overwrites D.  One thread.
+ * cta_group::2 (one thread of the pair): A's rows and D's lanes split
+ * between the CTAs (M/2 each), B's N columns too (N/2 each); every
+ * address names the same offset in both CTAs. */
 FA4_DEV void tcgen05_mma_f16_ss(u32 d_tmem, u64 a_desc, u64 b_desc, u32 idesc,
                                 u32 accumulate)
 {
     asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"
-                 " tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}\n"
+                 " tcgen05.mma." SM100_CG ".kind::f16 [%0], %1, %2, %3, p;\n}\n"
                  :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc),
                     "r"(accumulate)
                  : "memory");
@@ -239,19 +318,27 @@ FA4_DEV void tcgen05_mma_f16_ts(u32 d_tmem, u32 a_tmem, u64 b_desc, u32 idesc,
                                 u32 accumulate)
 {
     asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"
-                 " tcgen05.mma.cta_group::1.kind::f16 [%0], [%1], %2, %3, p;\n}\n"
+                 " tcgen05.mma." SM100_CG ".kind::f16 [%0], [%1], %2, %3, p;\n}\n"
                  :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc),
                     "r"(accumulate)
                  : "memory");
 }
 
 /* Arrive once on BAR when every tcgen05.mma this thread issued so far has
- * completed (reads of smem and TMEM included). */
+ * completed (reads of smem and TMEM included).  cta_group::2: on the
+ * barrier at BAR's offset in both CTAs of the pair (multicast, mask 0b11),
+ * since the MMAs read and write both. */
 FA4_DEV void tcgen05_commit(u32 bar)
 {
+#if FA4_CTA_GROUP == 2
+    asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one"
+                 ".shared::cluster.multicast::cluster.b64 [%0], %1;\n"
+                 :: "r"(bar), "h"((unsigned short)3) : "memory");
+#else
     asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one"
                  ".shared::cluster.b64 [%0];\n"
                  :: "r"(bar) : "memory");
+#endif
 }
 
 /* ---------------------------------------------------- the TMA store of O */

@@ -4,7 +4,9 @@
 ** rescale O_i in TMEM when any row of the warp needs it, release the
 ** softmax warpgroup; at the end, O_i * (1/l) to global memory through
 ** shared memory and TMA stores (the epilogue).  Thread t handles row t
-** of each query tile (TMEM lane t).
+** of each query tile (TMEM lane t).  In a CTA pair each CTA's warpgroup
+** works on its own rows as alone (O_FULL arrives by the leader's
+** multicast commit).
 ** UNVERIFIED ON HARDWARE (see kernel.cuh).
 */
 #ifndef FA4_SM100_CORRECTION_CUH

@@ -12,15 +12,18 @@
 ** P as the A operand, and the in-order execution of tcgen05.mma that the
 ** P-aliases-S schedule relies on are taken from the PTX ISA and not
 ** checked.  Do not trust its output until a probe on an sm_100 part agrees
-** with the sm80 reference.  Not implemented: fp8 (budget_fit refuses it), per-token
-** scales, persistent schedulers, 2-CTA MMA, varlen/paged.
+** with the sm80 reference.  The CTA-pair mode (below) adds the cluster
+** rules of the PTX ISA (cta_group::2 operand split, multicast commit,
+** barriers signalled across the pair), equally unchecked on hardware.
+** Not implemented: fp8 (budget_fit refuses it), per-token scales,
+** persistent schedulers, varlen/paged.
 **
 ** CTA: 512 threads, BM = 128 x FA4_Q_TILES query rows.
 **   warps 0-3   softmax WG 0 (query tile 0, one TMEM lane = one row each)
 **   warps 4-7   softmax WG 1 (query tile 1; idle in 1Q)
 **   warps 8-11  correction WG (rescales O_i in TMEM, epilogue O and 1/l)
 **   warp 12     TMA loads (Q once, then the K/V ring)
-**   warp 13     TMEM allocation and the tcgen05.mma issue
+**   warp 13     TMEM allocation and the tcgen05.mma issue (a pair: the leader's)
 **   warps 14-15 idle
 ** TMEM: S0/P0 at FA4_TMEM_S0, S1/P1 at FA4_TMEM_S1, O0, O1 (budget_sm100.c).
 ** 2Q (BM 256): S/P buffer i belongs to query tile i, and the MMA warp
@@ -30,16 +33,34 @@
 **   (block j in buffer j % 2), so S_{j+1} = Q K_{j+1}^T runs while the
 **   softmax works on S_j: S0 | S1 | P0 V | S2 | P1 V | ...  No O1.
 **
+** CTA pair (FA4_CTA_GROUP 2, config cluster 2, launched as clusters of
+**   2 x 1 x 1): the two CTAs of a cluster share every MMA, M = 256 over
+**   their query tiles i (CTA rank r holds rows 128 r .. 128 r + 127 of
+**   the 256, and their D lanes in its own TMEM at the same columns), N
+**   split for B: each CTA loads FA4_BN / 2 keys of K_j (S = Q K^T: N =
+**   keys) and padded_dv / 2 columns of V_j (O = P V: N = dv).  Rank 0
+**   (the leader) issues every tcgen05.mma with cta_group::2 and commits
+**   with the multicast mask 0b11 to the same barrier in both CTAs; both
+**   CTAs' TMA loads complete on the leader's full barriers, which the
+**   leader alone arms with the pair's bytes; each softmax thread arrives
+**   on the leader's P_FULL (count 256); TMEM is allocated by warp 13 of
+**   both CTAs together.  The pair's rows are consecutive: CTA r of pair q
+**   runs rows (2q + r) * FA4_BM.., and both visit the key blocks of the
+**   pair's rows.
+**
 ** TMA maps (host side, 4-D tiled, dims innermost first):
 **   tm_q: {head_dim_qk, seqlen_q, heads_q, batch}, box {64, 128, 1, 1}
-**   tm_k: {head_dim_qk, seqlen_k, heads_kv, batch}, box {64, FA4_BN, 1, 1}
+**   tm_k: {head_dim_qk, seqlen_k, heads_kv, batch}, box {64, FA4_BN / G, 1, 1}
 **   tm_v: {head_dim_v,  seqlen_k, heads_kv, batch}, box {64, FA4_BN, 1, 1}
+**   (G = FA4_CTA_GROUP; in a pair CTA r loads K rows key0 + r FA4_BN / 2
+**   and V's depth boxes r padded_dv / 128 ..)
 **   tm_o: {head_dim_v,  seqlen_q, heads_q, batch}, box {64, 32, 1, 1}
 **   strides from fa4_params in bytes, 128 B swizzle, OOB zero fill (loads)
 **   and clipping (the store of O: one box per warp and 64 columns, staged
 **   in the tile's Q region once its last S MMA is done).
-** Grid: (m_blocks = ceil(seqlen_q / 256), heads_q, batch); causal runs the
-** longest query tiles first.  Dynamic smem: FA4_SMEM_BYTES.
+** Grid: (m_blocks = ceil(seqlen_q / FA4_BM), heads_q, batch), m_blocks
+** rounded up to even for pairs; causal runs the longest query tiles (or
+** tile pairs) first.  Dynamic smem: FA4_SMEM_BYTES.
 ** Masked-tile skipping (sm100/blocks.h): every role loops over the key
 ** blocks some row of the CTA sees; per query tile, blocks its rows never
 ** see get P = 0 without a max or exp2, and blocks they see whole skip the
@@ -69,18 +90,26 @@ static_assert(FA4_SWIZZLE == 128, "16-bit types use 128 B swizzle");
 static_assert(FA4_BN >= 64 && FA4_BN <= 256 && FA4_BN % 32 == 0,
               "BN: 64..256, two P halves of whole k16 steps");
 static_assert(FA4_PV_STAGES == 2, "P is written back in two halves");
+static_assert(FA4_CTA_GROUP == 1 || FA4_CTA_GROUP == 2, "one CTA or a CTA pair per MMA");
 
 #define SM100_ROW_BYTES 128            /* one swizzle row: 64 x 16 bit */
 #define SM100_SW_ELEMS 64
+#define SM100_MMA_M (128 * FA4_CTA_GROUP)  /* rows of one MMA: 256 over a pair */
+#define SM100_K_ROWS (FA4_BN / FA4_CTA_GROUP)     /* keys of K_j this CTA holds */
+#define SM100_V_COLS (FA4_PAD_DV / FA4_CTA_GROUP) /* columns of V_j this CTA holds */
 #define SM100_Q_CHUNK_BYTES (128 * SM100_ROW_BYTES)
-#define SM100_KV_CHUNK_BYTES (FA4_BN * SM100_ROW_BYTES)
+#define SM100_K_CHUNK_BYTES (SM100_K_ROWS * SM100_ROW_BYTES)
+#define SM100_V_CHUNK_BYTES (FA4_BN * SM100_ROW_BYTES)
 #define SM100_Q_TILE_BYTES (128 * FA4_PAD_DQK * 2)
-#define SM100_K_TILE_BYTES (FA4_BN * FA4_PAD_DQK * 2)
-#define SM100_V_TILE_BYTES (FA4_BN * FA4_PAD_DV * 2)
+#define SM100_K_TILE_BYTES (SM100_K_ROWS * FA4_PAD_DQK * 2)
+#define SM100_V_TILE_BYTES (FA4_BN * SM100_V_COLS * 2)
 #define SM100_DQK_CHUNKS (FA4_PAD_DQK / SM100_SW_ELEMS)
 #define SM100_DV_CHUNKS (FA4_PAD_DV / SM100_SW_ELEMS)
+#define SM100_V_CHUNKS (SM100_V_COLS / SM100_SW_ELEMS)  /* V boxes this CTA loads */
 
 static_assert(FA4_PAD_DQK % 64 == 0 && FA4_PAD_DV % 64 == 0, "depth padding");
+static_assert(SM100_V_COLS % SM100_SW_ELEMS == 0 && SM100_K_ROWS % 8 == 0,
+              "a pair splits V into whole 128 B swizzle boxes, K into 8-row groups");
 static_assert(FA4_QK_CHUNKS == SM100_DQK_CHUNKS,
               "Q1 arrives per 128 B swizzle box of the depth");
 static_assert(FA4_SMEM_Q_SIZE == FA4_Q_TILES * SM100_Q_TILE_BYTES, "Q region");
@@ -112,7 +141,9 @@ static_assert(FA4_K_CHUNKS == 1 || FA4_K_CHUNKS == SM100_DQK_CHUNKS, "K depth ch
 /* ----------------------------------------------------- the barrier map */
 /* One enum of mbarrier indices in the BAR region; lib/budget_sm100.c
  * counts exactly these (FA4_NUM_BARRIERS).  S_FULL and P_FULL belong to
- * the two S/P buffers, O_FULL, C_FULL and C_EMPTY to the query tiles. */
+ * the two S/P buffers, O_FULL, C_FULL and C_EMPTY to the query tiles.
+ * A pair has the same map in both CTAs; the MMA warp's inputs (Q1_FULL,
+ * the ring's full barriers, P_FULL) are used in the leader's only. */
 enum sm100_bar {
     BAR_S_FULL = 0,                       /* [2] MMA -> softmax: S buffer b ready */
     BAR_P_FULL = 2,                       /* [2][PV_STAGES] softmax -> MMA: P half */
@@ -160,6 +191,7 @@ struct sm100_ctx {
     u8 *base;        /* the same byte, as a generic pointer */
     u32 tmem;        /* TMEM base address (lane 0, first column) */
     int m0;          /* first query row of the CTA */
+    int rank;        /* in the CTA pair: 0 the leader, 1 the peer; 0 alone */
     int head, kv_head, batch;
     int n_begin;     /* first KV block */
     int n;           /* KV blocks to visit; 0 = no visible key */
@@ -168,6 +200,17 @@ struct sm100_ctx {
 FA4_DEV u32 bar_addr(const sm100_ctx &c, int idx)
 {
     return c.smem + FA4_SMEM_BAR_OFF + 8u * (u32)idx;
+}
+
+/* The barrier at local address BAR as the pair's loads and P arrivals
+ * reach it: the leader's copy (a shared::cluster address); alone, BAR. */
+FA4_DEV u32 lead_bar(u32 bar)
+{
+#if FA4_CTA_GROUP == 2
+    return mapa_shared_cluster(bar, 0);
+#else
+    return bar;
+#endif
 }
 
 /* The K/V ring.  Fused: K_j is item 2j, V_j item 2j+1 of one ring of
@@ -243,11 +286,12 @@ FA4_DEV sm100_blocks tile_blocks(const fa4_params &p, int row0, int rows)
 #endif
 }
 
-/* The KV blocks any of the CTA's rows can see: the loop bounds every
- * role shares (blocks no row sees are never loaded). */
-FA4_DEV void kv_range(const fa4_params &p, int m0, int &n_begin, int &n)
+/* The KV blocks any of rows [ROW0, ROW0 + ROWS) can see -- the CTA's, or
+ * a pair's, which share every MMA: the loop bounds every role shares
+ * (blocks no row sees are never loaded). */
+FA4_DEV void kv_range(const fa4_params &p, int row0, int rows, int &n_begin, int &n)
 {
-    const sm100_blocks b = tile_blocks(p, m0, FA4_BM);
+    const sm100_blocks b = tile_blocks(p, row0, rows);
     n_begin = b.begin;
     n = b.end - b.begin;
 }
@@ -267,30 +311,54 @@ fa4_fwd(const __grid_constant__ fa4_params p,
     const int warp = warp_id_uniform();
     int m_block = (int)blockIdx.x;
 
-#if FA4_CAUSAL
-    m_block = p.m_blocks - 1 - m_block;        /* longest tiles first */
-#endif
     {
+        /* Every CTA of the kernel has its dynamic smem at the same
+           shared::cta address, so a pair's bases (and every offset the
+           leader's descriptors name) agree. */
         const u32 raw = smem_u32(fa4_smem);
         c.smem = (raw + 1023u) & ~1023u;
         c.base = fa4_smem + (c.smem - raw);
     }
+#if FA4_CTA_GROUP == 2
+    {
+        /* pairs of query blocks; causal: the longest pairs first */
+        int pair = (int)blockIdx.x >> 1;
+#if FA4_CAUSAL
+        pair = ((p.m_blocks + 1) >> 1) - 1 - pair;
+#endif
+        c.rank = (int)cluster_ctarank();
+        m_block = 2 * pair + c.rank;
+        kv_range(p, 2 * pair * FA4_BM, 2 * FA4_BM, c.n_begin, c.n);
+    }
+#else
+#if FA4_CAUSAL
+    m_block = p.m_blocks - 1 - m_block;        /* longest tiles first */
+#endif
+    c.rank = 0;
+    kv_range(p, m_block * FA4_BM, FA4_BM, c.n_begin, c.n);
+#endif
     c.m0 = m_block * FA4_BM;
     c.head = (int)blockIdx.y;
     c.kv_head = c.head / p.group;
     c.batch = (int)blockIdx.z;
-    kv_range(p, c.m0, c.n_begin, c.n);
 
     if (threadIdx.x == 0) {
         int i;
         for (i = 0; i < BAR_TOTAL; i++) {
             u32 count = 1;                    /* TMA tx, tcgen05.commit */
-            if ((i >= BAR_P_FULL && i < BAR_O_FULL) || (i >= BAR_C_FULL && i < BAR_Q1_FULL))
+            if (i >= BAR_P_FULL && i < BAR_O_FULL)
+                count = 128 * FA4_CTA_GROUP;  /* the softmax warpgroup(s) of the pair */
+            else if (i >= BAR_C_FULL && i < BAR_Q1_FULL)
                 count = 128;                  /* one warpgroup's arrivals */
             mbarrier_init(bar_addr(c, i), count);
         }
         fence_mbarrier_init();
     }
+#if FA4_CTA_GROUP == 2
+    /* Both CTAs' barriers initialised (and the peer running) before
+       either is signalled from the other or the pair allocates TMEM. */
+    cluster_sync();
+#endif
     if (warp == 12 && elect_one_sync()) {
         prefetch_tensormap(&tm_q);
         prefetch_tensormap(&tm_k);
@@ -316,7 +384,13 @@ fa4_fwd(const __grid_constant__ fa4_params p,
         mma_warp(c);
 
     tcgen05_fence_before_thread_sync();
+#if FA4_CTA_GROUP == 2
+    /* Neither CTA of a pair leaves (or frees TMEM the leader's MMAs
+       write) while the other may still reach its shared memory. */
+    cluster_sync();
+#else
     __syncthreads();
+#endif
     if (warp == 13) {
         tcgen05_fence_after_thread_sync();
         tcgen05_dealloc<FA4_TMEM_COLS>(c.tmem);

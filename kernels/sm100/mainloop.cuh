@@ -2,15 +2,57 @@
 ** sm100/mainloop.cuh -- the load warp (TMA into the K/V ring) and the MMA
 ** warp (S_i = Q_i K^T into TMEM, O_i += P_i V with P from TMEM).
 ** Included by sm100/kernel.cuh after the ring and barrier helpers.
+** In a CTA pair (FA4_CTA_GROUP 2) both CTAs load their halves onto the
+** leader's barriers and only the leader's MMA warp issues.
 ** UNVERIFIED ON HARDWARE (see kernel.cuh).
 */
 #ifndef FA4_SM100_MAINLOOP_CUH
 #define FA4_SM100_MAINLOOP_CUH
 
+/* Arm BAR for this step's BYTES: every CTA of the pair brings as many,
+ * and only the leader (whose barrier they all complete on) arms it. */
+FA4_DEV void arm_full(const sm100_ctx &c, u32 bar, u32 bytes)
+{
+    if (c.rank == 0)
+        mbarrier_arrive_expect_tx(bar, bytes * FA4_CTA_GROUP);
+}
+
+/* The leader's MMAs release ring slots in both CTAs of a pair (multicast
+ * commits): wait for the last release of every slot, so that no such
+ * arrive is still on its way when the CTA leaves.  Alone: nothing (the
+ * CTA's own commits). */
+FA4_DEV void drain_ring(const sm100_ctx &c)
+{
+#if FA4_CTA_GROUP == 2
+    int t, j, ch;
+#if FA4_FUSED_KV
+    for (t = 2 * c.n - FA4_KV_SLOTS > 0 ? 2 * c.n - FA4_KV_SLOTS : 0; t < 2 * c.n; t++) {
+        j = t >> 1;
+        if (t & 1)
+            mbarrier_wait(v_empty(c, j), v_phase(j));
+        else
+            mbarrier_wait(k_empty(c, j, 0), k_phase(j));
+    }
+    (void)ch;
+#else
+    for (j = c.n - FA4_KV_SLOTS > 0 ? c.n - FA4_KV_SLOTS : 0; j < c.n; j++) {
+        for (ch = 0; ch < FA4_K_CHUNKS; ch++)
+            mbarrier_wait(k_empty(c, j, ch), k_phase(j));
+        mbarrier_wait(v_empty(c, j), v_phase(j));
+    }
+    (void)t;
+#endif
+#else
+    (void)c;
+#endif
+}
+
 /* Load warp: Q tile 1 per depth box (its own barriers), Q tile 0 on the
  * first K barrier, then K_j, V_j in order.  Producers wait on "empty"
  * with the parity flipped, so the first pass through the ring falls
- * through. */
+ * through.  A CTA of a pair loads its own Q rows, keys key0 + rank *
+ * K_ROWS of K_j and V_j's depth boxes from rank * V_CHUNKS, each
+ * completing on the leader's barrier (lead_bar). */
 FA4_DEV void load_warp(const fa4_params &p, const sm100_ctx &c,
                        const fa4_tma_map *tq, const fa4_tma_map *tk,
                        const fa4_tma_map *tv)
@@ -21,9 +63,9 @@ FA4_DEV void load_warp(const fa4_params &p, const sm100_ctx &c,
         return;
     for (ch = 0; FA4_Q_TILES == 2 && ch < SM100_DQK_CHUNKS; ch++) {
         u32 bar = bar_addr(c, BAR_Q1_FULL + ch);
-        mbarrier_arrive_expect_tx(bar, SM100_Q_CHUNK_BYTES);
+        arm_full(c, bar, SM100_Q_CHUNK_BYTES);
         tma_load_4d(c.smem + FA4_SMEM_Q_OFF + SM100_Q_TILE_BYTES + ch * SM100_Q_CHUNK_BYTES,
-                    tq, bar, ch * SM100_SW_ELEMS, c.m0 + 128, c.head, c.batch);
+                    tq, lead_bar(bar), ch * SM100_SW_ELEMS, c.m0 + 128, c.head, c.batch);
     }
     for (j = 0; j < c.n; j++) {
         int key0 = (c.n_begin + j) * FA4_BN;
@@ -34,35 +76,38 @@ FA4_DEV void load_warp(const fa4_params &p, const sm100_ctx &c,
             int kc = FA4_K_CHUNKS == 1 ? 0 : ch;
             u32 full = k_full(c, j, kc);
             if (ch == 0 || FA4_K_CHUNKS > 1) {
-                u32 bytes = FA4_K_CHUNKS > 1 ? SM100_KV_CHUNK_BYTES : SM100_K_TILE_BYTES;
+                u32 bytes = FA4_K_CHUNKS > 1 ? SM100_K_CHUNK_BYTES : SM100_K_TILE_BYTES;
                 if (j == 0 && ch == 0)
                     bytes += SM100_Q_TILE_BYTES;          /* Q tile 0 rides here */
                 mbarrier_wait(k_empty(c, j, kc), k_phase(j) ^ 1u);
-                mbarrier_arrive_expect_tx(full, bytes);
+                arm_full(c, full, bytes);
             }
-            tma_load_4d(kt + ch * SM100_KV_CHUNK_BYTES, tk, full,
-                        ch * SM100_SW_ELEMS, key0, c.kv_head, c.batch);
+            tma_load_4d(kt + ch * SM100_K_CHUNK_BYTES, tk, lead_bar(full),
+                        ch * SM100_SW_ELEMS, key0 + c.rank * SM100_K_ROWS, c.kv_head, c.batch);
             if (j == 0 && ch == 0) {
                 int qc;
                 for (qc = 0; qc < SM100_DQK_CHUNKS; qc++)
                     tma_load_4d(c.smem + FA4_SMEM_Q_OFF + qc * SM100_Q_CHUNK_BYTES,
-                                tq, full, qc * SM100_SW_ELEMS, c.m0, c.head, c.batch);
+                                tq, lead_bar(full), qc * SM100_SW_ELEMS, c.m0, c.head, c.batch);
             }
         }
         /* V_j */
         mbarrier_wait(v_empty(c, j), v_phase(j) ^ 1u);
-        mbarrier_arrive_expect_tx(v_full(c, j), SM100_V_TILE_BYTES);
-        for (ch = 0; ch < SM100_DV_CHUNKS; ch++)
-            tma_load_4d(vt + ch * SM100_KV_CHUNK_BYTES, tv, v_full(c, j),
-                        ch * SM100_SW_ELEMS, key0, c.kv_head, c.batch);
+        arm_full(c, v_full(c, j), SM100_V_TILE_BYTES);
+        for (ch = 0; ch < SM100_V_CHUNKS; ch++)
+            tma_load_4d(vt + ch * SM100_V_CHUNK_BYTES, tv, lead_bar(v_full(c, j)),
+                        (c.rank * SM100_V_CHUNKS + ch) * SM100_SW_ELEMS, key0, c.kv_head,
+                        c.batch);
     }
+    drain_ring(c);
 }
 
-/* S = Q_i K_j^T into tile i's S buffer for block j (M 128, N BN, K padded
- * depth), both K-major in smem. */
+/* S = Q_i K_j^T into tile i's S buffer for block j (M 128, or 256 over a
+ * pair; N BN, of which a pair's CTAs hold K_ROWS each; K padded depth),
+ * both K-major in smem. */
 FA4_DEV void mma_s(const sm100_ctx &c, int i, int j)
 {
-    constexpr u32 idesc = umma_idesc_f16(FA4_DTYPE == 1, 128, FA4_BN, 0, 0);
+    constexpr u32 idesc = umma_idesc_f16(FA4_DTYPE == 1, SM100_MMA_M, FA4_BN, 0, 0);
     const u32 q = c.smem + FA4_SMEM_Q_OFF + (u32)i * SM100_Q_TILE_BYTES;
     const u32 k = k_tile(c, j);
     const u32 d = c.tmem + s_col(s_buf(i, j));
@@ -80,17 +125,19 @@ FA4_DEV void mma_s(const sm100_ctx &c, int i, int j)
         }
         tcgen05_mma_f16_ss(d,
             umma_smem_desc(q + ch * SM100_Q_CHUNK_BYTES + in, 16, 1024, 2),
-            umma_smem_desc(k + ch * SM100_KV_CHUNK_BYTES + in, 16, 1024, 2),
+            umma_smem_desc(k + ch * SM100_K_CHUNK_BYTES + in, 16, 1024, 2),
             idesc, kk > 0);
     }
 }
 
 /* O_i (+)= P_i V_j for key half H: P from TMEM (bf16 pairs per column,
  * aliasing S in its buffer), V MN-major in smem (LBO = distance between
- * 64-wide boxes of dv, SBO = 8 keys x 128 B, k16 step = 16 keys x 128 B). */
+ * 64-wide boxes of dv, SBO = 8 keys x 128 B, k16 step = 16 keys x 128 B).
+ * M 128, or 256 over a pair whose CTAs hold V_COLS of the N = padded dv
+ * columns each. */
 FA4_DEV void mma_pv(const sm100_ctx &c, int i, int j, int h)
 {
-    constexpr u32 idesc = umma_idesc_f16(FA4_DTYPE == 1, 128, FA4_PAD_DV, 0, 1);
+    constexpr u32 idesc = umma_idesc_f16(FA4_DTYPE == 1, SM100_MMA_M, FA4_PAD_DV, 0, 1);
     const u32 v = v_tile(c, j);
     const u32 s = c.tmem + s_col(s_buf(i, j));
     const u32 d = c.tmem + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
@@ -101,17 +148,23 @@ FA4_DEV void mma_pv(const sm100_ctx &c, int i, int j, int h)
     for (kk = h * steps; kk < (h + 1) * steps; kk++)
         tcgen05_mma_f16_ts(d, s + (u32)kk * 8,
                            umma_smem_desc(v + (u32)kk * 16 * SM100_ROW_BYTES,
-                                          SM100_KV_CHUNK_BYTES, 1024, 2),
+                                          SM100_V_CHUNK_BYTES, 1024, 2),
                            idesc, j > 0 || kk > 0);
 }
 
-/* Both halves of P_i V_j, each after softmax i released it; then tell the
+/* Both halves of P_i V_j, each after softmax i released it (in a pair:
+ * both CTAs' softmax i, arriving from across the cluster); then tell the
  * correction warpgroup O_i is complete for step j. */
 FA4_DEV void mma_pv_tile(const sm100_ctx &c, int i, int j)
 {
     int h;
     for (h = 0; h < FA4_PV_STAGES; h++) {
-        mbarrier_wait(bar_addr(c, BAR_P_FULL + s_buf(i, j) * FA4_PV_STAGES + h), s_phase(j));
+        const u32 bar = bar_addr(c, BAR_P_FULL + s_buf(i, j) * FA4_PV_STAGES + h);
+#if FA4_CTA_GROUP == 2
+        mbarrier_wait_cluster(bar, s_phase(j));
+#else
+        mbarrier_wait(bar, s_phase(j));
+#endif
         tcgen05_fence_after_thread_sync();
         mma_pv(c, i, j, h);
     }
@@ -126,7 +179,8 @@ FA4_DEV void release_k(const sm100_ctx &c, int j)
         tcgen05_commit(k_empty(c, j, ch));
 }
 
-/* MMA warp, one elected thread issues everything.  Order per step j:
+/* MMA warp, one elected thread issues everything (in a pair, the
+ * leader's; the peer's warp has nothing to issue).  Order per step j:
  *   2Q:  P0 V_{j-1} | S0 = Q0 K_j | P1 V_{j-1} | S1 = Q1 K_j
  *   1Q:  S_j = Q K_j (buffer j % 2) | P_{j-1} V_{j-1} (the other buffer)
  * P aliases S in its buffer, so the P V that reads a buffer is issued
@@ -136,7 +190,7 @@ FA4_DEV void mma_warp(const sm100_ctx &c)
 {
     int j;
 
-    if (c.n == 0 || !elect_one_sync())
+    if (c.n == 0 || c.rank != 0 || !elect_one_sync())
         return;
     for (j = 0; FA4_Q_TILES == 1 && j < c.n; j++) {
         mma_s(c, 0, j);

@@ -7,7 +7,9 @@
 ** per-element mask, and blocks they never see are not computed (P = 0).
 ** Base-2 online softmax, FA4 tricks: rescale
 ** only when the max grew by more than 2^FA4_RESCALE_THRESHOLD, and
-** FA4_EXP2_EMU_PCT % of exp2 on the FMA units.
+** FA4_EXP2_EMU_PCT % of exp2 on the FMA units.  In a CTA pair each CTA's
+** warpgroups work on their own rows as alone; only P_FULL goes to the
+** leader, whose MMA reads both CTAs' P.
 ** UNVERIFIED ON HARDWARE (see kernel.cuh).
 */
 #ifndef FA4_SM100_SOFTMAX_CUH
@@ -147,7 +149,12 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
                 tcgen05_fence_after_thread_sync();
             }
             tcgen05_fence_before_thread_sync();
+#if FA4_CTA_GROUP == 2
+            /* the leader's MMA reads both CTAs' P: its barrier counts both */
+            mbarrier_arrive_cluster(lead_bar(bar_addr(c, BAR_P_FULL + b * FA4_PV_STAGES + h)));
+#else
             mbarrier_arrive(bar_addr(c, BAR_P_FULL + b * FA4_PV_STAGES + h));
+#endif
         }
         l = l * alpha + sum;
     }
