@@ -640,6 +640,9 @@ def append_kv(q, k_cache, v_cache, k, v, cache_seqlens, block_table):
             raise ValueError("fa4.attention_with_kvcache: %d new rows; the cache holds %d" % (s, capacity))
         pos = used.long().unsqueeze(1) + torch.arange(s, device=k_cache.device)
         lens = used + s
+    if _FP8 is not None and k_cache.dtype is _FP8:
+        # Moved as bytes: not every PyTorch's CUDA indexing takes float8 types.
+        k_cache, v_cache, k, v = (t.view(torch.uint8) for t in (k_cache, v_cache, k, v))
     # [batch, seqlen_new] index pairs select [batch, seqlen_new, heads_kv, dim] rows, k's shape.
     if paged:
         page = k_cache.shape[1]
