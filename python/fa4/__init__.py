@@ -7,10 +7,16 @@
     o = fa4.attention(q, k, v, causal=True)            # [2, 1024, 16, 128]
 
 Tensors are [batch, seqlen, heads, head_dim] (packed [total, heads, head_dim] for
-varlen), bf16 or fp16 (fa4.attention also fp8 e4m3 on Hopper), on one CUDA device, the last dimension contiguous; other
+varlen), bf16 or fp16, on one CUDA device, the last dimension contiguous; other
 strides are free where libfa4 accepts them (multiples of 16 bytes).  Semantics
 are FlashAttention's: causal masks align to the bottom-right corner, the
 default scale is 1/sqrt(head_dim), LSE is the natural log-sum-exp, float32.
+
+On Hopper (compute capability 9.0) q, k, v may also be fp8 e4m3
+(torch.float8_e4m3fn), in each function alike: q_descale, k_descale and
+v_descale are optional float32 [batch, heads_kv] factors that turn the stored
+values into real ones (FlashAttention-3's convention; None means 1), and O is
+out_dtype, torch.bfloat16 (default) or torch.float16.
 
 The functions are also torch.library ops (torch.ops.fa4.attention, ...) with
 fake implementations, so they work under torch.compile(fullgraph=True) and in
@@ -47,6 +53,13 @@ def _window(window):
     return int(wl), int(wr)
 
 
+def _fp8(q_descale, k_descale, v_descale, out_dtype):
+    """The forwards' FP8 argument: None, or the four fp8 keywords when any was given."""
+    if q_descale is None and k_descale is None and v_descale is None and out_dtype is None:
+        return None
+    return (q_descale, k_descale, v_descale, out_dtype)
+
+
 def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, return_lse=False, out=None,
               q_descale=None, k_descale=None, v_descale=None, out_dtype=None):
     """Attention forward: softmax(softmax_scale * q k^T + mask) v per batch and head.
@@ -69,33 +82,23 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, ret
     """
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
-    fp8 = None
-    if q_descale is not None or k_descale is not None or v_descale is not None or out_dtype is not None:
-        fp8 = (q_descale, k_descale, v_descale, out_dtype)
+    fp8 = _fp8(q_descale, k_descale, v_descale, out_dtype)
     done = None
     if not torch.compiler.is_compiling():
         done = _ops.dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse, fp8)
     if done is not None:
         out, lse = done
-    elif fp8 is None:
-        if out is None:
-            out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse)
-        else:
-            lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse)
+    elif out is None:
+        out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse, *_ops.op_fp8(fp8))
     else:
-        code = _ops.out_code(out_dtype)
-        if out is None:
-            out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse,
-                                               q_descale, k_descale, v_descale, code)
-        else:
-            lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse,
-                                              q_descale, k_descale, v_descale, code)
+        lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse, *_ops.op_fp8(fp8))
     return (out, lse) if return_lse else out
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, *, causal=False,
                      window=(-1, -1), softmax_scale=None, seqused_k=None, block_table=None,
-                     return_lse=False, out=None):
+                     return_lse=False, out=None, q_descale=None, k_descale=None, v_descale=None,
+                     out_dtype=None):
     """Attention over variable-length sequences packed end to end
     (flash_attn_varlen_func's conventions).
 
@@ -107,28 +110,36 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     sequences (ints).  seqused_k: int32 [batch], the keys each sequence uses.
     block_table: int32 [batch, pages per sequence].  Masks are per sequence.
 
+    FP8 (torch.float8_e4m3fn q, k, v; Hopper): q_descale, k_descale, v_descale
+    and out_dtype as in attention(), the descales [batch, heads_kv] with batch
+    the number of sequences (len(cu_seqlens_q) - 1).  fp8 varlen queries
+    over a paged cache (block_table) are not implemented: libfa4 refuses them
+    (Fa4Error, FA4_ENOTSUP); attention_with_kvcache takes fp8 pages.
+
     Returns out [total_q, heads_q, head_dim_v], or (out, lse) with lse float32
     [heads_q, total_q].
     """
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
-    if torch.compiler.is_compiling() or _ops.use_op(q, k, v, out):
+    fp8 = _fp8(q_descale, k_descale, v_descale, out_dtype)
+    if torch.compiler.is_compiling() or _ops.use_op(q, k, v, out, q_descale, k_descale, v_descale):
         if out is None:
             out, lse = torch.ops.fa4.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                                       max_seqlen_k, seqused_k, block_table, causal, wl, wr,
-                                                      scale, return_lse)
+                                                      scale, return_lse, *_ops.op_fp8(fp8))
         else:
             lse = torch.ops.fa4.attention_varlen_out(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                                      max_seqlen_k, seqused_k, block_table, out, causal, wl,
-                                                     wr, scale, return_lse)
+                                                     wr, scale, return_lse, *_ops.op_fp8(fp8))
     else:
         out, lse = _ops.varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k,
-                               block_table, out, causal, wl, wr, scale, return_lse)
+                               block_table, out, causal, wl, wr, scale, return_lse, fp8=fp8)
     return (out, lse) if return_lse else out
 
 
 def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=None, *, k=None, v=None,
-                           causal=False, window=(-1, -1), softmax_scale=None, return_lse=False, out=None):
+                           causal=False, window=(-1, -1), softmax_scale=None, return_lse=False, out=None,
+                           q_descale=None, k_descale=None, v_descale=None, out_dtype=None):
     """Attention of new queries against a KV cache, optionally appending new keys
     and values first (flash_attn_with_kvcache's conventions).
 
@@ -152,16 +163,23 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=
     assertion.  The append is PyTorch indexing on the current stream: no host
     synchronisation, and it can be captured in a CUDA graph.
 
+    FP8 (torch.float8_e4m3fn q and caches; Hopper): q_descale, k_descale,
+    v_descale and out_dtype as in attention(), the descales [batch, heads_kv]
+    (a cache's factors per sequence and head, so new k and v rows are
+    quantised with the same ones).  Paged fp8 caches take pages of 16 rows or
+    more.
+
     Returns out [batch, seqlen_q, heads_q, head_dim_v], or (out, lse).
     """
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
+    fp8 = _fp8(q_descale, k_descale, v_descale, out_dtype)
     if k is not None or v is not None:
         cache_seqlens = _ops.append_kv(q, k_cache, v_cache, k, v, cache_seqlens, block_table)
     done = None
     if not torch.compiler.is_compiling():
         done = _ops.kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale,
-                                  return_lse)
+                                  return_lse, fp8)
     if done is not None:
         out, lse = done
     else:
@@ -169,10 +187,12 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=
         int_lens = -1 if cache_seqlens is None or tensor_lens is not None else int(cache_seqlens)
         if out is None:
             out, lse = torch.ops.fa4.attention_with_kvcache(q, k_cache, v_cache, tensor_lens, int_lens,
-                                                            block_table, causal, wl, wr, scale, return_lse)
+                                                            block_table, causal, wl, wr, scale, return_lse,
+                                                            *_ops.op_fp8(fp8))
         else:
             lse = torch.ops.fa4.attention_with_kvcache_out(q, k_cache, v_cache, tensor_lens, int_lens,
-                                                           block_table, out, causal, wl, wr, scale, return_lse)
+                                                           block_table, out, causal, wl, wr, scale, return_lse,
+                                                           *_ops.op_fp8(fp8))
     return (out, lse) if return_lse else out
 
 
@@ -186,24 +206,26 @@ call's sizes rounded up, so that one plan serves a class of calls."""
 
 def plan_info(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, return_lse=False,
               cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, seqused_k=None,
-              block_table=None, cache_seqlens=None, kvcache=False):
+              block_table=None, cache_seqlens=None, kvcache=False, out_dtype=None):
     """The plan the matching call would use (made and cached now if missing):
     a PlanInfo with the chosen config's text and where it came from.
 
     Same arguments as attention(); with cu_seqlens_q those of attention_varlen();
     with kvcache=True, cache_seqlens or block_table those of
     attention_with_kvcache().  The tensors must be CUDA tensors; their contents
-    are not read."""
+    are not read.  fp8 inputs: out_dtype as in the call (descales do not
+    change the plan); workspace_bytes then covers the transposed V."""
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
+    fp8 = _fp8(None, None, None, out_dtype)
     if cu_seqlens_q is not None:
         e = _ops.varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k,
-                        block_table, None, causal, wl, wr, scale, return_lse, plan_only=True)
+                        block_table, None, causal, wl, wr, scale, return_lse, plan_only=True, fp8=fp8)
     elif kvcache or cache_seqlens is not None or block_table is not None:
         e = _ops.kvcache(q, k, v, cache_seqlens, block_table, None, causal, wl, wr, scale, return_lse,
-                         plan_only=True)
+                         plan_only=True, fp8=fp8)
     else:
-        e = _ops.dense(q, k, v, None, causal, wl, wr, scale, return_lse, plan_only=True)
+        e = _ops.dense(q, k, v, None, causal, wl, wr, scale, return_lse, plan_only=True, fp8=fp8)
     config, source = e.plan.describe()
     p = e.plan.problem
     return PlanInfo(config, source, e.plan.family, e.ws_bytes, p.batch, p.seqlen_q, p.seqlen_k)

@@ -10,7 +10,8 @@ bucket the exact ones would).
 
 Launches go on PyTorch's current stream.  A plan that needs a workspace
 (fa4_plan_workspace_size > 0: the dynamic scheduler's tile counter, split-KV
-partial results) gets one zero-filled torch buffer per stream it runs on:
+partial results, fp8's transposed V) gets one zero-filled torch buffer per
+stream it runs on, passed with its size (fa4_tensors.workspace_size):
 fa4_forward(3) says launches that may overlap (different streams) each need
 their own, and the plan's built-in one may serve only one at a time.  During
 CUDA-graph capture every launch gets a fresh buffer from the graph's pool, so
@@ -24,6 +25,11 @@ and the scalar arguments), so a call whose key is known skips the checks and
 the plan lookup and only reads its data pointers.  Anything new goes the long
 way, which raises the same errors as before and remembers the class when it
 launches.
+
+FP8 e4m3 inputs (every forward: dense, varlen, KV cache) take the same
+arguments everywhere: FP8 is None, or (q_descale, k_descale, v_descale,
+out_dtype) as the public functions take them; fp8_setup() checks them once
+for all three, and the ops carry them as four trailing arguments (op_fp8()).
 """
 import ctypes as C
 import threading
@@ -89,23 +95,24 @@ class _Device:
     def __init__(self, index):
         self.index = index
         self.device = torch.device("cuda", index)
+        self.capability = torch.cuda.get_device_capability(index)
         self.context = _lib.Context(index)
         self.forward = self.context.lib.fa4_forward
         self.plans = {}
         self.lock = threading.Lock()
         self.offsets = {}
 
-    def entry(self, key, problem, *, dense_seqused=None):
+    def entry(self, key, problem, *, dense_seqused=None, as_varlen=False):
         """The cached plan of KEY, made from the fa4_problem PROBLEM() when missing.
         DENSE_SEQUSED: a varlen problem to plan instead when PROBLEM's plan cannot
-        read seqused_k (families other than sm80 read it for varlen problems only)."""
+        read seqused_k (families other than sm80 read it for varlen problems only).
+        AS_VARLEN: PROBLEM already is that varlen view of a dense call."""
         with self.lock:
             e = self.plans.get(key)
             if e is not None:
                 return e
             try:
                 plan = self.context.plan(problem())
-                as_varlen = False
                 if dense_seqused is not None and plan.family != _abi.FAMILY_SM80:
                     plan.destroy()
                     plan, as_varlen = self.context.plan(dense_seqused()), True
@@ -226,6 +233,9 @@ def _remember(calls, key, c):
 
 def _device_of(q, *others):
     """The _Device of Q, after checking that every tensor of OTHERS is on it."""
+    for t in (q,) + others:
+        if t is not None and not isinstance(t, torch.Tensor):
+            raise TypeError("fa4: expected tensors (got %s)" % type(t).__name__)
     index = q.get_device()
     if index < 0:
         raise ValueError("fa4: q must be a CUDA tensor (got device %s)" % q.device)
@@ -310,23 +320,67 @@ def out_type(q, out_dtype):
     return q.dtype
 
 
-def check_descales(q, k, descales):
-    """DESCALES (q, k, v factors or None): float32 [batch, heads_kv] on q's
-    device, fp8 inputs only (FlashAttention-3's q_descale/k_descale/v_descale)."""
-    if all(t is None for t in descales):
-        return
-    if q.dtype is not _FP8 or _FP8 is None:
-        raise ValueError("fa4: q_descale, k_descale and v_descale apply to torch.float8_e4m3fn inputs "
-                         "(q is %s)" % q.dtype)
-    shape = (q.shape[0], k.shape[-2])
+_NO_DESCALES = (None, None, None)
+
+
+def fp8_setup(dev, q, batch, heads_kv, fp8):
+    """(O's dtype, fa4_problem.out_dtype, the q, k, v descales) of a call on
+    DEV with inputs like Q, BATCH sequences and HEADS_KV key heads, after
+    checking FP8 (None, or (q_descale, k_descale, v_descale, out_dtype)):
+    torch.float8_e4m3fn inputs run on the sm90 family and write out_dtype
+    (None: bfloat16); their descales are float32 [batch, heads_kv] on q's
+    device (FlashAttention-3's convention; None means 1).  16-bit inputs take
+    no descales and write their own type (out_dtype code 0)."""
+    descales, out_dtype = (fp8[:3], fp8[3]) if fp8 is not None else (_NO_DESCALES, None)
+    odt = out_type(q, out_dtype)
+    if _FP8 is None or q.dtype is not _FP8:
+        if any(t is not None for t in descales):
+            raise ValueError("fa4: q_descale, k_descale and v_descale apply to torch.float8_e4m3fn inputs "
+                             "(q is %s)" % q.dtype)
+        return odt, 0, _NO_DESCALES
+    if dev.capability < (9, 0):
+        raise TypeError("fa4: torch.float8_e4m3fn inputs run on the sm90 family (compute capability 9.0); "
+                        "%s is compute capability %d.%d, an sm80-family GPU: use bfloat16 or float16 there"
+                        % ((dev.device,) + tuple(dev.capability)))
+    shape = (batch, heads_kv)
     for name, t in zip(("q_descale", "k_descale", "v_descale"), descales):
         if t is None:
             continue
-        if t.dtype != torch.float32 or tuple(t.shape) != shape or not t.is_contiguous():
-            raise ValueError("fa4: %s must be a contiguous float32 tensor of shape %s [batch, heads_kv] "
-                             "(got %s %s)" % (name, shape, t.dtype, tuple(t.shape)))
+        if not isinstance(t, torch.Tensor) or t.dtype != torch.float32:
+            raise TypeError("fa4: %s must be a torch.float32 tensor (got %s)"
+                            % (name, t.dtype if isinstance(t, torch.Tensor) else type(t).__name__))
+        if tuple(t.shape) != shape or not t.is_contiguous():
+            raise ValueError("fa4: %s must be a contiguous tensor of shape %s [batch, heads_kv] (got %s%s)"
+                             % (name, shape, tuple(t.shape), "" if t.is_contiguous() else ", not contiguous"))
         if t.device != q.device:
             raise ValueError("fa4: %s must be on %s (got %s)" % (name, q.device, t.device))
+    return odt, _OUT_CODES[odt], descales
+
+
+def _descale_ptrs(descales):
+    """The q, k, v descale pointers fa4_tensors gets (0 for None)."""
+    qd, kd, vd = descales[:3]
+    return (0 if qd is None else qd.data_ptr(), 0 if kd is None else kd.data_ptr(),
+            0 if vd is None else vd.data_ptr())
+
+
+def _fp8_key(fp8):
+    """FP8's part of a remembered call's key: () for none, None when a
+    descale is not a plain tensor (the call then is not remembered).  A
+    marker first: no other layout of a key compares equal.  Written out
+    rather than looped: a generator costs microseconds here."""
+    if fp8 is None:
+        return ()
+    qd, kd, vd, odt = fp8
+    key = (_FP8, odt)
+    for t in (qd, kd, vd):
+        if t is None:
+            key += (None,)
+        elif type(t) is _Tensor:
+            key += (t.shape, t.is_contiguous(), t.dtype, t.get_device())
+        else:
+            return None
+    return key
 
 
 def _no_keys(out, lse):
@@ -393,18 +447,8 @@ def dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse, fp8=None):
         if out is not None:
             key += (out.shape, out.is_contiguous() or out.stride(), out.dtype, out.get_device())
         if fp8 is not None:
-            # A marker first: no other layout of the key compares equal.  Written
-            # out rather than looped: a generator costs microseconds here.
-            qd, kd, vd, odt = fp8
-            key += (_FP8, odt)
-            for t in (qd, kd, vd):
-                if t is None:
-                    key += (None,)
-                elif type(t) is _Tensor:
-                    key += (t.shape, t.is_contiguous(), t.dtype, t.get_device())
-                else:
-                    key = None
-                    break
+            part = _fp8_key(fp8)
+            key = None if part is None else key + part
     if key is not None:
         c = _dense_calls.get(key)
         # A known key means CUDA tensors: use_op() is left with modes and autograd.
@@ -414,14 +458,11 @@ def dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse, fp8=None):
             if out is None:
                 out = _empty(c.o_shape, dtype=c.odt, device=dev.device)
             lse = _empty(c.lse_shape, dtype=_float32, device=dev.device) if return_lse else None
-            if fp8 is None:
-                _launch(dev, c.e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                        0 if lse is None else lse.data_ptr(), 0, 0, 0, 0, c.sq, c.sk, c.b)
-            else:
-                _launch(dev, c.e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                        0 if lse is None else lse.data_ptr(), 0, 0, 0, 0, c.sq, c.sk, c.b,
-                        0 if qd is None else qd.data_ptr(), 0 if kd is None else kd.data_ptr(),
-                        0 if vd is None else vd.data_ptr())
+            qd = kd = vd = 0
+            if fp8 is not None:
+                qd, kd, vd = _descale_ptrs(fp8)
+            _launch(dev, c.e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                    0 if lse is None else lse.data_ptr(), 0, 0, 0, 0, c.sq, c.sk, c.b, qd, kd, vd)
             return out, lse
     if use_op(q, k, v, out, *(fp8[:3] if fp8 is not None else ())):
         return None
@@ -432,13 +473,10 @@ def dense(q, k, v, out, causal, wl, wr, scale, return_lse, plan_only=False, key=
     """fa4.attention on real CUDA tensors.  Returns (out, lse or None); with
     PLAN_ONLY, the cached plan entry instead (fa4.plan_info).  KEY: dense_eager's
     key of this call, to remember it by.  FP8: as dense_eager's."""
-    descales, out_dtype = (fp8[:3], fp8[3]) if fp8 is not None else ((None, None, None), None)
-    dev = _device_of(q, k, v, out, *descales)
+    dev = _device_of(q, k, v, out)
     dt = _DTYPES.get(q.dtype)
     b, sq, hq, d, sk, hkv, dv = dense_shapes(q, k, v)
-    odt = out_type(q, out_dtype)
-    check_descales(q, k, descales)
-    ocode = _OUT_CODES[odt] if dt == _abi.DTYPE_FP8_E4M3 else 0
+    odt, ocode, descales = fp8_setup(dev, q, b, hkv, fp8)
     if not plan_only:
         out, lse, done = _start(out, (b, sq, hq, dv), (b, hq, sq), q, return_lse,
                                 b == 0 or sq == 0, sk == 0, odt)
@@ -454,7 +492,7 @@ def dense(q, k, v, out, causal, wl, wr, scale, return_lse, plan_only=False, key=
     if key is not None:
         _remember(_dense_calls, key, _Call(dev, e, sq, sk, b, (b, sq, hq, dv), (b, hq, sq), odt))
     _launch(dev, e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), _ptr(lse), 0, 0, 0, 0, sq, sk, b,
-            *(_ptr(t) for t in descales))
+            *_descale_ptrs(descales))
     return out, lse
 
 
@@ -489,19 +527,21 @@ def varlen_shapes(q, k, v, cu_q, cu_k, seqused_k, block_table):
 
 
 def varlen(q, k, v, cu_q, cu_k, max_sq, max_sk, seqused_k, block_table, out, causal, wl, wr, scale,
-           return_lse, plan_only=False):
-    """fa4.attention_varlen on real CUDA tensors; see dense()."""
+           return_lse, plan_only=False, fp8=None):
+    """fa4.attention_varlen on real CUDA tensors; see dense().  The descales
+    are [sequences, heads_kv]."""
     dev = _device_of(q, k, v, cu_q, cu_k, seqused_k, block_table, out)
     dt = _DTYPES.get(q.dtype)
     b, total_q, hq, d, hkv, dv = varlen_shapes(q, k, v, cu_q, cu_k, seqused_k, block_table)
+    odt, ocode, descales = fp8_setup(dev, q, b, hkv, fp8)
     paged = block_table is not None
     max_sq, max_sk = int(max_sq), int(max_sk)
     if not plan_only:
         out, lse, done = _start(out, (total_q, hq, dv), (hq, total_q), q, return_lse,
-                                b == 0 or total_q == 0 or max_sq == 0, max_sk == 0)
+                                b == 0 or total_q == 0 or max_sq == 0, max_sk == 0, odt)
         if done is not None:
             return done
-    extra = dict(varlen=1)
+    extra = dict(varlen=1, out_dtype=ocode)
     skmax = _pow2(max_sk)
     if paged:
         page, stride = k.shape[1], block_table.stride(0)
@@ -522,7 +562,8 @@ def varlen(q, k, v, cu_q, cu_k, max_sq, max_sk, seqused_k, block_table, out, cau
     if plan_only:
         return e
     _launch(dev, e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), _ptr(lse), cu_q.data_ptr(),
-            0 if paged else cu_k.data_ptr(), _ptr(block_table), _ptr(seqused_k), max_sq, max_sk, b)
+            0 if paged else cu_k.data_ptr(), _ptr(block_table), _ptr(seqused_k), max_sq, max_sk, b,
+            *_descale_ptrs(descales))
     return out, lse
 
 
@@ -599,6 +640,9 @@ def append_kv(q, k_cache, v_cache, k, v, cache_seqlens, block_table):
             raise ValueError("fa4.attention_with_kvcache: %d new rows; the cache holds %d" % (s, capacity))
         pos = used.long().unsqueeze(1) + torch.arange(s, device=k_cache.device)
         lens = used + s
+    if _FP8 is not None and k_cache.dtype is _FP8:
+        # Moved as bytes: not every PyTorch's CUDA indexing takes float8 types.
+        k_cache, v_cache, k, v = (t.view(torch.uint8) for t in (k_cache, v_cache, k, v))
     # [batch, seqlen_new] index pairs select [batch, seqlen_new, heads_kv, dim] rows, k's shape.
     if paged:
         page = k_cache.shape[1]
@@ -610,7 +654,8 @@ def append_kv(q, k_cache, v_cache, k, v, cache_seqlens, block_table):
     return lens
 
 
-def kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale, return_lse):
+def kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale, return_lse,
+                  fp8=None):
     """fa4.attention_with_kvcache outside torch.compile; see dense_eager()."""
     key = None
     lens = isinstance(cache_seqlens, _Tensor)
@@ -635,6 +680,10 @@ def kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, 
                     block_table.get_device())
         if out is not None:
             key += (None, out.shape, out.is_contiguous() or out.stride(), out.dtype, out.get_device())
+        if fp8 is not None:
+            part = _fp8_key(fp8)
+            key = None if part is None else key + part
+    if key is not None:
         c = _kvcache_calls.get(key)
         if c is not None and not _dispatch_modes() and not _function_modes() and not (_grad_enabled() and (
                 q.requires_grad or k_cache.requires_grad or v_cache.requires_grad
@@ -645,28 +694,33 @@ def kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, 
             if 0 < sk <= c.sk:      # else the long way says what is wrong, or returns zeros
                 dev = c.dev
                 if out is None:
-                    out = _empty(c.o_shape, dtype=q.dtype, device=dev.device)
+                    out = _empty(c.o_shape, dtype=c.odt, device=dev.device)
                 lse = _empty(c.lse_shape, dtype=_float32, device=dev.device) if return_lse else None
+                descales = _NO_DESCALES if fp8 is None else fp8[:3]
                 if c.e.as_varlen:
-                    return _kvcache_as_varlen(dev, c.e, q, k_cache, v_cache, cache_seqlens, out, lse)
+                    return _kvcache_as_varlen(dev, c.e, q, k_cache, v_cache, cache_seqlens, out, lse, descales)
+                qd = kd = vd = 0
+                if fp8 is not None:
+                    qd, kd, vd = _descale_ptrs(descales)
                 _launch(dev, c.e, q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), out.data_ptr(),
                         0 if lse is None else lse.data_ptr(), 0, 0,
                         0 if block_table is None else block_table.data_ptr(),
-                        cache_seqlens.data_ptr() if lens else 0, c.sq, sk, c.b)
+                        cache_seqlens.data_ptr() if lens else 0, c.sq, sk, c.b, qd, kd, vd)
                 return out, lse
-    if use_op(q, k_cache, v_cache, out):
+    if use_op(q, k_cache, v_cache, out, *(fp8[:3] if fp8 is not None else ())):
         return None
     return kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale, return_lse,
-                   key=key)
+                   key=key, fp8=fp8)
 
 
 def kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale, return_lse,
-            plan_only=False, key=None):
+            plan_only=False, key=None, fp8=None):
     """fa4.attention_with_kvcache on real CUDA tensors; see dense()."""
     used = cache_seqlens if isinstance(cache_seqlens, torch.Tensor) else None
     dev = _device_of(q, k_cache, v_cache, used, block_table, out)
     dt = _DTYPES.get(q.dtype)
     b, sq, hq, d, hkv, dv, paged, capacity = kvcache_shapes(q, k_cache, v_cache, used, block_table)
+    odt, ocode, descales = fp8_setup(dev, q, b, hkv, fp8)
     if used is not None:
         sk = capacity
     else:
@@ -676,36 +730,39 @@ def kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr
                              % (sk, capacity))
     if not plan_only:
         out, lse, done = _start(out, (b, sq, hq, dv), (b, hq, sq), q, return_lse,
-                                b == 0 or sq == 0, sk == 0)
+                                b == 0 or sq == 0, sk == 0, odt)
         if done is not None:
             return done
     bmax, sqmax = _batch_max(b, hkv), _pow2(sq)
     o_strides = None if out is None else _strides(out)
     if paged:
         extra = dict(page_size=k_cache.shape[1], block_table_stride=block_table.stride(0),
-                     num_pages=k_cache.shape[0])
+                     num_pages=k_cache.shape[0], out_dtype=ocode)
         strides = (_strides(q), _strides(k_cache), _strides(v_cache), o_strides)
     else:
         # The cache is longer than this call's keys: its strides are its own.
-        extra = {}
+        extra = dict(out_dtype=ocode)
         strides = (_strides(q), _strides(k_cache, True), _strides(v_cache, True), o_strides)
     pkey = ("kvcache", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, capacity,
             used is not None, tuple(extra.items()))
     problem = lambda: _problem(dt, bmax, sqmax, capacity, hq, hkv, d, dv, causal, wl, wr, scale, return_lse,
                                strides, **extra)
-    fallback = None
+    fallback, as_varlen = None, False
     if used is not None and not paged:
         fallback = lambda: _problem(dt, bmax, sqmax, capacity, hq, hkv, d, dv, causal, wl, wr, scale,
-                                    return_lse, _packed_strides(q, k_cache, v_cache, out), varlen=1)
-    e = dev.plans.get(pkey) or dev.entry(pkey, problem, dense_seqused=fallback)
+                                    return_lse, _packed_strides(q, k_cache, v_cache, out), varlen=1,
+                                    out_dtype=ocode)
+        if ocode:   # fp8 runs on sm90 alone: straight to the varlen view
+            problem, fallback, as_varlen = fallback, None, True
+    e = dev.plans.get(pkey) or dev.entry(pkey, problem, dense_seqused=fallback, as_varlen=as_varlen)
     if plan_only:
         return e
     if key is not None:
-        _remember(_kvcache_calls, key, _Call(dev, e, sq, capacity, b, (b, sq, hq, dv), (b, hq, sq)))
+        _remember(_kvcache_calls, key, _Call(dev, e, sq, capacity, b, (b, sq, hq, dv), (b, hq, sq), odt))
     if e.as_varlen:
-        return _kvcache_as_varlen(dev, e, q, k_cache, v_cache, used, out, lse)
+        return _kvcache_as_varlen(dev, e, q, k_cache, v_cache, used, out, lse, descales)
     _launch(dev, e, q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), out.data_ptr(), _ptr(lse), 0, 0,
-            _ptr(block_table), _ptr(used), sq, sk, b)
+            _ptr(block_table), _ptr(used), sq, sk, b, *_descale_ptrs(descales))
     return out, lse
 
 
@@ -715,10 +772,11 @@ def _packed_strides(q, k, v, out):
     return (None,) + tuple(None if t is None else _strides(t[0]) for t in (k, v, out))
 
 
-def _kvcache_as_varlen(dev, e, q, k, v, used, out, lse):
+def _kvcache_as_varlen(dev, e, q, k, v, used, out, lse, descales):
     """A dense cache read up to cache_seqlens by a family that reads seqused_k for
-    varlen problems only (sm90): the same call as a varlen one whose sequences sit
-    one batch stride apart.  Needs each tensor's rows evenly spaced across the
+    varlen problems only (sm90, which fp8 always takes): the same call as a
+    varlen one whose sequences sit one batch stride apart (sequence b keeps
+    batch b's descales).  Needs each tensor's rows evenly spaced across the
     batch (true of contiguous tensors)."""
     b, sq, hq, _ = q.shape
     L = k.shape[1]
@@ -736,7 +794,7 @@ def _kvcache_as_varlen(dev, e, q, k, v, used, out, lse):
     stream = _raw_stream(dev.index)
     cu_q, cu_k = dev.seq_offsets(b, sq, stream), dev.seq_offsets(b, L, stream)    # referenced until launched
     _launch(dev, e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), _ptr(lse_v), cu_q.data_ptr(),
-            cu_k.data_ptr(), 0, used.data_ptr(), sq, L, b)
+            cu_k.data_ptr(), 0, used.data_ptr(), sq, L, b, *_descale_ptrs(descales))
     if lse is not None:
         lse.copy_(lse_v.view(hq, b, sq).transpose(0, 1))
     return out, lse
@@ -755,16 +813,26 @@ def _lse_or_empty(lse, q):
 
 
 def fp8_args(q_descale, k_descale, v_descale, out_dtype):
-    """dense()'s FP8 argument from the ops' (OUT_DTYPE: a fa4_problem.out_dtype
+    """The forwards' FP8 argument from the ops' (OUT_DTYPE: a fa4_problem.out_dtype
     code, 0 for none)."""
     if q_descale is None and k_descale is None and v_descale is None and not out_dtype:
         return None
     return (q_descale, k_descale, v_descale, _OUT_TYPES.get(out_dtype) if out_dtype else None)
 
 
-def out_code(out_dtype):
-    """The ops' out_dtype argument for a torch dtype (None: 0)."""
-    return 0 if out_dtype is None else _OUT_CODES[_fp8_out(out_dtype)]
+def op_fp8(fp8):
+    """The ops' trailing fp8 arguments (q_descale, k_descale, v_descale,
+    out_dtype code) for the forwards' FP8 argument; () for None (the ops'
+    defaults)."""
+    if fp8 is None:
+        return ()
+    qd, kd, vd, out_dtype = fp8
+    return (qd, kd, vd, 0 if out_dtype is None else _OUT_CODES[_fp8_out(out_dtype)])
+
+
+def _fake_out_type(q, out_dtype):
+    """O's dtype in a fake implementation (OUT_DTYPE: the ops' code)."""
+    return out_type(q, _OUT_TYPES.get(out_dtype) if out_dtype else None)
 
 
 @torch.library.custom_op("fa4::attention", mutates_args=(), device_types="cuda")
@@ -782,8 +850,7 @@ def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: boo
 def _(q, k, v, causal, window_left, window_right, softmax_scale, return_lse, q_descale=None, k_descale=None,
       v_descale=None, out_dtype=0):
     b, sq, hq, _, _, _, dv = dense_shapes(q, k, v)
-    odt = out_type(q, _OUT_TYPES.get(out_dtype) if out_dtype else None)
-    return (q.new_empty((b, sq, hq, dv), dtype=odt),
+    return (q.new_empty((b, sq, hq, dv), dtype=_fake_out_type(q, out_dtype)),
             q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32))
 
 
@@ -808,18 +875,22 @@ def _(q, k, v, out, causal, window_left, window_right, softmax_scale, return_lse
 def _varlen_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
                cu_seqlens_k: Optional[torch.Tensor], max_seqlen_q: int, max_seqlen_k: int,
                seqused_k: Optional[torch.Tensor], block_table: Optional[torch.Tensor], causal: bool,
-               window_left: int, window_right: int, softmax_scale: float,
-               return_lse: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+               window_left: int, window_right: int, softmax_scale: float, return_lse: bool,
+               q_descale: Optional[torch.Tensor] = None, k_descale: Optional[torch.Tensor] = None,
+               v_descale: Optional[torch.Tensor] = None,
+               out_dtype: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
     out, lse = varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, block_table,
-                      None, causal, window_left, window_right, softmax_scale, return_lse)
+                      None, causal, window_left, window_right, softmax_scale, return_lse,
+                      fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype))
     return out, _lse_or_empty(lse, q)
 
 
 @_varlen_op.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, block_table, causal,
-      window_left, window_right, softmax_scale, return_lse):
+      window_left, window_right, softmax_scale, return_lse, q_descale=None, k_descale=None, v_descale=None,
+      out_dtype=0):
     _, total, hq, _, _, dv = varlen_shapes(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, block_table)
-    return (q.new_empty((total, hq, dv)),
+    return (q.new_empty((total, hq, dv), dtype=_fake_out_type(q, out_dtype)),
             q.new_empty((hq, total) if return_lse else (0,), dtype=torch.float32))
 
 
@@ -828,15 +899,19 @@ def _varlen_out_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens
                    cu_seqlens_k: Optional[torch.Tensor], max_seqlen_q: int, max_seqlen_k: int,
                    seqused_k: Optional[torch.Tensor], block_table: Optional[torch.Tensor], out: torch.Tensor,
                    causal: bool, window_left: int, window_right: int, softmax_scale: float,
-                   return_lse: bool) -> torch.Tensor:
+                   return_lse: bool, q_descale: Optional[torch.Tensor] = None,
+                   k_descale: Optional[torch.Tensor] = None, v_descale: Optional[torch.Tensor] = None,
+                   out_dtype: int = 0) -> torch.Tensor:
     _, lse = varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, block_table,
-                    out, causal, window_left, window_right, softmax_scale, return_lse)
+                    out, causal, window_left, window_right, softmax_scale, return_lse,
+                    fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype))
     return _lse_or_empty(lse, q)
 
 
 @_varlen_out_op.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, block_table, out, causal,
-      window_left, window_right, softmax_scale, return_lse):
+      window_left, window_right, softmax_scale, return_lse, q_descale=None, k_descale=None, v_descale=None,
+      out_dtype=0):
     _, total, hq, _, _, _ = varlen_shapes(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, block_table)
     return q.new_empty((hq, total) if return_lse else (0,), dtype=torch.float32)
 
@@ -845,19 +920,21 @@ def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k
 @torch.library.custom_op("fa4::attention_with_kvcache", mutates_args=(), device_types="cuda")
 def _kvcache_op(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
                 cache_seqlens: Optional[torch.Tensor], cache_seqlen: int, block_table: Optional[torch.Tensor],
-                causal: bool, window_left: int, window_right: int, softmax_scale: float,
-                return_lse: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+                causal: bool, window_left: int, window_right: int, softmax_scale: float, return_lse: bool,
+                q_descale: Optional[torch.Tensor] = None, k_descale: Optional[torch.Tensor] = None,
+                v_descale: Optional[torch.Tensor] = None,
+                out_dtype: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
     lens = cache_seqlens if cache_seqlens is not None else (None if cache_seqlen < 0 else cache_seqlen)
     out, lse = kvcache(q, k_cache, v_cache, lens, block_table, None, causal, window_left, window_right,
-                       softmax_scale, return_lse)
+                       softmax_scale, return_lse, fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype))
     return out, _lse_or_empty(lse, q)
 
 
 @_kvcache_op.register_fake
 def _(q, k_cache, v_cache, cache_seqlens, cache_seqlen, block_table, causal, window_left, window_right,
-      softmax_scale, return_lse):
+      softmax_scale, return_lse, q_descale=None, k_descale=None, v_descale=None, out_dtype=0):
     b, sq, hq, _, _, dv, _, _ = kvcache_shapes(q, k_cache, v_cache, cache_seqlens, block_table)
-    return (q.new_empty((b, sq, hq, dv)),
+    return (q.new_empty((b, sq, hq, dv), dtype=_fake_out_type(q, out_dtype)),
             q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32))
 
 
@@ -865,16 +942,18 @@ def _(q, k_cache, v_cache, cache_seqlens, cache_seqlen, block_table, causal, win
 def _kvcache_out_op(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
                     cache_seqlens: Optional[torch.Tensor], cache_seqlen: int, block_table: Optional[torch.Tensor],
                     out: torch.Tensor, causal: bool, window_left: int, window_right: int,
-                    softmax_scale: float, return_lse: bool) -> torch.Tensor:
+                    softmax_scale: float, return_lse: bool, q_descale: Optional[torch.Tensor] = None,
+                    k_descale: Optional[torch.Tensor] = None, v_descale: Optional[torch.Tensor] = None,
+                    out_dtype: int = 0) -> torch.Tensor:
     lens = cache_seqlens if cache_seqlens is not None else (None if cache_seqlen < 0 else cache_seqlen)
     _, lse = kvcache(q, k_cache, v_cache, lens, block_table, out, causal, window_left, window_right,
-                     softmax_scale, return_lse)
+                     softmax_scale, return_lse, fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype))
     return _lse_or_empty(lse, q)
 
 
 @_kvcache_out_op.register_fake
 def _(q, k_cache, v_cache, cache_seqlens, cache_seqlen, block_table, out, causal, window_left, window_right,
-      softmax_scale, return_lse):
+      softmax_scale, return_lse, q_descale=None, k_descale=None, v_descale=None, out_dtype=0):
     b, sq, hq, _, _, _, _, _ = kvcache_shapes(q, k_cache, v_cache, cache_seqlens, block_table)
     return q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32)
 
@@ -891,12 +970,13 @@ def use_op(*tensors):
     the library (the caller has checked torch.compiler.is_compiling() already): for
     tensor subclasses (fake, functional) and meta tensors, under dispatch or
     function modes, and when autograd records (the op's backward then raises: fa4
-    has no backward).  CPU tensors go straight on, to be refused with a message
-    that says what is wrong."""
+    has no backward).  CPU tensors, and what is no tensor at all (a float
+    descale), go straight on, to be refused with a message that says what is
+    wrong."""
     if _dispatch_modes() or _function_modes():
         return True
     grad = torch.is_grad_enabled()
     for t in tensors:
-        if t is not None and (type(t) is not _Tensor or t.is_meta or (grad and t.requires_grad and t.is_cuda)):
+        if isinstance(t, _Tensor) and (type(t) is not _Tensor or t.is_meta or (grad and t.requires_grad and t.is_cuda)):
             return True
     return False

@@ -11,12 +11,14 @@ import _util
 
 
 class _DryDevice:
-    """A _Device whose context is plan_only and whose fa4_forward records."""
+    """A _Device whose context is plan_only and whose fa4_forward records.
+    ARCH: sm_90a (an H100, compute capability 9.0) or sm_80 (an A100, 8.0)."""
 
-    def __init__(self, torch, _ops, _lib, _abi):
+    def __init__(self, torch, _ops, _lib, _abi, arch="sm_90a"):
         self.index = 0
         self.device = torch.device("cpu")
-        self.context = _lib.Context(plan_only=True, arch="sm_90a", no_database=True)
+        self.capability = {"sm_90a": (9, 0), "sm_80": (8, 0)}[arch]
+        self.context = _lib.Context(plan_only=True, arch=arch, no_database=True)
         self.plans, self.offsets, self.lock = {}, {}, threading.Lock()
         self.launches = []
         self._abi, self._torch = _abi, torch
@@ -38,22 +40,23 @@ class _DryDevice:
 
 
 @contextlib.contextmanager
-def dry():
+def dry(arch="sm_90a"):
     torch = _util.need_torch()
     import fa4
     from fa4 import _abi, _lib, _ops
-    dev = _DryDevice(torch, _ops, _lib, _abi)
-    saved = (_ops._device_of, _ops._raw_stream, _ops._workspace)
+    dev = _DryDevice(torch, _ops, _lib, _abi, arch)
+    saved = (_ops._device_of, _ops._raw_stream, _ops._workspace, _ops._capturing)
     # Remembered calls hold their device: none from another test's.
     _ops._dense_calls.clear()
     _ops._kvcache_calls.clear()
     _ops._device_of = lambda q, *others: dev
     _ops._raw_stream = lambda index: 1234
     _ops._workspace = lambda e, stream, device: torch.zeros(e.ws_bytes, dtype=torch.uint8)
+    _ops._capturing = lambda: False     # asks the CUDA runtime otherwise (when a plan fails)
     try:
         yield torch, fa4, dev
     finally:
-        _ops._device_of, _ops._raw_stream, _ops._workspace = saved
+        _ops._device_of, _ops._raw_stream, _ops._workspace, _ops._capturing = saved
         _ops._dense_calls.clear()
         _ops._kvcache_calls.clear()
         for e in dev.plans.values():
@@ -255,3 +258,243 @@ def test_kvcache_append():
         assert int((kc != 0).any(-1).any(-1).sum()) == 9, "rows written outside the append"
         fa4.attention_with_kvcache(q, kc, vc, 500, k=k, v=v)
         assert dev.launches[-1]["seqlen_k"] == 503 and torch.equal(kc[:, 500:503], k)
+
+
+# ------------------------------------------------------------------ fp8
+
+def _need_fp8(torch):
+    if getattr(torch, "float8_e4m3fn", None) is None:
+        _util.skip("this PyTorch has no float8_e4m3fn")
+    return torch.float8_e4m3fn
+
+
+def _e4m3(torch, *shape):
+    return torch.randn(*shape).to(_need_fp8(torch))
+
+
+def _descales(torch, b, hkv):
+    return [torch.rand(b, hkv) + 0.5 for _ in range(3)]
+
+
+def _fp8_plan_checks(e, launch, descales, out_code, what):
+    """E's plan is an fp8 problem writing OUT_CODE, and LAUNCH passed the
+    descale pointers and the plan's workspace with its size."""
+    from fa4 import _abi
+    p = e.plan.problem
+    assert (p.dtype, p.out_dtype) == (_abi.DTYPE_FP8_E4M3, out_code), "%s: problem dtype %d out_dtype %d" % (
+        what, p.dtype, p.out_dtype)
+    want = tuple(None if t is None else t.data_ptr() for t in descales)
+    got = (launch["q_descale"], launch["k_descale"], launch["v_descale"])
+    assert got == want, "%s: descale pointers %s, expected %s" % (what, got, want)
+    assert e.ws_bytes > 0 and e.ws_bytes == e.plan.workspace_size, "%s: workspace %d" % (what, e.ws_bytes)
+    assert launch["workspace"] and launch["workspace_size"] == e.ws_bytes, "%s: workspace %s, %d bytes" % (
+        what, launch["workspace"], launch["workspace_size"])
+
+
+def test_fp8_varlen_calls():
+    """fp8 attention_varlen: a bf16 (or fp16) O, an fp8 plan with its V^T
+    workspace, the descales of the sequences (len(cu_seqlens_q) - 1, not
+    total_q) passed to fa4_forward."""
+    with dry() as (torch, fa4, dev):
+        from fa4 import _abi
+        lens = [1, 17, 1000]
+        cu = torch.tensor([0, 1, 18, 1018], dtype=torch.int32)
+        q, k, v = _e4m3(torch, 1018, 8, 128), _e4m3(torch, 1018, 2, 128), _e4m3(torch, 1018, 2, 128)
+        ds = _descales(torch, 3, 2)
+        o, lse = fa4.attention_varlen(q, k, v, cu, cu, 1000, 1000, causal=True, return_lse=True,
+                                      q_descale=ds[0], k_descale=ds[1], v_descale=ds[2])
+        assert o.dtype == torch.bfloat16 and o.shape == (1018, 8, 128) and lse.shape == (8, 1018)
+        e, t = list(dev.plans.values())[-1], dev.launches[-1]
+        _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "fp8 varlen")
+        assert e.plan.problem.varlen == 1 and e.plan.family == 90
+        assert (t["cu_seqlens_q"], t["o"], t["batch"], t["seqlen_k"]) == (cu.data_ptr(), o.data_ptr(), 3, 1000)
+        assert e.ws_bytes >= 3 * 2 * 128 * 1000, "the workspace cannot hold V^T (%d B)" % e.ws_bytes
+        # fp16 O is a plan of its own; descales may be left out (1.0).
+        out = torch.empty(1018, 8, 128, dtype=torch.float16)
+        assert fa4.attention_varlen(q, k, v, cu, cu, 1000, 1000, out=out, out_dtype=torch.float16,
+                                    k_descale=ds[1]) is out
+        _fp8_plan_checks(list(dev.plans.values())[-1], dev.launches[-1], (None, ds[1], None), _abi.DTYPE_FP16,
+                         "fp8 varlen, fp16 out")
+        assert len(dev.plans) == 2
+        # Seqused_k: fewer keys than cu_seqlens_k gives.
+        used = torch.tensor(lens, dtype=torch.int32)
+        fa4.attention_varlen(q, k, v, cu, cu, 1000, 1000, seqused_k=used, q_descale=ds[0])
+        assert dev.launches[-1]["seqused_k"] == used.data_ptr()
+
+
+def test_fp8_kvcache_calls():
+    """fp8 attention_with_kvcache: paged (pages of 16 and 64), a dense cache
+    read up to tensor lengths (planned straight as its varlen view: sm90 is
+    fp8's only family) and up to an int length, each with the descales and
+    the workspace; a remembered call passes each call's descales."""
+    with dry() as (torch, fa4, dev):
+        from fa4 import _abi, _ops
+        b, L = 3, 1024
+        kc, vc = _e4m3(torch, b, L, 2, 128), _e4m3(torch, b, L, 2, 128)
+        lens = torch.tensor([1, 17, 1000], dtype=torch.int32)
+        q = _e4m3(torch, b, 1, 8, 128)
+        ds = _descales(torch, b, 2)
+        kw = dict(q_descale=ds[0], k_descale=ds[1], v_descale=ds[2])
+        for page in (16, 64):
+            pages, vpages = _e4m3(torch, b * L // page, page, 2, 128), _e4m3(torch, b * L // page, page, 2, 128)
+            table = torch.randperm(b * L // page).to(torch.int32).view(b, L // page)
+            o = fa4.attention_with_kvcache(q, pages, vpages, lens, table, **kw)
+            e, t = list(dev.plans.values())[-1], dev.launches[-1]
+            _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "fp8 paged %d" % page)
+            assert (e.plan.problem.page_size, e.plan.problem.varlen, e.plan.family) == (page, 0, 90)
+            assert (t["block_table"], t["seqused_k"], t["o"]) == (table.data_ptr(), lens.data_ptr(), o.data_ptr())
+            assert o.dtype == torch.bfloat16 and o.shape == (b, 1, 8, 128)
+        plans = len(dev.plans)
+        qc = _e4m3(torch, b, 200, 8, 128)
+        o, lse = fa4.attention_with_kvcache(qc, kc, vc, lens, causal=True, return_lse=True, **kw)
+        assert len(dev.plans) == plans + 1, "a dense fp8 plan was made before its varlen view"
+        e, t = list(dev.plans.values())[-1], dev.launches[-1]
+        assert e.as_varlen and e.plan.problem.varlen == 1
+        _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "fp8 dense cache, tensor lengths")
+        assert t["cu_seqlens_k_values"] == [0, L, 2 * L, 3 * L] and t["seqused_k"] == lens.data_ptr()
+        assert o.dtype == torch.bfloat16 and lse.shape == (b, 8, 200)
+        o = fa4.attention_with_kvcache(q, kc, vc, 700, out_dtype=torch.float16, **kw)
+        e, t = list(dev.plans.values())[-1], dev.launches[-1]
+        _fp8_plan_checks(e, t, ds, _abi.DTYPE_FP16, "fp8 dense cache, int length")
+        assert o.dtype == torch.float16 and t["seqlen_k"] == 700 and not e.as_varlen
+        # Remembered: the second call of a class passes its own descales.
+        _ops._kvcache_calls.clear()
+        for args in ((q, kc, vc, lens), (qc, kc, vc, lens)):
+            fa4.attention_with_kvcache(*args, **kw)
+            other = _descales(torch, b, 2)
+            o = fa4.attention_with_kvcache(*args, q_descale=other[0], k_descale=other[1], v_descale=other[2])
+            t = dev.launches[-1]
+            assert (t["q_descale"], t["k_descale"], t["v_descale"]) == tuple(x.data_ptr() for x in other)
+            assert o.dtype == torch.bfloat16 and t["o"] == o.data_ptr()
+        assert len(_ops._kvcache_calls) == 2, "the fp8 calls were not remembered"
+        # The append: fp8 rows into fp8 caches, as bytes.
+        kn, vn = _e4m3(torch, b, 1, 2, 128), _e4m3(torch, b, 1, 2, 128)
+        fa4.attention_with_kvcache(q, kc, vc, lens, k=kn, v=vn, **kw)
+        assert dev.launches[-1]["seqused_k_values"] == [2, 18, 1001]
+        for i, n in enumerate(lens.tolist()):
+            assert torch.equal(kc[i, n].view(torch.uint8), kn[i, 0].view(torch.uint8))
+            assert torch.equal(vc[i, n].view(torch.uint8), vn[i, 0].view(torch.uint8))
+
+
+def test_fp8_dense_remembered_descales():
+    """The dense path's remembered fp8 call (shared key and pointer helpers):
+    each call's descales reach fa4_forward; a None descale is a class of its own."""
+    with dry() as (torch, fa4, dev):
+        from fa4 import _abi, _ops
+        q, k = _e4m3(torch, 2, 100, 8, 128), _e4m3(torch, 2, 300, 2, 128)
+        for i in range(3):
+            ds = _descales(torch, 2, 2)
+            o = fa4.attention(q, k, k, q_descale=ds[0], k_descale=ds[1], v_descale=ds[2])
+            _fp8_plan_checks(list(dev.plans.values())[-1], dev.launches[-1], ds, _abi.DTYPE_BF16, "dense %d" % i)
+            assert o.dtype == torch.bfloat16
+        fa4.attention(q, k, k, q_descale=ds[0])
+        assert dev.launches[-1]["k_descale"] is None
+        assert len(_ops._dense_calls) == 2 and len(dev.plans) == 1
+
+
+def _raises(exc, words, call):
+    try:
+        call()
+    except exc as e:
+        assert words in str(e), "%r not in %r" % (words, str(e))
+    else:
+        raise AssertionError("no %s (%s)" % (exc.__name__, words))
+
+
+def test_fp8_argument_errors():
+    """Bad fp8 arguments, the same in the three forwards: descales of another
+    shape (varlen: [sequences, heads_kv]), dtype, device or contiguity, or
+    given with 16-bit inputs; an out_dtype fp8 cannot write; an out of the
+    input type.  Nothing is launched."""
+    with dry() as (torch, fa4, dev):
+        from fa4 import _ops
+        f8 = _need_fp8(torch)
+        b, hkv = 3, 2
+        cu = torch.tensor([0, 1, 18, 1018], dtype=torch.int32)
+        qv, kv = _e4m3(torch, 1018, 8, 128), _e4m3(torch, 1018, hkv, 128)
+        qd, kc = _e4m3(torch, b, 1, 8, 128), _e4m3(torch, b, 64, hkv, 128)
+        lens = torch.tensor([1, 17, 60], dtype=torch.int32)
+        ds = torch.ones(b, hkv)
+        calls = {
+            "dense": lambda **kw: fa4.attention(qd, kc, kc, **kw),
+            "varlen": lambda **kw: fa4.attention_varlen(qv, kv, kv, cu, cu, 1000, 1000, **kw),
+            "kvcache": lambda **kw: fa4.attention_with_kvcache(qd, kc, kc, lens, **kw),
+        }
+        for name, call in calls.items():
+            _raises(ValueError, "q_descale must be a contiguous tensor of shape (3, 2) [batch, heads_kv] (got "
+                    "(1018, 2))" if name == "varlen" else "got (1018, 2)",
+                    lambda: call(q_descale=torch.ones(1018, hkv)))
+            _raises(ValueError, "k_descale must be a contiguous tensor of shape (3, 2)",
+                    lambda: call(k_descale=torch.ones(hkv, b).t()))
+            _raises(TypeError, "v_descale must be a torch.float32 tensor (got torch.float64)",
+                    lambda: call(v_descale=ds.double()))
+            _raises(TypeError, "q_descale must be a torch.float32 tensor (got float)", lambda: call(q_descale=1.0))
+            _raises(TypeError, "fp8 inputs write torch.bfloat16 or torch.float16",
+                    lambda: call(out_dtype=torch.float32))
+            _raises(ValueError, "must be (", lambda: call(out=torch.empty(0, dtype=f8)))
+        shape = {"dense": qd.shape, "varlen": qv.shape, "kvcache": qd.shape}
+        _raises(ValueError, "fa4: out must be %s torch.bfloat16" % (tuple(shape["varlen"]),),
+                lambda: calls["varlen"](out=torch.empty(shape["varlen"], dtype=f8)))
+        # The device check, by itself (dry() has every tensor on the CPU).
+        _raises(ValueError, "k_descale must be on cpu (got meta)", lambda: _ops.fp8_setup(
+            dev, qd, b, hkv, (None, torch.empty(b, hkv, device="meta"), None, None)))
+        # 16-bit inputs take no descales and write their own type.
+        q16, k16 = qv.to(torch.bfloat16), kv.to(torch.bfloat16)
+        _raises(ValueError, "apply to torch.float8_e4m3fn inputs (q is torch.bfloat16)",
+                lambda: fa4.attention_varlen(q16, k16, k16, cu, cu, 1000, 1000, k_descale=ds))
+        _raises(TypeError, "out_dtype torch.float16; torch.bfloat16 inputs write torch.bfloat16",
+                lambda: fa4.attention_with_kvcache(qd.to(torch.bfloat16), kc.to(torch.bfloat16),
+                                                   kc.to(torch.bfloat16), lens, out_dtype=torch.float16))
+        assert not dev.launches
+
+
+def test_fp8_what_libfa4_refuses():
+    """fp8 varlen queries over pages and pages under 16 rows: libfa4's
+    FA4_ENOTSUP with its reason, raised as Fa4Error."""
+    with dry() as (torch, fa4, dev):
+        cu = torch.tensor([0, 1, 18], dtype=torch.int32)
+        q = _e4m3(torch, 18, 8, 128)
+        pages = _e4m3(torch, 8, 16, 2, 128)
+        table = torch.arange(8, dtype=torch.int32).view(2, 4)
+        _raises(fa4.Fa4Error, "varlen queries over a paged cache are not implemented",
+                lambda: fa4.attention_varlen(q, pages, pages, cu, cu, 17, 64, block_table=table))
+        pages = _e4m3(torch, 16, 8, 2, 128)
+        _raises(fa4.Fa4Error, "fp8 takes pages of at least 16 rows", lambda: fa4.attention_with_kvcache(
+            _e4m3(torch, 2, 1, 8, 128), pages, pages, torch.tensor([3, 60], dtype=torch.int32),
+            torch.arange(16, dtype=torch.int32).view(2, 8)))
+        assert not dev.launches
+
+
+def test_fp8_on_the_sm80_family():
+    """An sm80-family GPU (compute capability 8.x) has no fp8 kernel: each
+    forward says so with a TypeError before planning."""
+    with dry("sm_80") as (torch, fa4, dev):
+        q, k = _e4m3(torch, 2, 16, 4, 64), _e4m3(torch, 2, 16, 2, 64)
+        cu = torch.tensor([0, 16, 32], dtype=torch.int32)
+        lens = torch.tensor([3, 16], dtype=torch.int32)
+        words = "run on the sm90 family (compute capability 9.0); cpu is compute capability 8.0, an sm80-family GPU"
+        _raises(TypeError, words, lambda: fa4.attention(q, k, k))
+        _raises(TypeError, words, lambda: fa4.attention_varlen(q.view(32, 4, 64), k.view(32, 2, 64),
+                                                               k.view(32, 2, 64), cu, cu, 16, 16))
+        _raises(TypeError, words, lambda: fa4.attention_with_kvcache(q, k, k, lens))
+        assert not dev.plans and not dev.launches
+        # 16-bit inputs plan there as before.
+        fa4.attention_with_kvcache(q.to(torch.float16), k.to(torch.float16), k.to(torch.float16), lens)
+        assert list(dev.plans.values())[-1].plan.family == 80
+
+
+def test_fp8_plan_info():
+    """plan_info of fp8 calls: out_dtype picks the plan; workspace_bytes covers V^T."""
+    with dry() as (torch, fa4, dev):
+        q, k = _e4m3(torch, 3, 1, 8, 128), _e4m3(torch, 3 * 64, 16, 2, 128)
+        table = torch.arange(3 * 64, dtype=torch.int32).view(3, 64)
+        lens = torch.tensor([1, 17, 1000], dtype=torch.int32)
+        bf = fa4.plan_info(q, k, k, cache_seqlens=lens, block_table=table)
+        fp16 = fa4.plan_info(q, k, k, cache_seqlens=lens, block_table=table, out_dtype=torch.float16)
+        assert bf.family == fp16.family == 90 and len(dev.plans) == 2 and not dev.launches
+        assert bf.workspace_bytes >= 3 * 2 * 128 * 1024, bf
+        cu = torch.tensor([0, 1, 18, 1018], dtype=torch.int32)
+        kv = _e4m3(torch, 1018, 2, 128)
+        info = fa4.plan_info(_e4m3(torch, 1018, 8, 128), kv, kv, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=1000,
+                             max_seqlen_k=1000)
+        assert info.family == 90 and info.workspace_bytes > 0, info

@@ -1,6 +1,8 @@
 """fa4 on a GPU against a float64 reference: dense (ragged lengths 1, 17, 1000,
-causal and not, GQA/MQA, windows, strided views, fp16, head_dim_v < head_dim,
-fp8 e4m3 with descales on Hopper),
+causal and not, GQA/MQA, windows, strided views, fp16, head_dim_v < head_dim),
+fp8 e4m3 with descales on Hopper (dense, varlen, KV caches dense and paged,
+appends, CUDA-graph capture, torch.compile; against the reference on the
+dequantised inputs),
 varlen, KV caches dense and paged (shuffled pages), new keys appended to them
 (and the caches' contents afterwards), remembered call classes that still check
 what differs, plans reused across sizes, errors with the library's message,
@@ -133,6 +135,25 @@ def _need_fp8(torch):
         _util.skip("fp8 runs on the sm90 family (compute capability 9.0)")
 
 
+def _fp8_descales(torch, b, hkv, g):
+    """float32 [b, hkv] descales in [0.5, 2)."""
+    return torch.rand(b, hkv, device="cuda", generator=g) * 1.5 + 0.5
+
+
+def _e4m3(torch, x, scale):
+    """X (float32, [..., heads, dim]) over SCALE ([..., heads]: X's factor per
+    row and head) as e4m3, and the float64 values the e4m3 ones stand for."""
+    s = scale.unsqueeze(-1)
+    x8 = (x / s).to(torch.float8_e4m3fn)
+    return x8, x8.double() * s.double()
+
+
+def _per_head(ds, heads):
+    """[batch, heads_kv] descales spread over HEADS heads (a query head shares
+    its KV head's factor)."""
+    return ds.repeat_interleave(heads // ds.shape[1], dim=1)
+
+
 def _fp8_inputs(torch, b, sq, sk, hq, hkv, d, seed, descale=True):
     """e4m3 q, k, v (N(0,1) values over the descale) and their float32
     [batch, heads_kv] descales (None when DESCALE is false), plus the
@@ -140,25 +161,30 @@ def _fp8_inputs(torch, b, sq, sk, hq, hkv, d, seed, descale=True):
     g = torch.Generator(device="cuda").manual_seed(seed)
     tensors, scales, real = [], [], []
     for shape in ((b, sq, hq, d), (b, sk, hkv, d), (b, sk, hkv, d)):
-        ds = (torch.rand(b, hkv, device="cuda", generator=g) * 1.5 + 0.5) if descale else None
+        ds = _fp8_descales(torch, b, hkv, g) if descale else None
         x = torch.randn(*shape, device="cuda", generator=g)
-        per_head = torch.ones(b, shape[2], device="cuda") if ds is None else \
-            ds.repeat_interleave(shape[2] // hkv, dim=1)
-        x8 = (x / per_head[:, None, :, None]).to(torch.float8_e4m3fn)
+        per_head = torch.ones(b, shape[2], device="cuda") if ds is None else _per_head(ds, shape[2])
+        x8, xr = _e4m3(torch, x, per_head[:, None].expand(b, shape[1], shape[2]))
         tensors.append(x8)
         scales.append(ds)
-        real.append(x8.double() * per_head[:, None, :, None].double())
+        real.append(xr)
     return tensors, scales, real
 
 
 def _check_fp8(out, ref, what, lse=None, ref_lse=None):
+    """OUT within FP8_REL of REF (relative Frobenius error), LSE within FP8_LSE
+    (1 + |ref|) and -inf exactly where the reference's is (rows with no key)."""
     import torch
     assert not torch.isnan(out).any(), "%s: NaN in the output (a row left unwritten?)" % what
-    rel = (out.double() - ref).norm().item() / ref.norm().item()
+    norm = ref.norm().item()
+    rel = (out.double() - ref).norm().item() / (norm or 1.0)
     assert rel <= FP8_REL, "%s: relative error %.2e (tol %.1e)" % (what, rel, FP8_REL)
     if lse is not None:
-        err = (lse.double() - ref_lse).abs() - FP8_LSE * (1 + ref_lse.abs())
-        assert err.max().item() <= 0, "%s: LSE off by up to %.2e" % (what, (lse.double() - ref_lse).abs().max())
+        inf = torch.isinf(ref_lse)
+        assert torch.equal(torch.isinf(lse), inf), "%s: LSE -inf where the reference is not, or not where it is" % what
+        err = ((lse.double() - ref_lse).abs() - FP8_LSE * (1 + ref_lse.abs()))[~inf]
+        assert err.numel() == 0 or err.max().item() <= 0, "%s: LSE off by up to %.2e" % (
+            what, (lse.double() - ref_lse)[~inf].abs().max().item())
 
 
 def _fp8_case(b, sq, sk, hq, hkv, d=128, causal=False, descale=True, out_dtype=None):
@@ -214,7 +240,8 @@ def test_fp8_errors():
             (lambda: fa4.attention(bf, bf, bf, out_dtype=torch.float16), TypeError, "out_dtype"),
             (lambda: fa4.attention(q, k, v, out_dtype=torch.float32), TypeError, "bfloat16 or torch.float16"),
             (lambda: fa4.attention(q, k, v, q_descale=qd[:1]), ValueError, "[batch, heads_kv]"),
-            (lambda: fa4.attention(q, k, v, k_descale=kd.double()), ValueError, "float32"),
+            (lambda: fa4.attention(q, k, v, k_descale=kd.double()), TypeError, "torch.float32"),
+            (lambda: fa4.attention(q, k, v, v_descale=vd.cpu()), ValueError, "v_descale must be on cuda"),
             (lambda: fa4.attention(q, k, v, out=torch.empty(2, 64, 4, 128, device="cuda", dtype=q.dtype)),
              ValueError, "bfloat16")]:
         try:
@@ -223,13 +250,16 @@ def test_fp8_errors():
             assert words in str(e), (words, str(e))
         else:
             raise AssertionError("no %s for %s" % (exc.__name__, words))
+    # Varlen queries over fp8 pages: libfa4's FA4_ENOTSUP (attention_with_kvcache takes fp8 pages).
     cu = torch.tensor([0, 64, 128], device="cuda", dtype=torch.int32)
+    table = torch.arange(8, device="cuda", dtype=torch.int32).view(2, 4)
     try:
-        fa4.attention_varlen(q.view(-1, 4, 128), k.view(-1, 2, 128), v.view(-1, 2, 128), cu, cu, 64, 64)
+        fa4.attention_varlen(q.view(-1, 4, 128), k.view(8, 16, 2, 128), v.view(8, 16, 2, 128), cu, cu, 64, 64,
+                             block_table=table)
     except fa4.Fa4Error as e:
-        assert "fp8" in str(e).lower() or "e4m3" in str(e).lower(), e
+        assert "varlen queries over a paged cache" in str(e), e
     else:
-        raise AssertionError("fp8 varlen ran")
+        raise AssertionError("fp8 varlen over pages ran")
 
 
 def test_fp8_torch_compile():
@@ -552,6 +582,257 @@ def test_varlen_paged():
         a, z = cu_q[i].item(), cu_q[i + 1].item()
         ref = reference(q[None, a:z], k[i:i + 1, :lens_k[i]], v[i:i + 1, :lens_k[i]], True)[0]
         check(o[None, a:z], ref, "varlen paged sequence %d" % i)
+
+
+# ------------------------------------------------ fp8 varlen and KV caches
+
+def _seq_rows(torch, lens):
+    """The sequence of each packed row: [0] * lens[0] + [1] * lens[1] + ..."""
+    return torch.repeat_interleave(torch.arange(len(lens), device="cuda"),
+                                   torch.tensor(lens, device="cuda"))
+
+
+def _fp8_varlen_case(lens_q, lens_k, hq, hkv, causal, seqused=None, out_dtype=None, d=128):
+    """fp8 attention_varlen against the float64 reference of each sequence on
+    the dequantised inputs: packed rows scaled by their sequence's descales."""
+    def test():
+        torch, fa4 = _torch()
+        _need_fp8(torch)
+        b = len(lens_q)
+        seed = zlib.crc32(repr(("fp8 varlen", lens_q, lens_k, hq, hkv, causal, seqused, d)).encode()) & 0xffff
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        qd, kd, vd = (_fp8_descales(torch, b, hkv, g) for _ in range(3))
+        rq, rk = _seq_rows(torch, lens_q), _seq_rows(torch, lens_k)
+        q, qr = _e4m3(torch, torch.randn(sum(lens_q), hq, d, device="cuda", generator=g), _per_head(qd, hq)[rq])
+        k, kr = _e4m3(torch, torch.randn(sum(lens_k), hkv, d, device="cuda", generator=g), kd[rk])
+        v, vr = _e4m3(torch, torch.randn(sum(lens_k), hkv, d, device="cuda", generator=g), vd[rk])
+        cu_q = torch.tensor([0] + lens_q, device="cuda").cumsum(0).to(torch.int32)
+        cu_k = torch.tensor([0] + lens_k, device="cuda").cumsum(0).to(torch.int32)
+        used = None if seqused is None else torch.tensor(seqused, device="cuda", dtype=torch.int32)
+        odt = out_dtype or torch.bfloat16
+        out = _poisoned(torch, (sum(lens_q), hq, d), odt)
+        o, lse = fa4.attention_varlen(q, k, v, cu_q, cu_k, max(lens_q), max(lens_k), causal=causal,
+                                      seqused_k=used, return_lse=True, out=out, q_descale=qd, k_descale=kd,
+                                      v_descale=vd, out_dtype=out_dtype)
+        assert o is out and lse.shape == (hq, sum(lens_q))
+        o2 = fa4.attention_varlen(q, k, v, cu_q, cu_k, max(lens_q), max(lens_k), causal=causal, seqused_k=used,
+                                  q_descale=qd, k_descale=kd, v_descale=vd, out_dtype=out_dtype)
+        assert o2.dtype == odt
+        for i in range(b):
+            a, z = cu_q[i].item(), cu_q[i + 1].item()
+            ka = cu_k[i].item()
+            kz = ka + (seqused[i] if seqused is not None else lens_k[i])
+            ref, ref_lse = reference(qr[None, a:z], kr[None, ka:kz], vr[None, ka:kz], causal)
+            _check_fp8(o[None, a:z], ref, "fp8 varlen sequence %d" % i, lse[None, :, a:z], ref_lse)
+            _check_fp8(o2[None, a:z], ref, "fp8 varlen sequence %d, out allocated" % i)
+    return test
+
+
+test_fp8_varlen_self = _fp8_varlen_case([1, 17, 1000], [1, 17, 1000], 4, 4, False)
+test_fp8_varlen_self_causal = _fp8_varlen_case([1, 17, 1000], [1, 17, 1000], 8, 2, True)
+test_fp8_varlen_cross_causal = _fp8_varlen_case([1000, 17, 1], [17, 1, 300], 8, 2, True)    # rows with no key
+test_fp8_varlen_seqused = _fp8_varlen_case([1, 17, 300], [40, 40, 1000], 8, 2, True, seqused=[1, 17, 300])
+test_fp8_varlen_d64 = _fp8_varlen_case([17, 1, 300], [300, 17, 1], 4, 1, False, d=64)
+
+
+def test_fp8_varlen_fp16_output():
+    torch, fa4 = _torch()
+    _need_fp8(torch)
+    _fp8_varlen_case([1, 17, 300], [1, 17, 300], 8, 2, True, out_dtype=torch.float16)()
+
+
+def _fp8_cache(torch, b, L, hkv, d, g, paged=0):
+    """An fp8 KV cache [b, L, hkv, d] (each sequence's rows over its descales),
+    its descales, its dequantised float64 rows, and with PAGED the same
+    cache as shuffled pages of that many rows with a block table."""
+    kd, vd = _fp8_descales(torch, b, hkv, g), _fp8_descales(torch, b, hkv, g)
+    k, kr = _e4m3(torch, torch.randn(b, L, hkv, d, device="cuda", generator=g), kd[:, None].expand(b, L, hkv))
+    v, vr = _e4m3(torch, torch.randn(b, L, hkv, d, device="cuda", generator=g), vd[:, None].expand(b, L, hkv))
+    table = None
+    if paged:   # as bytes: PyTorch's CUDA indexing takes no float8 types
+        k, v, table = _paged(torch, k.view(torch.uint8), v.view(torch.uint8), paged, seed=paged)
+        k, v = k.view(torch.float8_e4m3fn), v.view(torch.float8_e4m3fn)
+    return k, v, table, kd, vd, kr, vr
+
+
+def _fp8_kvcache_case(sq, causal, paged=0, lens=(1, 17, 1000), hq=8, hkv=2):
+    """fp8 attention_with_kvcache: a dense cache read up to tensor lengths, or
+    shuffled pages, against the float64 reference on the dequantised cache."""
+    def test():
+        torch, fa4 = _torch()
+        _need_fp8(torch)
+        b, L, d = len(lens), 1024, 128
+        g = torch.Generator(device="cuda").manual_seed(zlib.crc32(repr(("fp8 kv", sq, causal, paged, lens, hq,
+                                                                        hkv)).encode()) & 0xffff)
+        kc, vc, table, kd, vd, kr, vr = _fp8_cache(torch, b, L, hkv, d, g, paged)
+        qd = _fp8_descales(torch, b, hkv, g)
+        q, qr = _e4m3(torch, torch.randn(b, sq, hq, d, device="cuda", generator=g),
+                      _per_head(qd, hq)[:, None].expand(b, sq, hq))
+        used = torch.tensor(lens, device="cuda", dtype=torch.int32)
+        out = _poisoned(torch, (b, sq, hq, d), torch.bfloat16)
+        o, lse = fa4.attention_with_kvcache(q, kc, vc, used, table, causal=causal, return_lse=True, out=out,
+                                            q_descale=qd, k_descale=kd, v_descale=vd)
+        assert o is out
+        ref, ref_lse = reference(qr, kr, vr, causal, lens_k=used)
+        what = "fp8 kvcache sq=%d page=%d%s" % (sq, paged, " causal" if causal else "")
+        _check_fp8(o, ref, what, lse, ref_lse)
+        o2 = fa4.attention_with_kvcache(q, kc, vc, used, table, causal=causal, q_descale=qd, k_descale=kd,
+                                        v_descale=vd)
+        assert o2.dtype == torch.bfloat16
+        _check_fp8(o2, ref, what + ", out allocated (remembered call)")
+    return test
+
+
+test_fp8_kvcache_decode = _fp8_kvcache_case(1, False)
+test_fp8_kvcache_chunk_causal = _fp8_kvcache_case(200, True)
+test_fp8_kvcache_paged16_decode = _fp8_kvcache_case(1, False, paged=16)
+test_fp8_kvcache_paged16_spec4_causal = _fp8_kvcache_case(4, True, paged=16)
+test_fp8_kvcache_paged64_decode_causal = _fp8_kvcache_case(1, True, paged=64)
+test_fp8_kvcache_paged64_chunk_causal = _fp8_kvcache_case(300, True, paged=64, lens=(300, 317, 1000))
+test_fp8_kvcache_paged16_mqa_decode = _fp8_kvcache_case(1, False, paged=16, hq=8, hkv=1)
+
+
+def test_fp8_kvcache_int_length_and_fp16():
+    """An int cache_seqlens over a dense fp8 cache, O in float16."""
+    torch, fa4 = _torch()
+    _need_fp8(torch)
+    g = torch.Generator(device="cuda").manual_seed(161)
+    kc, vc, _, kd, vd, kr, vr = _fp8_cache(torch, 2, 1024, 2, 128, g)
+    qd = _fp8_descales(torch, 2, 2, g)
+    q, qr = _e4m3(torch, torch.randn(2, 3, 8, 128, device="cuda", generator=g), _per_head(qd, 8)[:, None].expand(2, 3, 8))
+    out = _poisoned(torch, (2, 3, 8, 128), torch.float16)
+    o = fa4.attention_with_kvcache(q, kc, vc, 700, causal=True, out=out, out_dtype=torch.float16, q_descale=qd,
+                                   k_descale=kd, v_descale=vd)
+    assert o is out
+    _check_fp8(o, reference(qr, kr[:, :700], vr[:, :700], True)[0], "fp8 cache_seqlens=700, fp16 out")
+
+
+def test_fp8_kvcache_append():
+    """k=, v= with fp8 caches: the new e4m3 rows (quantised with the cache's
+    descales) land at cache_seqlens[b], and the attention reads them."""
+    torch, fa4 = _torch()
+    _need_fp8(torch)
+    b, L, hkv, d, s = 4, 1024, 2, 128, 3
+    lens = [0, 1, 17, 1000]
+    for paged in (0, 16):
+        g = torch.Generator(device="cuda").manual_seed(171 + paged)
+        kc, vc, table, kd, vd, kr, vr = _fp8_cache(torch, b, L, hkv, d, g, paged)
+        qd = _fp8_descales(torch, b, hkv, g)
+        q, qr = _e4m3(torch, torch.randn(b, s, 8, d, device="cuda", generator=g),
+                      _per_head(qd, 8)[:, None].expand(b, s, 8))
+        kn, knr = _e4m3(torch, torch.randn(b, s, hkv, d, device="cuda", generator=g), kd[:, None].expand(b, s, hkv))
+        vn, vnr = _e4m3(torch, torch.randn(b, s, hkv, d, device="cuda", generator=g), vd[:, None].expand(b, s, hkv))
+        # Compared as bytes: PyTorch's CUDA indexing takes no float8 types.
+        bytes_ = lambda t: t.view(torch.uint8)
+        want_k = _cache_rows(torch, bytes_(kc), table, b).clone()
+        want_v = _cache_rows(torch, bytes_(vc), table, b).clone()
+        for i, n in enumerate(lens):
+            want_k[i, n:n + s], want_v[i, n:n + s] = bytes_(kn[i]), bytes_(vn[i])
+            kr[i, n:n + s], vr[i, n:n + s] = knr[i], vnr[i]
+        used = torch.tensor(lens, device="cuda", dtype=torch.int32)
+        out = _poisoned(torch, (b, s, 8, d), torch.bfloat16)
+        o = fa4.attention_with_kvcache(q, kc, vc, used, table, k=kn, v=vn, causal=True, out=out, q_descale=qd,
+                                       k_descale=kd, v_descale=vd)
+        what = "fp8 append page=%d" % paged
+        assert torch.equal(_cache_rows(torch, bytes_(kc), table, b), want_k), "%s: k_cache" % what
+        assert torch.equal(_cache_rows(torch, bytes_(vc), table, b), want_v), "%s: v_cache" % what
+        _check_fp8(o, reference(qr, kr, vr, True, lens_k=used + s)[0], what)
+
+
+def test_fp8_kvcache_descales_per_call():
+    """A remembered fp8 KV-cache call passes each call's descales: doubling
+    v_descale doubles O (paged and dense caches)."""
+    torch, fa4 = _torch()
+    _need_fp8(torch)
+    for paged in (0, 16):
+        g = torch.Generator(device="cuda").manual_seed(181 + paged)
+        kc, vc, table, kd, vd, _, _ = _fp8_cache(torch, 3, 1024, 2, 128, g, paged)
+        q = torch.randn(3, 1, 8, 128, device="cuda", generator=g).to(torch.float8_e4m3fn)
+        used = torch.tensor([1, 17, 1000], device="cuda", dtype=torch.int32)
+        o1 = fa4.attention_with_kvcache(q, kc, vc, used, table, k_descale=kd, v_descale=vd)
+        o2 = fa4.attention_with_kvcache(q, kc, vc, used, table, k_descale=kd, v_descale=vd * 2)
+        rel = (o2.double() - 2 * o1.double()).norm().item() / (2 * o1.double()).norm().item()
+        assert rel <= 1e-2, "page %d, doubling v_descale: relative difference %.2e" % (paged, rel)
+
+
+def test_fp8_serving_in_cuda_graph():
+    """fp8 varlen prefill and paged decode captured in a CUDA graph (each
+    launch's workspace from the graph's pool), replayed on new queries,
+    lengths and descales written into the captured tensors."""
+    torch, fa4 = _torch()
+    _need_fp8(torch)
+    g = torch.Generator(device="cuda").manual_seed(191)
+    b, hq, hkv, d = 3, 8, 2, 128
+    kc, vc, table, kd, vd, kr, vr = _fp8_cache(torch, b, 1024, hkv, d, g, paged=16)
+    qd = _fp8_descales(torch, b, hkv, g)
+    q = torch.empty(b, 1, hq, d, device="cuda", dtype=torch.float8_e4m3fn)
+    lens = torch.tensor([1, 17, 1000], device="cuda", dtype=torch.int32)
+    lens_v = [1, 17, 300]
+    cu = torch.tensor([0] + lens_v, device="cuda").cumsum(0).to(torch.int32)
+    rows = _seq_rows(torch, lens_v)
+    qv = torch.empty(sum(lens_v), hq, d, device="cuda", dtype=torch.float8_e4m3fn)
+    kv = torch.empty(sum(lens_v), hkv, d, device="cuda", dtype=torch.float8_e4m3fn)
+    vv = torch.empty_like(kv)
+    dsv = [_fp8_descales(torch, b, hkv, g) for _ in range(3)]
+    kw = dict(q_descale=qd, k_descale=kd, v_descale=vd)
+    kwv = dict(q_descale=dsv[0], k_descale=dsv[1], v_descale=dsv[2])
+    run = lambda: (fa4.attention_with_kvcache(q, kc, vc, lens, table, **kw),
+                   fa4.attention_varlen(qv, kv, vv, cu, cu, 300, 300, causal=True, **kwv))
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        run()                                   # plans are made outside the capture
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        od, ov = run()
+    for replay in (1, 2):
+        qd.copy_(_fp8_descales(torch, b, hkv, g))
+        x, qr = _e4m3(torch, torch.randn(b, 1, hq, d, device="cuda", generator=g), _per_head(qd, hq)[:, None])
+        q.copy_(x)
+        lens.copy_(torch.tensor([1000, 1, 17 * replay], device="cuda", dtype=torch.int32))
+        for t in dsv:
+            t.copy_(_fp8_descales(torch, b, hkv, g))
+        real = []
+        for dst, heads, ds in ((qv, hq, _per_head(dsv[0], hq)), (kv, hkv, dsv[1]), (vv, hkv, dsv[2])):
+            x, xr = _e4m3(torch, torch.randn(sum(lens_v), heads, d, device="cuda", generator=g), ds[rows])
+            dst.copy_(x)
+            real.append(xr)
+        od.fill_(float("nan"))
+        ov.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        _check_fp8(od, reference(qr, kr, vr, lens_k=lens)[0], "graph fp8 paged decode, replay %d" % replay)
+        for i in range(b):
+            a, z = cu[i].item(), cu[i + 1].item()
+            ref = reference(*(t[None, a:z] for t in real), causal=True)[0]
+            _check_fp8(ov[None, a:z], ref, "graph fp8 varlen sequence %d, replay %d" % (i, replay))
+
+
+def test_fp8_serving_torch_compile():
+    """fp8 varlen and KV-cache calls under torch.compile(fullgraph=True)."""
+    torch, fa4 = _torch()
+    _need_fp8(torch)
+    g = torch.Generator(device="cuda").manual_seed(201)
+    kc, vc, table, kd, vd, kr, vr = _fp8_cache(torch, 2, 1024, 2, 128, g, paged=16)
+    qd = _fp8_descales(torch, 2, 2, g)
+    q, qr = _e4m3(torch, torch.randn(2, 17, 8, 128, device="cuda", generator=g), _per_head(qd, 8)[:, None].expand(2, 17, 8))
+    lens = torch.tensor([17, 1000], device="cuda", dtype=torch.int32)
+    cu = torch.tensor([0, 17, 34], device="cuda", dtype=torch.int32)
+    # Varlen without descales (1.0): the e4m3 values are the real ones.
+    qv = torch.randn(34, 8, 128, device="cuda", generator=g).to(torch.float8_e4m3fn)
+    kv = torch.randn(34, 2, 128, device="cuda", generator=g).to(torch.float8_e4m3fn)
+
+    def f(q, kc, vc, table, lens, qv, kv, cu, qd, kd, vd):
+        c = fa4.attention_with_kvcache(q, kc, vc, lens, table, causal=True, q_descale=qd, k_descale=kd,
+                                       v_descale=vd)
+        o = fa4.attention_varlen(qv, kv, kv, cu, cu, 17, 17, causal=True, out_dtype=torch.float16)
+        return c * 2, o
+    c, o = torch.compile(f, fullgraph=True)(q, kc, vc, table, lens, qv, kv, cu, qd, kd, vd)
+    assert c.dtype == torch.bfloat16 and o.dtype == torch.float16
+    _check_fp8(c / 2, reference(qr, kr, vr, True, lens_k=lens)[0], "compiled fp8 paged kvcache")
+    q8, k8 = qv.double().view(2, 17, 8, 128), kv.double().view(2, 17, 2, 128)
+    _check_fp8(o.view(2, 17, 8, 128), reference(q8, k8, k8, True)[0], "compiled fp8 varlen")
 
 
 # ----------------------------------------------- compile, graphs, streams

@@ -48,6 +48,44 @@ def test_fake_shapes():
         assert o.dtype == torch.float16 and o.shape == (2, 17, 8, 128) and lse.shape == (2, 8, 17)
 
 
+def test_fp8_fake_shapes_and_compile():
+    """fp8 inputs through the registered ops on meta tensors, in each forward:
+    O is bfloat16 unless float16 is asked for, with and without out=, and
+    torch.compile(fullgraph=True) traces the descales and out_dtype."""
+    torch, fa4 = _fa4()
+    f8 = getattr(torch, "float8_e4m3fn", None)
+    if f8 is None:
+        _util.skip("this PyTorch has no float8_e4m3fn")
+    ds = _meta(torch, 2, 2, dtype=torch.float32)
+    q, k = _meta(torch, 2, 17, 8, 128, dtype=f8), _meta(torch, 2, 33, 2, 128, dtype=f8)
+    cu = _meta(torch, 3, dtype=torch.int32)
+    pages, table = _meta(torch, 10, 16, 2, 128, dtype=f8), _meta(torch, 2, 5, dtype=torch.int32)
+    lens = _meta(torch, 2, dtype=torch.int32)
+    kw = dict(q_descale=ds, k_descale=ds, v_descale=ds)
+    o, lse = fa4.attention_varlen(q[0], k[0], k[0], cu, cu, 17, 33, return_lse=True, **kw)
+    assert o.dtype == torch.bfloat16 and o.shape == (17, 8, 128) and lse.shape == (8, 17)
+    o = fa4.attention_varlen(q[0], k[0], k[0], cu, cu, 17, 33, out_dtype=torch.float16)
+    assert o.dtype == torch.float16
+    out = _meta(torch, 17, 8, 128, dtype=torch.float16)
+    assert fa4.attention_varlen(q[0], k[0], k[0], cu, cu, 17, 33, out=out, out_dtype=torch.float16, **kw) is out
+    o, lse = fa4.attention_with_kvcache(q[:, :1], pages, pages, lens, table, return_lse=True, **kw)
+    assert o.dtype == torch.bfloat16 and o.shape == (2, 1, 8, 128) and lse.shape == (2, 8, 1)
+    o = fa4.attention_with_kvcache(q, k, k, 20, out_dtype=torch.float16, k_descale=ds)
+    assert o.dtype == torch.float16 and o.shape == (2, 17, 8, 128)
+    out = _meta(torch, 2, 1, 8, 128)
+    assert fa4.attention_with_kvcache(q[:, :1], k, k, lens, out=out, **kw) is out
+
+    def f(q, k, pages, cu, lens, table, qd, kd, vd):
+        o = fa4.attention_varlen(q[0], k[0], k[0], cu, cu, 17, 33, causal=True, q_descale=qd, k_descale=kd,
+                                 v_descale=vd)
+        o2 = fa4.attention_with_kvcache(q[:, :1], pages, pages, lens, table, q_descale=qd, k_descale=kd,
+                                        v_descale=vd, out_dtype=torch.float16)
+        return o * 2, o2
+    cf = torch.compile(f, fullgraph=True, backend="aot_eager")
+    o, o2 = cf(q, k, pages, cu, lens, table, ds, ds, ds)
+    assert (o.dtype, o.shape, o2.dtype, o2.shape) == (torch.bfloat16, (17, 8, 128), torch.float16, (2, 1, 8, 128))
+
+
 def test_compile_fullgraph_traces_the_ops():
     torch, fa4 = _fa4()
 
@@ -209,3 +247,7 @@ def test_append_kv_through_the_ops():
         return fa4.attention_with_kvcache(q, kc, vc, lens, table, k=k, v=v, causal=True)
     cf = torch.compile(f, fullgraph=True, backend="aot_eager")
     assert cf(q, pages, pages.clone(), k, k, lens, table).shape == (2, 3, 8, 128)
+    f8 = getattr(torch, "float8_e4m3fn", None)
+    if f8 is not None:      # fp8 rows are moved as bytes
+        o = cf(q.to(f8), pages.to(f8), pages.to(f8), k.to(f8), k.to(f8), lens, table)
+        assert o.shape == (2, 3, 8, 128) and o.dtype == torch.bfloat16
