@@ -14,9 +14,9 @@ import os
 import statistics
 import sys
 
-LIBS = ("libfa4", "cuDNN", "FA4-CuTe", "FA2")     # drawing order; unknown names follow
+LIBS = ("libfa4", "cuDNN", "FA4-CuTe", "FlashInfer", "FA2")     # drawing order; unknown names follow
 STYLE = {"libfa4": ("#d62728", "o"), "cuDNN": ("#1f77b4", "s"), "FA4-CuTe": ("#2ca02c", "^"),
-         "FA2": ("#7f7f7f", "v")}
+         "FlashInfer": ("#9467bd", "D"), "FA2": ("#7f7f7f", "v")}
 
 
 def load(paths):

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Prefill side by side, one process, same inputs: libfa4 (through ctypes) against cuDNN
 and FlashAttention-2 (PyTorch SDPA with that backend forced; FA2 also through the
-flash_attn package if it imports) and FlashAttention-4 CuTe (flash_attn.cute, else the
-sm90 AOT kernels of ../shared/peers, where they import and cover the shape).
+flash_attn package if it imports), FlashAttention-4 CuTe (flash_attn.cute, else the
+sm90 AOT kernels of ../shared/peers, where they import and cover the shape) and
+FlashInfer (single_prefill_with_kv_cache, fa2 and fa3 backends, on the rows of one
+sequence; head dims other than its prebuilt d128 only with --flashinfer-jit, since
+they compile with nvcc for minutes at first use).
 
 Timing, the same for every library (ANCHORS.md, "Timing fairly"): CALLS calls back to
 back between two CUDA events after a warm-up, median over REPS such groups, the
@@ -20,7 +23,8 @@ causal.
 
     python3 bench/compare.py [--lib build/.libs/libfa4.so] [--db PATH] [--dims 64,128,256]
         [--seqlens 512,1024,...] [--causal 0,1] [--gqa] [--reps 20] [--calls 10]
-        [--graphs] [--json out.json] [--no-fa2] [--no-fa4-cute]
+        [--graphs] [--json out.json] [--no-fa2] [--no-fa4-cute] [--no-flashinfer]
+        [--flashinfer-jit]
     python3 bench/chart.py out.json -o perf.png
 """
 import argparse
@@ -190,7 +194,7 @@ def sample_error(out, sample):
 
 # -------------------------------------------------------------------------- libraries
 
-PEERS = ("cuDNN", "FA2", "FA4-CuTe")
+PEERS = ("cuDNN", "FA2", "FA4-CuTe", "FlashInfer")
 FA4_AOT_DIR = os.environ.get("FA4_AOT_DIR", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "peers", "fa4_sm90_aot"))
 
@@ -267,6 +271,29 @@ def load_fa4_cute():
     return None, "; ".join(why)
 
 
+def load_flashinfer(args):
+    """(build, description) of FlashInfer's single-sequence prefill, or (None, why).
+    Batched rows are not covered: its batched prefill is not prebuilt, and one call per
+    sequence would charge it launches that no application makes."""
+    try:
+        import flashinfer
+    except Exception as e:  # noqa: BLE001
+        return None, "flashinfer: %s (bash ../shared/peers/install.sh; export PYTHONPATH=/tmp/peers-site)" \
+            % first_line(e)
+    if "CUDA_HOME" not in os.environ and os.path.exists("/usr/local/cuda/bin/nvcc"):
+        os.environ["CUDA_HOME"] = "/usr/local/cuda"      # its JIT, when allowed
+
+    def build(q, k, v, causal):
+        if q.shape[0] != 1:
+            raise NotCovered("FlashInfer: single_prefill takes one sequence (batch %d)" % q.shape[0])
+        if q.shape[3] != 128 and not args.flashinfer_jit:
+            raise NotCovered("FlashInfer: d%d is not prebuilt (--flashinfer-jit compiles it)" % q.shape[3])
+        one = lambda be: lambda: flashinfer.single_prefill_with_kv_cache(q[0], k[0], v[0], causal=causal,
+                                                                         backend=be)
+        return [Candidate(be, one(be), lambda r: r.unsqueeze(0)) for be in ("fa2", "fa3")]
+    return build, "flashinfer %s single_prefill_with_kv_cache (fa2, fa3 backends)" % flashinfer.__version__
+
+
 def load_peers(args):
     """name -> (build, description): build(q, k, v, causal) returns the candidates of
     that peer on a row (or raises NotCovered); build is None where the peer is missing,
@@ -291,6 +318,7 @@ def load_peers(args):
         first = lambda r: r[0] if isinstance(r, tuple) else r    # (out, lse)
         peers["FA4-CuTe"] = ((lambda q, k, v, c: [Candidate("", lambda: func(q, k, v, causal=c), first)])
                              if func else None, desc)
+    peers["FlashInfer"] = (None, "off (--no-flashinfer)") if args.no_flashinfer else load_flashinfer(args)
     return peers
 
 
@@ -410,17 +438,18 @@ CELL = {"unavailable": "-", "not covered": "n/c", "error": "err"}
 
 
 def header():
-    return "%-4s %-6s %6s %5s %7s | %8s %8s %8s %8s | %-16s | %s" % (
-        "d", "causal", "seqlen", "batch", "hq/hkv", "libfa4", "cuDNN", "FA2", "FA4-CuTe",
+    return "%-4s %-6s %6s %5s %7s | %8s %8s %8s %8s %10s | %-18s | %s" % (
+        "d", "causal", "seqlen", "batch", "hq/hkv", "libfa4", "cuDNN", "FA2", "FA4-CuTe", "FlashInfer",
         "vs best peer", "rel.err  config (source)")
 
 
 def format_row(row):
     cells = []
     for name in COLUMNS:
-        lib = row["libs"].get(name, {})
-        cells.append("%8.1f" % lib["tflops"] if "tflops" in lib else "%8s" % CELL.get(lib.get("status"), "-"))
-    ratio = "%5.2fx %-9s" % (row["ratio_best"], row["best_peer"]) if "ratio_best" in row else "%-16s" % "-"
+        lib, width = row["libs"].get(name, {}), max(8, len(name))
+        cells.append("%*.1f" % (width, lib["tflops"]) if "tflops" in lib
+                     else "%*s" % (width, CELL.get(lib.get("status"), "-")))
+    ratio = "%5.2fx %-11s" % (row["ratio_best"], row["best_peer"]) if "ratio_best" in row else "%-18s" % "-"
     fa4 = row["libs"].get("libfa4", {})
     err = fa4.get("rel_err")
     note = "%.1e" % err if err is not None else ("inf" if "ms" in fa4 else fa4.get("why", "-"))
@@ -518,7 +547,7 @@ def machine_meta(args, peers):
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description="libfa4 prefill against cuDNN, FA2 and FA4-CuTe, timed alike.")
+    ap = argparse.ArgumentParser(description="libfa4 prefill against cuDNN, FA2, FA4-CuTe and FlashInfer, timed alike.")
     ap.add_argument("--lib", default=os.path.join(os.path.dirname(__file__), "..", "build", ".libs", "libfa4.so"))
     ap.add_argument("--db", default=None, help="config database (default: none, heuristic configs)")
     ap.add_argument("--dims", default="64,128,256")
@@ -530,6 +559,9 @@ def parse_args(argv=None):
     ap.add_argument("--gqa", action="store_true", help="also the GQA rows (32 q / 8 kv heads, d128, 4k and 16k)")
     ap.add_argument("--no-fa2", action="store_true")
     ap.add_argument("--no-fa4-cute", action="store_true")
+    ap.add_argument("--no-flashinfer", action="store_true")
+    ap.add_argument("--flashinfer-jit", action="store_true",
+                    help="let FlashInfer compile head dims it has no prebuilt kernel for (minutes each)")
     ap.add_argument("--tol", type=float, default=2e-2, help="relative error above which a row says MISMATCH")
     ap.add_argument("--gemm", type=int, default=8192, metavar="N", help="bf16 matmul ceiling N^3 (0: skip)")
     ap.add_argument("--json", metavar="PATH", help="write the rows, the ceiling and the machine here")
