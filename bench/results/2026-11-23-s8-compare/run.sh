@@ -2,7 +2,7 @@
 # compare.py over the grid (+ GQA rows) with the re-tuned shipped seed, FA4-CuTe and
 # FlashInfer from _peers (a copy of ../shared/peers), N runs back to back.
 # Carries: _lite (build without tests), _peers.
-O=$OUT; export FA4_DB=/tmp/s8.db FA4_SYSTEM_DB=
+O=$OUT; mkdir -p $O; export FA4_DB=/tmp/s8.db FA4_SYSTEM_DB=
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv,noheader
 _lite/fa4-tune import db/seed/h100-sxm.json --db /tmp/seed.db > /dev/null 2>&1; echo import=$?
 bash _peers/install.sh /tmp/peers-site > /dev/null 2>&1; echo peers=$?
