@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fa4.h"
+#include "config.h"
 #include "context.h"
 #include "dtype.h"
 #include "reference.h"
@@ -59,6 +60,25 @@ typedef struct gpu_case {
     CUdeviceptr dq, dk, dv_, dout, dl, dsinks, ddescale[3];
     CUdeviceptr workspace;   /* passed as fa4_tensors.workspace; 0: none (the caller owns it) */
 } gpu_case;
+
+
+/* Plan P on CTX with the config written as CONFIG (NULL: the heuristic);
+ * FA4_EINVAL when the text does not parse. */
+static inline fa4_status gpu_plan_config_text(fa4_plan **plan, fa4_context *ctx,
+                                              const fa4_problem *p, const char *config)
+{
+    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+    fa4_config cfg;
+    char why[256];
+
+    *plan = NULL;
+    if (config) {
+        if (config_parse(&cfg, config, why, sizeof why) != FA4_OK)
+            return FA4_EINVAL;
+        po.config = &cfg;
+    }
+    return fa4_plan_create(plan, ctx, p, &po);
+}
 
 /* Free everything CASE holds; safe on a zeroed or half-built case. */
 static inline void gpu_case_free(gpu_case *c)

@@ -34,6 +34,7 @@
 #include "context.h"
 #include "dtype.h"
 #include "reference.h"
+#include "gpu_check.h"
 #include "verify.h"
 
 #define MAXB 6
@@ -485,22 +486,6 @@ static int fs_run(fa4_context *ctx, const fa4_plan *plan, fs_data *s, const fs_s
     return pass;
 }
 
-/* Plan P with CONFIG (NULL: the heuristic) on CTX. */
-static fa4_status plan_for(fa4_plan **plan, fa4_context *ctx, const fa4_problem *p,
-                           const char *config)
-{
-    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
-    fa4_config cfg;
-    char why[256];
-
-    *plan = NULL;
-    if (config) {
-        if (config_parse(&cfg, config, why, sizeof why) != FA4_OK)
-            return FA4_EINVAL;
-        po.config = &cfg;
-    }
-    return fa4_plan_create(plan, ctx, p, &po);
-}
 
 /* 1 when CONFIG cannot run SH by the budget's rules (a skip, not a failure). */
 static int config_skipped(fa4_status st)
@@ -532,7 +517,7 @@ static void check_plans(fa4_context *pc)
     for (i = 0; i < 2; i++) {
         /* A varlen plan and a paged one: V^T for the plan's maxima. */
         p = shape_problem(&shapes[i == 0 ? 0 : 6]);
-        st = plan_for(&plan, pc, &p, i == 0 ? configs[1] : NULL);
+        st = gpu_plan_config_text(&plan, pc, &p, i == 0 ? configs[1] : NULL);
         if (!ok(st == FA4_OK, "fp8 %s plan (plan_only, sm_90a)%s%s", i ? "paged" : "varlen",
                 st ? ": " : "", st ? fa4_context_errmsg(pc) : ""))
             continue;
@@ -548,20 +533,20 @@ static void check_plans(fa4_context *pc)
     p = shape_problem(&shapes[6]);
     p.page_size = 8;
     p.block_table_stride = 0;
-    st = plan_for(&plan, pc, &p, NULL);
+    st = gpu_plan_config_text(&plan, pc, &p, NULL);
     ok(st == FA4_ENOTSUP && strstr(fa4_context_errmsg(pc), "page_size=8") &&
        strstr(fa4_context_errmsg(pc), "16 rows"),
        "fp8 over 8-row pages is FA4_ENOTSUP: %s", fa4_context_errmsg(pc));
     fa4_plan_destroy(plan);
     p = shape_problem(&shapes[6]);
     p.varlen = 1;
-    st = plan_for(&plan, pc, &p, NULL);
+    st = gpu_plan_config_text(&plan, pc, &p, NULL);
     ok(st == FA4_ENOTSUP && strstr(fa4_context_errmsg(pc), "varlen queries over a paged cache"),
        "fp8 varlen queries over pages are FA4_ENOTSUP: %s", fa4_context_errmsg(pc));
     fa4_plan_destroy(plan);
     p = shape_problem(&shapes[0]);
     p.head_dim_qk = p.head_dim_v = 256;
-    st = plan_for(&plan, pc, &p, NULL);
+    st = gpu_plan_config_text(&plan, pc, &p, NULL);
     ok(st == FA4_ENOTSUP && strstr(fa4_context_errmsg(pc), "head_dim_v=256"),
        "fp8 varlen with head_dim_v 256 is FA4_ENOTSUP: %s", fa4_context_errmsg(pc));
     fa4_plan_destroy(plan);
@@ -593,7 +578,7 @@ static void compile_all(fa4_context *pc)
             fa4_plan *plan = NULL;
             fa4_config got = FA4_CONFIG_INIT;
             char desc[256] = "";
-            fa4_status st = plan_for(&plan, pc, &p, c < 0 ? NULL : configs[c]);
+            fa4_status st = gpu_plan_config_text(&plan, pc, &p, c < 0 ? NULL : configs[c]);
             if (c >= 0 && config_skipped(st)) {
                 skip("%s [%s]: %s", shapes[i].name, configs[c], fa4_context_errmsg(pc));
                 continue;
@@ -638,7 +623,7 @@ static void check_workspace(fa4_context *ctx, uint64_t *seed)
     big = s.p;
     big.batch = MAXB;
     big.seqlen_k = 2000;
-    if ((st = plan_for(&plan, ctx, &big, NULL)) != FA4_OK) {
+    if ((st = gpu_plan_config_text(&plan, ctx, &big, NULL)) != FA4_OK) {
         ok(0, "plan for batch %d, seqlen_k 2000: %s", MAXB, fa4_context_errmsg(ctx));
         goto done;
     }
@@ -685,7 +670,7 @@ static void check_inputs_fp8(fa4_context *ctx, uint64_t *seed)
     int32_t bad_cu[3] = { 0, 40, 20 }, bad_used = 9999;
 
     context_push(ctx);
-    if (fs_prepare(&s, sh, cu, seed) != 0 || plan_for(&plan, ctx, &s.p, NULL) != FA4_OK) {
+    if (fs_prepare(&s, sh, cu, seed) != 0 || gpu_plan_config_text(&plan, ctx, &s.p, NULL) != FA4_OK) {
         ok(0, "input-check setup: %s", fa4_context_errmsg(ctx));
         goto done;
     }
@@ -758,7 +743,7 @@ int main(void)
             size_t ws_size = 0;
             char desc[256], msg[512];
             fa4_tensors t;
-            fa4_status st = plan_for(&plan, ctx, &s.p, c < 0 ? NULL : configs[c]);
+            fa4_status st = gpu_plan_config_text(&plan, ctx, &s.p, c < 0 ? NULL : configs[c]);
             if (c >= 0 && config_skipped(st)) {
                 skip("%s [%s]: %s", sh->name, configs[c], fa4_context_errmsg(ctx));
                 continue;

@@ -22,6 +22,7 @@
 #include "fa4.h"
 #include "context.h"
 #include "reference.h"
+#include "gpu_check.h"
 
 /* One serving layout to test. */
 typedef struct serve_shape {
@@ -378,22 +379,7 @@ static const char *sm90_configs[] = {
 #define NSM90CONFIGS ((int)(sizeof sm90_configs / sizeof sm90_configs[0]))
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
-extern fa4_status config_parse(fa4_config *out, const char *text, char *why, size_t why_size);
 
-/* Plan SH with CONFIG (NULL: the heuristic). */
-static fa4_status plan_for(fa4_plan **plan, fa4_context *ctx, const fa4_problem *p, const char *config)
-{
-    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
-    fa4_config cfg;
-    char why[256];
-
-    if (config) {
-        if (config_parse(&cfg, config, why, sizeof why) != FA4_OK)
-            return FA4_EINVAL;
-        po.config = &cfg;
-    }
-    return fa4_plan_create(plan, ctx, p, &po);
-}
 
 /* Bad input: each inconsistent field gets FA4_EINVAL naming it. */
 static void check_host_errors(void)
@@ -433,7 +419,7 @@ static void check_launch_errors(fa4_context *ctx, const cuda_api *cu)
     int32_t bad_cu[4] = { 0, 17, 10, 110 }, bad_page = 999;
 
     context_push(ctx);
-    if (serve_prepare(&s, sh, cu) != 0 || plan_for(&plan, ctx, &s.p, NULL) != FA4_OK) {
+    if (serve_prepare(&s, sh, cu) != 0 || gpu_plan_config_text(&plan, ctx, &s.p, NULL) != FA4_OK) {
         ok(0, "launch-error setup: %s", fa4_context_errmsg(ctx));
         context_pop(ctx);
         return;
@@ -543,7 +529,7 @@ static void check_graph_capture(fa4_context *ctx, const cuda_api *cu)
     *(void **)&sync = dlsym(h, "cuStreamSynchronize");
     context_push(ctx);
     if (!stream_create || !begin || !end || !instantiate || !launch || !sync ||
-        serve_prepare(&s, &sh, cu) != 0 || plan_for(&plan, ctx, &s.p, NULL) != FA4_OK) {
+        serve_prepare(&s, &sh, cu) != 0 || gpu_plan_config_text(&plan, ctx, &s.p, NULL) != FA4_OK) {
         ok(0, "graph-capture setup: %s", fa4_context_errmsg(ctx));
         context_pop(ctx);
         return;
@@ -605,7 +591,7 @@ int main(void)
             }
             s.p.page_size = sh->kv_mode == 2 ? sh->page_size : 0;
             {
-                fa4_status st = plan_for(&plan, pc, &s.p, NULL);
+                fa4_status st = gpu_plan_config_text(&plan, pc, &s.p, NULL);
                 ok(st == FA4_OK, "%s: the default variant compiles for sm_90a%s%s", sh->name,
                    st ? ": " : "", st ? fa4_context_errmsg(pc) : "");
             }
@@ -614,7 +600,7 @@ int main(void)
                 for (c = 0; c < NCONFIGS; c++) {
                     fa4_status st;
                     plan = NULL;
-                    st = plan_for(&plan, pc, &s.p, configs[c]);
+                    st = gpu_plan_config_text(&plan, pc, &s.p, configs[c]);
                     if (st == FA4_ENOFIT) {
                         skip("%s [%s]: does not fit", sh->name, configs[c]);
                         continue;
@@ -647,7 +633,7 @@ int main(void)
             fa4_status st;
             if (c >= NCONFIGS && (s.p.seqlen_q == 1 || (!sh->varlen && sh->kv_mode != 2)))
                 continue;
-            st = plan_for(&plan, ctx, &s.p, cfg);
+            st = gpu_plan_config_text(&plan, ctx, &s.p, cfg);
             if (st == FA4_ENOFIT || ((st == FA4_ENOTSUP || st == FA4_EINVAL) && c >= NCONFIGS)) {
                 skip("%s [%s]: does not fit: %s", sh->name, cfg, fa4_context_errmsg(ctx));
                 continue;

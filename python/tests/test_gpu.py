@@ -76,6 +76,20 @@ def check(out, ref, what, lse=None, ref_lse=None):
             what, (lse.double() - ref_lse)[~inf].abs().max().item())
 
 
+
+def _captured(torch, run):
+    """(graph, outputs): RUN() once on a side stream (plans are made outside a capture),
+    then captured into a CUDA graph."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        run()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = run()
+    return graph, out
+
 def _rand(torch, *shape, dtype=None, seed=0):
     g = torch.Generator(device="cuda").manual_seed(seed)
     return torch.randn(*shape, device="cuda", dtype=dtype or torch.bfloat16, generator=g)
@@ -500,14 +514,7 @@ def test_kvcache_append_in_cuda_graph():
         kn, vn = _rand(torch, b, 1, 2, 128, seed=104), _rand(torch, b, 1, 2, 128, seed=105)
         lens = torch.tensor([5, 0, 900], device="cuda", dtype=torch.int32)
         step = lambda: fa4.attention_with_kvcache(q, kc, vc, lens, table, k=kn, v=vn)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            step()                                  # the plan, outside the capture
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            o = step()
+        graph, o = _captured(torch, step)
         for seed, new_lens in ((1, [6, 1, 901]), (2, [1000, 17, 3])):
             want_k = _cache_rows(torch, kc, table, b).clone()
             want_v = _cache_rows(torch, vc, table, b).clone()
@@ -778,14 +785,7 @@ def test_fp8_serving_in_cuda_graph():
     kwv = dict(q_descale=dsv[0], k_descale=dsv[1], v_descale=dsv[2])
     run = lambda: (fa4.attention_with_kvcache(q, kc, vc, lens, table, **kw),
                    fa4.attention_varlen(qv, kv, vv, cu, cu, 300, 300, causal=True, **kwv))
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        run()                                   # plans are made outside the capture
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        od, ov = run()
+    graph, (od, ov) = _captured(torch, run)
     for replay in (1, 2):
         qd.copy_(_fp8_descales(torch, b, hkv, g))
         x, qr = _e4m3(torch, torch.randn(b, 1, hq, d, device="cuda", generator=g), _per_head(qd, hq)[:, None])
@@ -864,14 +864,7 @@ def test_cuda_graph_capture():
     kc, vc = _cache(torch, (1, 1, 1), 1024, 2, 128, seed=64)
     lens = torch.tensor([1, 17, 1000], device="cuda", dtype=torch.int32)
     run = lambda: (fa4.attention(q, k, k, causal=True), fa4.attention_with_kvcache(qd, kc, vc, lens))
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        run()                                   # plans are made outside the capture
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        o, od = run()
+    graph, (o, od) = _captured(torch, run)
     for seed in (1, 2):
         q.copy_(_rand(torch, *q.shape, seed=100 + seed))
         qd.copy_(_rand(torch, *qd.shape, seed=200 + seed))
