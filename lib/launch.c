@@ -4,6 +4,7 @@
 ** (launch_sm80.c, launch_sm90.c, launch_sm100.c).  Takes no lock,
 ** allocates nothing.
 */
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,21 +25,56 @@ static const struct {
     { FA4_FAMILY_SM100, launch_sm100 },
 };
 
+fa4_status launch_kernel_cluster(const fa4_plan *plan, CUfunction fn, const unsigned grid[3],
+                                 unsigned cluster, int threads, int smem, fa4_stream stream,
+                                 void **args, const char *what)
+{
+    fa4_context *ctx = plan->ctx;
+    CUlaunchAttribute attr;
+    CUlaunchConfig lc;
+    char txt[256];
+    CUresult res;
+
+    if (cluster <= 1)
+        res = ctx->cu->cuLaunchKernel(fn, grid[0], grid[1], grid[2], (unsigned)threads, 1, 1,
+                                      (unsigned)smem, (CUstream)stream, args, NULL);
+    else {
+        if (ctx->cu->cuLaunchKernelEx == NULL)
+            return error_set(ctx, FA4_ENOTSUP, "cuLaunchKernelEx unavailable in this driver (%s "
+                             "launches as clusters of %u)", what, cluster);
+        memset(&attr, 0, sizeof attr);
+        attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr.value.clusterDim.x = cluster;
+        attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+        memset(&lc, 0, sizeof lc);
+        lc.gridDimX = grid[0];
+        lc.gridDimY = grid[1];
+        lc.gridDimZ = grid[2];
+        lc.blockDimX = (unsigned)threads;
+        lc.blockDimY = lc.blockDimZ = 1;
+        lc.sharedMemBytes = (unsigned)smem;
+        lc.hStream = (CUstream)stream;
+        lc.attrs = &attr;
+        lc.numAttrs = 1;
+        res = ctx->cu->cuLaunchKernelEx(&lc, fn, args, NULL);
+    }
+    if (res != CUDA_SUCCESS) {
+        char shape[64] = "";
+        if (cluster > 1)
+            snprintf(shape, sizeof shape, " in clusters of %u x 1 x 1", cluster);
+        return error_set(ctx, FA4_ECUDA, "%s %s (grid %u x %u x %u%s, %d threads, %d B smem): %s",
+                         cluster <= 1 ? "cuLaunchKernel" : "cuLaunchKernelEx", what, grid[0],
+                         grid[1], grid[2], shape, threads, smem,
+                         cuda_error_text(res, txt, sizeof txt));
+    }
+    return FA4_OK;
+}
+
 fa4_status launch_kernel(const fa4_plan *plan, CUfunction fn, const unsigned grid[3],
                          int threads, int smem, fa4_stream stream, void **args,
                          const char *what)
 {
-    fa4_context *ctx = plan->ctx;
-    char txt[256];
-    CUresult res;
-
-    res = ctx->cu->cuLaunchKernel(fn, grid[0], grid[1], grid[2], (unsigned)threads, 1, 1,
-                                  (unsigned)smem, (CUstream)stream, args, NULL);
-    if (res != CUDA_SUCCESS)
-        return error_set(ctx, FA4_ECUDA, "cuLaunchKernel %s (grid %u x %u x %u, %d threads, %d B smem): %s",
-                         what, grid[0], grid[1], grid[2], threads, smem,
-                         cuda_error_text(res, txt, sizeof txt));
-    return FA4_OK;
+    return launch_kernel_cluster(plan, fn, grid, 1, threads, smem, stream, args, what);
 }
 
 void launch_serving_block(fa4_serving *s, const fa4_problem *p, const fa4_tensors *t)

@@ -178,44 +178,6 @@ void launch_sm100_grid(unsigned grid[3], const fa4_params *p, int pair)
     grid[2] = (unsigned)p->batch;
 }
 
-/* Launch FN as clusters of 2 x 1 x 1 (a CTA pair), the plan's context
-** current; error text on failure. */
-static fa4_status launch_pair(const fa4_plan *plan, const unsigned grid[3], fa4_stream stream,
-                              void **args)
-{
-    fa4_context *ctx = plan->ctx;
-    CUlaunchAttribute attr;
-    CUlaunchConfig lc;
-    char txt[256];
-    CUresult res;
-
-    memset(&attr, 0, sizeof attr);
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = 2;
-    attr.value.clusterDim.y = 1;
-    attr.value.clusterDim.z = 1;
-    memset(&lc, 0, sizeof lc);
-    lc.gridDimX = grid[0];
-    lc.gridDimY = grid[1];
-    lc.gridDimZ = grid[2];
-    lc.blockDimX = (unsigned)plan->layout.threads;
-    lc.blockDimY = lc.blockDimZ = 1;
-    lc.sharedMemBytes = (unsigned)plan->layout.smem_bytes;
-    lc.hStream = (CUstream)stream;
-    lc.attrs = &attr;
-    lc.numAttrs = 1;
-    if (ctx->cu->cuLaunchKernelEx == NULL)
-        return error_set(ctx, FA4_ENOTSUP, "cuLaunchKernelEx unavailable in this driver (an "
-                         "sm100 CTA pair launches as clusters of 2)");
-    res = ctx->cu->cuLaunchKernelEx(&lc, plan->fn, args, NULL);
-    if (res != CUDA_SUCCESS)
-        return error_set(ctx, FA4_ECUDA, "cuLaunchKernelEx fa4_fwd (grid %u x %u x %u in "
-                         "clusters of 2 x 1 x 1, %d threads, %d B smem): %s", grid[0], grid[1],
-                         grid[2], plan->layout.threads, plan->layout.smem_bytes,
-                         cuda_error_text(res, txt, sizeof txt));
-    return FA4_OK;
-}
-
 fa4_status launch_sm100(const fa4_plan *plan, const launch_call *call, fa4_stream stream)
 {
     fa4_params params = call->params;
@@ -236,8 +198,7 @@ fa4_status launch_sm100(const fa4_plan *plan, const launch_call *call, fa4_strea
     args[2] = &maps[1];
     args[3] = &maps[2];
     args[4] = &maps[3];
-    if (launch_sm100_pair(&plan->config) == 2)
-        return launch_pair(plan, grid, stream, args);
-    return launch_kernel(plan, plan->fn, grid, plan->layout.threads, plan->layout.smem_bytes,
-                         stream, args, "fa4_fwd");
+    return launch_kernel_cluster(plan, plan->fn, grid, (unsigned)launch_sm100_pair(&plan->config),
+                                 plan->layout.threads, plan->layout.smem_bytes, stream, args,
+                                 "fa4_fwd");
 }

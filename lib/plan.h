@@ -76,8 +76,15 @@ size_t launch_sm80_workspace(const fa4_plan *plan);
 ** own splits and workspace addresses). */
 void launch_serving_block(fa4_serving *s, const fa4_problem *p, const fa4_tensors *t);
 
-/* cuLaunchKernel FN with ARGS, the plan's context current; error text on
-** failure. */
+/* Launch FN with ARGS in clusters of CLUSTER x 1 x 1 CTAs (cuLaunchKernelEx;
+** 1: a plain cuLaunchKernel), the plan's context current; error text on
+** failure, FA4_ENOTSUP when clusters are asked of a driver without
+** cuLaunchKernelEx. */
+fa4_status launch_kernel_cluster(const fa4_plan *plan, CUfunction fn, const unsigned grid[3],
+                                 unsigned cluster, int threads, int smem, fa4_stream stream,
+                                 void **args, const char *what);
+
+/* launch_kernel_cluster() without clusters. */
 fa4_status launch_kernel(const fa4_plan *plan, CUfunction fn, const unsigned grid[3],
                          int threads, int smem, fa4_stream stream, void **args,
                          const char *what);
