@@ -95,14 +95,23 @@ static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched, int swizzle, 
 /* Varlen's extra consumer registers (the sequence's lengths live through
 ** the main loop, the clipped epilogue), fitted to ptxas (CUDA 13.0): d128
 ** causal 128x160 dynamic spills 72-80 B at 240 (estimate 228 without this
-** term), 128x144 does not; d64 causal 192x128 spills 24 B at 160 (156),
-** 192x112 does not. */
-#define SM90_VARLEN_REGS 16
+** term); d64 causal 192x128 spills 24 B at 160 (156), 192x112 does not.
+** 16-bit inputs under the dynamic scheduler with two warpgroups above bn
+** 128 need 16 more since seqused_k and the V rows of no key joined the
+** loop: d128 causal 128x144 spills 32 B at 240 (estimate 232 without it),
+** 128x128 does not (fp8 128x192 under the plain grid does not either). */
+static int sm90_varlen_extra(const fa4_problem *pb, int bn, fa4_scheduler sched, int wgs)
+{
+    if (!pb->varlen)
+        return 0;
+    return 16 + (wgs == 2 && bn > 128 && sched == FA4_SCHED_DYNAMIC && dtype_bytes(pb->dtype) == 2
+                     ? 16 : 0);
+}
 static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, int swizzle,
                             int wgs)
 {
     return sm90_consumer_need(sm90_dv(pb), bn, sched, swizzle, dtype_bytes(pb->dtype), wgs) +
-           (pb->varlen ? SM90_VARLEN_REGS : 0);
+           sm90_varlen_extra(pb, bn, sched, wgs);
 }
 
 /* The setmaxnreg split used for WGS consumer warpgroups. */
@@ -350,7 +359,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                  "P %d + %d + persistent scheduler %d + varlen %d)", need, cfg->consumer_regs,
                  dvp / 2, cfg->bn / 2, cfg->bn * esize / 8, SM90_REG_OVERHEAD,
                  sm90_persistent_extra(dv, cfg->bn, cfg->scheduler, cfg->swizzle, wgs),
-                 pb->varlen ? SM90_VARLEN_REGS : 0);
+                 sm90_varlen_extra(pb, cfg->bn, cfg->scheduler, wgs));
         return FA4_ENOFIT;
     }
     return FA4_OK;

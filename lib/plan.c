@@ -361,14 +361,14 @@ static fa4_status plan_create(fa4_plan **out, fa4_context *ctx, const fa4_proble
     }
     /* The defaults are checked spill-free with this build's NVRTC; another
        may allocate registers differently.  A default that spills there is
-       retried once with half its key block (fewer score registers). */
-    if (st == FA4_ECOMPILE && plan->source == FA4_SOURCE_HEURISTIC && plan->config.bn >= 64 &&
-        plan->config.bn % 32 == 0) {
+       retried once with half its key block, in whole 16-key steps (fewer
+       score registers). */
+    if (st == FA4_ECOMPILE && plan->source == FA4_SOURCE_HEURISTIC && plan->config.bn >= 64) {
         char err[FA4_ERRMSG_MAX], text[256];
         fa4_config half = plan->config;
 
         snprintf(err, sizeof err, "%s", fa4_context_errmsg(ctx));
-        half.bn /= 2;
+        half.bn = plan->config.bn / 2 / 16 * 16;
         if (budget_fit(&plan->layout, &ctx->limits, &plan->problem, &half, why, sizeof why) == FA4_OK) {
             context_warn(ctx, "default config [%s] does not compile here (%.300s); the plan "
                          "uses bn=%d", fa4_config_format(&plan->config, text, sizeof text), err,

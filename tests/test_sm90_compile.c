@@ -399,6 +399,22 @@ static void check_varlen(const device_limits *dev)
            "varlen d256 is not the sm90 family's (its registers spill)");
     if (jit_nvrtc_version() == 0)
         return;
+    /* The defaults of long batches (the dense heuristic's key block grows
+       with the keys; varlen caps it by the register estimate): a batch of
+       32 sequences up to 8k tokens, as an inference engine plans it. */
+    for (i = 0; i < (int)(sizeof dims / sizeof dims[0]); i++)
+        for (causal = 0; causal < 4; causal++) {
+            p = ct_problem(FA4_DTYPE_BF16, 32, 8192, dims[i][0], dims[i][1], causal & 1);
+            p.varlen = 1;
+            p.softcap = causal & 2 ? 30.0f : 0.0f;    /* 2, 3: with softcap and sinks */
+            p.attention_sinks = causal >> 1;
+            if (!ok(config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK,
+                    "varlen 32 x 8k d%d%s%s has a default", dims[i][0],
+                    causal & 1 ? " causal" : "", causal & 2 ? " softcap sinks" : ""))
+                diag("  %s", why);
+            else
+                check_compile(dev, &p, &c);
+        }
     for (i = 0; i < (int)(sizeof dims / sizeof dims[0]); i++)
         for (causal = 0; causal < 2; causal++) {
             config_space sp;
