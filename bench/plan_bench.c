@@ -10,6 +10,7 @@
 ** bench/tune_check.sh); this file shares no timing code with the tuner.
 **
 **   plan_bench [--device N] [--l2 warm|rotate] [--rounds R] [--reps N] [--trace 1]
+**              [--host-time 1]
 **              --batch B --seqlen-q S [--seqlen-k S] --heads-q H
 **              [--heads-kv H] --head-dim D [--head-dim-v D] [--dtype fp16|fp8]
 **              [--causal] [--return-lse] [--softcap X] [--sinks]
@@ -19,7 +20,10 @@
 **   source=LABEL ms=MEDIAN min=MIN max=MAX from=SOURCE config=[...]
 ** and the gain of each over the first --heuristic source; --trace 1 also
 ** prints every round's time with the wall clock (to line up with
-** nvidia-smi's clock samples).
+** nvidia-smi's clock samples).  --host-time 1 also prints each source's host
+** time per fa4_forward() call (bursts of 100 calls, median over 20 bursts;
+** the GPU drains between bursts) and what one cuTensorMapEncodeTiled()
+** costs on this host (the sm90 family encodes 4 maps per call, fp8 5).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -53,10 +57,66 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
+/* --host-time: host microseconds per fa4_forward() of each source, and of
+** one tensor-map encode (a Q map of this problem's shape). */
+static void print_host_time(source *src, int nsrc, const cuda_api *cu, CUdeviceptr b,
+                            size_t q, size_t kk, size_t vv, CUdeviceptr sinks,
+                            const fa4_problem *p)
+{
+    enum { BURSTS = 20, CALLS = 100, ENCODES = 10000 };
+    double us[BURSTS], t0;
+    int i, j, n;
+
+    for (i = 0; i < nsrc; i++) {
+        fa4_tensors tn = FA4_TENSORS_INIT;
+        tn.q = (void *)(uintptr_t)b;
+        tn.k = (void *)(uintptr_t)(b + q);
+        tn.v = (void *)(uintptr_t)(b + q + kk);
+        tn.o = (void *)(uintptr_t)(b + q + kk + vv);
+        tn.lse = NULL;
+        tn.sinks = (const float *)(uintptr_t)sinks;
+        if (p->return_lse)
+            return;   /* the LSE buffer is not set up here: skip */
+        for (j = 0; j < BURSTS; j++) {
+            t0 = now_us();
+            for (n = 0; n < CALLS; n++)
+                fa4_forward(src[i].plan, &tn, NULL);
+            us[j] = (now_us() - t0) / CALLS;
+            cu->cuCtxSynchronize();
+        }
+        qsort(us, BURSTS, sizeof us[0], cmp);
+        printf("host source=%s us_per_call=%.2f min=%.2f max=%.2f\n", src[i].label,
+               0.5 * (us[BURSTS / 2 - 1] + us[BURSTS / 2]), us[0], us[BURSTS - 1]);
+    }
+    {
+        CUtensorMap map;
+        const cuuint64_t dims[4] = { (cuuint64_t)p->head_dim_qk, (cuuint64_t)p->heads_q,
+                                     (cuuint64_t)p->seqlen_q, (cuuint64_t)p->batch };
+        const cuuint64_t strides[3] = { (cuuint64_t)p->head_dim_qk * 2,
+                                        (cuuint64_t)p->head_dim_qk * 2 * p->heads_q,
+                                        (cuuint64_t)p->head_dim_qk * 2 * p->heads_q * p->seqlen_q };
+        const cuuint32_t box[4] = { 64, 1, 128, 1 }, one[4] = { 1, 1, 1, 1 };
+        t0 = now_us();
+        for (n = 0; n < ENCODES; n++)
+            cu->cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)(uintptr_t)b,
+                                       dims, strides, box, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                       CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        printf("host tensor_map_encode_us=%.3f\n", (now_us() - t0) / ENCODES);
+    }
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: plan_bench [--device N] [--l2 warm|rotate] "
-            "[--rounds R] [--reps N] [--trace 1] SHAPE SOURCE...\n"
+            "[--rounds R] [--reps N] [--trace 1] [--host-time 1] SHAPE SOURCE...\n"
             "  SHAPE: --batch B --seqlen-q S [--seqlen-k S] --heads-q H "
             "[--heads-kv H] --head-dim D [--head-dim-v D] [--dtype fp16] "
             "[--causal] [--return-lse] [--softcap X] [--sinks]\n"
@@ -68,7 +128,7 @@ int main(int argc, char **argv)
 {
     fa4_problem p = FA4_PROBLEM_INIT;
     source src[MAX_SOURCES];
-    int nsrc = 0, device = 0, rounds = 7, reps = 20, warm = 0, trace = 0, i, k, r;
+    int nsrc = 0, device = 0, rounds = 7, reps = 20, warm = 0, trace = 0, host_time = 0, i, k, r;
     size_t q, kk, vv, o, l, set, nsets, total;
     CUdeviceptr base = 0, sinks = 0;
     const cuda_api *cu;
@@ -100,6 +160,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--rounds")) rounds = atoi(v);
         else if (!strcmp(a, "--reps")) reps = atoi(v);
         else if (!strcmp(a, "--trace")) trace = atoi(v);
+        else if (!strcmp(a, "--host-time")) host_time = atoi(v);
         else if (!strcmp(a, "--batch")) p.batch = atoi(v);
         else if (!strcmp(a, "--seqlen-q")) p.seqlen_q = atoi(v);
         else if (!strcmp(a, "--seqlen-k")) p.seqlen_k = atoi(v);
@@ -220,6 +281,8 @@ int main(int argc, char **argv)
                        now.tv_sec + now.tv_nsec * 1e-9);
             }
         }
+    if (host_time)
+        print_host_time(src, nsrc, cu, base, q, kk, vv, sinks, &p);
     context_pop(src[0].ctx);
 
     printf("# %s b=%d sq=%d sk=%d hq=%d hkv=%d d=%d dv=%d%s%s; %s L2; %d rounds of %d launches\n",
