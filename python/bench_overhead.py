@@ -152,6 +152,24 @@ def main():
                          **measure(cases, args, torch)))
         print_row(rows[-1])
 
+    # Softcap and sinks (Gemma, gpt-oss): the sinks pointer per call.
+    b, s, hq, hkv, d = 1, 128, 8, 8, 128
+    q, k, v = (torch.randn(b, s, h, d, **bf) for h in (hq, hkv, hkv))
+    sinks = torch.randn(hq, device="cuda")
+    o = torch.empty_like(q)
+    fa4.attention(q, k, v, causal=True, out=o, softcap=30.0, sinks=sinks)
+    e = _ops.dense(q, k, v, o, True, -1, -1, 0.0, False, plan_only=True, mods=(30.0, sinks))
+    raw = raw_launch(fa4, e, torch, q=q.data_ptr(), k=k.data_ptr(), v=v.data_ptr(), o=o.data_ptr(),
+                     sinks=sinks.data_ptr(), seqlen_q=s, seqlen_k=s, batch=b)
+    cases = dict(raw=raw,
+                 out=lambda: fa4.attention(q, k, v, causal=True, out=o, softcap=30.0, sinks=sinks),
+                 alloc=lambda: fa4.attention(q, k, v, causal=True, softcap=30.0, sinks=sinks),
+                 op=lambda: torch.ops.fa4.attention(q, k, v, True, -1, -1, 0.0, False, None, None, None, 0, 30.0,
+                                                    sinks))
+    rows.append(dict(shape="attention cap+sinks b%d s%d %d/%d d%d causal" % (b, s, hq, hkv, d),
+                     family=e.plan.family, workspace_bytes=e.ws_bytes, **measure(cases, args, torch)))
+    print_row(rows[-1])
+
     # Decode against a dense and a paged cache (split-KV: a workspace per stream).
     for (b, L, hq, hkv, d, page) in [(64, 4096, 32, 4, 128, 0), (64, 4096, 32, 4, 128, 16)]:
         q = torch.randn(b, 1, hq, d, **bf)

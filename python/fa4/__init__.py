@@ -18,6 +18,13 @@ v_descale are optional float32 [batch, heads_kv] factors that turn the stored
 values into real ones (FlashAttention-3's convention; None means 1), and O is
 out_dtype, torch.bfloat16 (default) or torch.float16.
 
+Each function also takes softcap= (Gemma 2 and 3: the scaled scores s become
+softcap * tanh(s / softcap) before masking and softmax; 0, the default, caps
+nothing) and sinks= (gpt-oss: a float32 [heads_q] tensor on q's device, one
+logit per query head that joins the softmax's denominator with no value row;
+LSE includes it).  The sinks are read on the GPU at each call, so they may
+change between calls and between replays of a captured CUDA graph.
+
 The functions are also torch.library ops (torch.ops.fa4.attention, ...) with
 fake implementations, so they work under torch.compile(fullgraph=True) and in
 CUDA-graph capture (plan first: run a call of the same class before capturing).
@@ -60,8 +67,19 @@ def _fp8(q_descale, k_descale, v_descale, out_dtype):
     return (q_descale, k_descale, v_descale, out_dtype)
 
 
+# The forwards' MODS argument is written out in each of them, not called:
+#     mods = None if sinks is None and not softcap else _ops.mods_arg(softcap, sinks)
+# so that a call with neither pays two tests and no function call.
+#
+# The sinks keyword is named as gpt-oss's reference code and Hugging Face's
+# GptOss attention name the parameter (`sinks`, one logit per query head), as
+# vLLM's Attention layer and FlashInfer take it; vLLM's FlashAttention-3 fork
+# calls its kernel argument `s_aux`, which says less.  softcap is flash_attn's
+# own name (2.6 and later).
+
+
 def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, return_lse=False, out=None,
-              q_descale=None, k_descale=None, v_descale=None, out_dtype=None):
+              q_descale=None, k_descale=None, v_descale=None, out_dtype=None, softcap=0.0, sinks=None):
     """Attention forward: softmax(softmax_scale * q k^T + mask) v per batch and head.
 
     q: [batch, seqlen_q, heads_q, head_dim]; k: [batch, seqlen_k, heads_kv, head_dim];
@@ -76,6 +94,18 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, ret
     out_dtype, torch.bfloat16 (default) or torch.float16.  16-bit inputs take
     neither and write O in their own type.
 
+    Softcapping (Gemma 2 and 3; flash_attn's softcap): softcap > 0 turns each
+    scaled score s into softcap * tanh(s / softcap) before masking and
+    softmax; 0 (default) caps nothing; a negative or non-finite value is a
+    ValueError.  Attention sinks (gpt-oss): sinks is a float32 [heads_q]
+    tensor on q's device, contiguous, one logit per query head in the units of
+    the scaled scores, that joins the softmax's denominator with no value row:
+    O = sum_j e^(s_j) v_j / (sum_j e^(s_j) + e^(sinks[h])), and LSE includes
+    it (a row that sees no key: O 0, LSE the sink).  It is read on the GPU at
+    each call, not copied: its values may change between calls and between
+    CUDA-graph replays.  Another dtype is a TypeError, another shape, layout
+    or device a ValueError.  Both work with every dtype above, fp8 included.
+
     Returns out, or (out, lse) with return_lse (lse: float32 [batch, heads_q,
     seqlen_q]).  Raises Fa4Error with libfa4's message when the library refuses
     the problem, ValueError/TypeError for tensors that do not fit together.
@@ -83,22 +113,24 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, ret
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
     fp8 = _fp8(q_descale, k_descale, v_descale, out_dtype)
+    mods = None if sinks is None and not softcap else _ops.mods_arg(softcap, sinks)
     done = None
     if not torch.compiler.is_compiling():
-        done = _ops.dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse, fp8)
+        done = _ops.dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse, fp8, mods)
     if done is not None:
         out, lse = done
     elif out is None:
-        out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse, *_ops.op_fp8(fp8))
+        out, lse = torch.ops.fa4.attention(q, k, v, causal, wl, wr, scale, return_lse, *_ops.op_tail(fp8, mods))
     else:
-        lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse, *_ops.op_fp8(fp8))
+        lse = torch.ops.fa4.attention_out(q, k, v, out, causal, wl, wr, scale, return_lse,
+                                          *_ops.op_tail(fp8, mods))
     return (out, lse) if return_lse else out
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, *, causal=False,
                      window=(-1, -1), softmax_scale=None, seqused_k=None, block_table=None,
                      return_lse=False, out=None, q_descale=None, k_descale=None, v_descale=None,
-                     out_dtype=None):
+                     out_dtype=None, softcap=0.0, sinks=None):
     """Attention over variable-length sequences packed end to end
     (flash_attn_varlen_func's conventions).
 
@@ -116,30 +148,35 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     over a paged cache (block_table) are not implemented: libfa4 refuses them
     (Fa4Error, FA4_ENOTSUP); attention_with_kvcache takes fp8 pages.
 
+    softcap and sinks as in attention(): one sink per query head, shared by
+    every sequence.
+
     Returns out [total_q, heads_q, head_dim_v], or (out, lse) with lse float32
     [heads_q, total_q].
     """
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
     fp8 = _fp8(q_descale, k_descale, v_descale, out_dtype)
-    if torch.compiler.is_compiling() or _ops.use_op(q, k, v, out, q_descale, k_descale, v_descale):
+    mods = None if sinks is None and not softcap else _ops.mods_arg(softcap, sinks)
+    if torch.compiler.is_compiling() or _ops.use_op(q, k, v, out, q_descale, k_descale, v_descale, sinks):
         if out is None:
             out, lse = torch.ops.fa4.attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                                       max_seqlen_k, seqused_k, block_table, causal, wl, wr,
-                                                      scale, return_lse, *_ops.op_fp8(fp8))
+                                                      scale, return_lse, *_ops.op_tail(fp8, mods))
         else:
             lse = torch.ops.fa4.attention_varlen_out(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                                      max_seqlen_k, seqused_k, block_table, out, causal, wl,
-                                                     wr, scale, return_lse, *_ops.op_fp8(fp8))
+                                                     wr, scale, return_lse, *_ops.op_tail(fp8, mods))
     else:
         out, lse = _ops.varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k,
-                               block_table, out, causal, wl, wr, scale, return_lse, fp8=fp8)
+                               block_table, out, causal, wl, wr, scale, return_lse, fp8=fp8, mods=mods)
     return (out, lse) if return_lse else out
 
 
 def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=None, *, k=None, v=None,
                            causal=False, window=(-1, -1), softmax_scale=None, return_lse=False, out=None,
-                           q_descale=None, k_descale=None, v_descale=None, out_dtype=None):
+                           q_descale=None, k_descale=None, v_descale=None, out_dtype=None, softcap=0.0,
+                           sinks=None):
     """Attention of new queries against a KV cache, optionally appending new keys
     and values first (flash_attn_with_kvcache's conventions).
 
@@ -169,17 +206,21 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=
     quantised with the same ones).  Paged fp8 caches take pages of 16 rows or
     more.
 
+    softcap and sinks as in attention() (a decode step of gpt-oss passes its
+    layer's sinks here; a row with no key in use gets O 0 and LSE the sink).
+
     Returns out [batch, seqlen_q, heads_q, head_dim_v], or (out, lse).
     """
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
     fp8 = _fp8(q_descale, k_descale, v_descale, out_dtype)
+    mods = None if sinks is None and not softcap else _ops.mods_arg(softcap, sinks)
     if k is not None or v is not None:
         cache_seqlens = _ops.append_kv(q, k_cache, v_cache, k, v, cache_seqlens, block_table)
     done = None
     if not torch.compiler.is_compiling():
         done = _ops.kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale,
-                                  return_lse, fp8)
+                                  return_lse, fp8, mods)
     if done is not None:
         out, lse = done
     else:
@@ -188,11 +229,11 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=
         if out is None:
             out, lse = torch.ops.fa4.attention_with_kvcache(q, k_cache, v_cache, tensor_lens, int_lens,
                                                             block_table, causal, wl, wr, scale, return_lse,
-                                                            *_ops.op_fp8(fp8))
+                                                            *_ops.op_tail(fp8, mods))
         else:
             lse = torch.ops.fa4.attention_with_kvcache_out(q, k_cache, v_cache, tensor_lens, int_lens,
                                                            block_table, out, causal, wl, wr, scale, return_lse,
-                                                           *_ops.op_fp8(fp8))
+                                                           *_ops.op_tail(fp8, mods))
     return (out, lse) if return_lse else out
 
 
@@ -206,7 +247,7 @@ call's sizes rounded up, so that one plan serves a class of calls."""
 
 def plan_info(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, return_lse=False,
               cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, seqused_k=None,
-              block_table=None, cache_seqlens=None, kvcache=False, out_dtype=None):
+              block_table=None, cache_seqlens=None, kvcache=False, out_dtype=None, softcap=0.0, sinks=None):
     """The plan the matching call would use (made and cached now if missing):
     a PlanInfo with the chosen config's text and where it came from.
 
@@ -214,18 +255,21 @@ def plan_info(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, ret
     with kvcache=True, cache_seqlens or block_table those of
     attention_with_kvcache().  The tensors must be CUDA tensors; their contents
     are not read.  fp8 inputs: out_dtype as in the call (descales do not
-    change the plan); workspace_bytes then covers the transposed V."""
+    change the plan); workspace_bytes then covers the transposed V.  softcap
+    and sinks as in the call: the cap's value and whether there are sinks
+    select the kernel (the sinks' values do not)."""
     wl, wr = _window(window)
     scale = 0.0 if softmax_scale is None else float(softmax_scale)
     fp8 = _fp8(None, None, None, out_dtype)
+    mods = None if sinks is None and not softcap else _ops.mods_arg(softcap, sinks)
     if cu_seqlens_q is not None:
         e = _ops.varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k,
-                        block_table, None, causal, wl, wr, scale, return_lse, plan_only=True, fp8=fp8)
+                        block_table, None, causal, wl, wr, scale, return_lse, plan_only=True, fp8=fp8, mods=mods)
     elif kvcache or cache_seqlens is not None or block_table is not None:
         e = _ops.kvcache(q, k, v, cache_seqlens, block_table, None, causal, wl, wr, scale, return_lse,
-                         plan_only=True, fp8=fp8)
+                         plan_only=True, fp8=fp8, mods=mods)
     else:
-        e = _ops.dense(q, k, v, None, causal, wl, wr, scale, return_lse, plan_only=True, fp8=fp8)
+        e = _ops.dense(q, k, v, None, causal, wl, wr, scale, return_lse, plan_only=True, fp8=fp8, mods=mods)
     config, source = e.plan.describe()
     p = e.plan.problem
     return PlanInfo(config, source, e.plan.family, e.ws_bytes, p.batch, p.seqlen_q, p.seqlen_k)

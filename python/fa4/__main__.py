@@ -3,7 +3,8 @@ tensor shapes.
 
     python -m fa4 info
     python -m fa4 tune --q B,SQ,HQ,D [--k B,SK,HKV,D] [--v B,SK,HKV,DV] [--print-command]
-                       [any fa4-tune tune option: --causal --dtype fp16 --time-budget 60 ...]
+                       [any fa4-tune tune option: --causal --dtype fp16 --softcap 50 --sinks
+                        --time-budget 60 ...]
     python -m fa4 tune show|verify|space|export|import|merge|check [options] [--print-command]
 
 tune runs `fa4-tune tune` with --batch, --seqlen-q, --heads-q, --head-dim, ... taken

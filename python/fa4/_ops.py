@@ -30,6 +30,15 @@ FP8 e4m3 inputs (every forward: dense, varlen, KV cache) take the same
 arguments everywhere: FP8 is None, or (q_descale, k_descale, v_descale,
 out_dtype) as the public functions take them; fp8_setup() checks them once
 for all three, and the ops carry them as four trailing arguments (op_fp8()).
+
+Softcapping and attention sinks likewise: MODS is None (neither: the common
+case, which costs the fast paths an `is None` test or two), or (softcap,
+sinks) as mods_arg() made it: a finite softcap >= 0 and a sinks tensor or
+None, checked against the call by mods_setup().  The softcap's value and
+whether there are sinks are part of the plan and of every key; the sinks are
+read by the kernel at each launch through their pointer (fa4_tensors.sinks),
+so their values may change between calls and between CUDA-graph replays.  The
+ops carry them as two trailing arguments after the fp8 ones (op_tail()).
 """
 import ctypes as C
 import threading
@@ -182,14 +191,15 @@ def _workspace(e, stream, device):
     return ws
 
 
-def _launch(dev, e, q, k, v, o, lse, cu_q, cu_k, table, used, sq, sk, b, qd=0, kd=0, vd=0):
+def _launch(dev, e, q, k, v, o, lse, cu_q, cu_k, table, used, sq, sk, b, qd=0, kd=0, vd=0, sinks=0):
     """fa4_forward of plan entry E on the current stream.  The tensors are data
-    pointers (ints; 0 for none); QD, KD, VD: fp8 descale factors."""
+    pointers (ints; 0 for none); QD, KD, VD: fp8 descale factors; SINKS: the
+    sink logits of a plan with attention sinks."""
     stream = _raw_stream(dev.index)
     # WS stays referenced until the launch is queued (in a capture it is nobody else's).
     ws = _workspace(e, stream, dev.device) if e.ws_bytes else None
     st = dev.forward(e.handle, _pack(_TENSORS_SIZE, q, k, v, o, lse, cu_q, cu_k, table, used,
-                                     0 if ws is None else ws.data_ptr(), sq, sk, b, 0, qd, kd, vd,
+                                     0 if ws is None else ws.data_ptr(), sq, sk, b, sinks, qd, kd, vd,
                                      0 if ws is None else e.ws_bytes),
                      stream)
     if st:
@@ -383,15 +393,84 @@ def _fp8_key(fp8):
     return key
 
 
-def _no_keys(out, lse):
-    """Rows that see no key: zeros, LSE -inf (fa4.h's convention)."""
+# ----------------------------------------------------- softcap and sinks
+
+# fa4_problem.softcap is a float32: a cap past the largest one would reach
+# libfa4 as infinity.
+_FLT_MAX = 3.4028234663852886e38
+_MODS = object()    # the first item of a key's softcap/sinks part
+
+
+def mods_arg(softcap, sinks):
+    """The forwards' MODS argument: None when SOFTCAP is 0 (or None) and SINKS
+    is None, else (softcap as a float, sinks) after checking softcap: 0 (none)
+    or a finite positive cap.  SINKS is checked with the call's shapes
+    (mods_setup)."""
+    if not softcap and sinks is None:
+        return None
+    if isinstance(softcap, (str, bytes)):
+        raise TypeError("fa4: softcap must be a float (got %s)" % type(softcap).__name__)
+    try:
+        cap = float(softcap or 0.0)
+    except (TypeError, ValueError):
+        raise TypeError("fa4: softcap must be a float (got %s)" % type(softcap).__name__) from None
+    if not 0.0 <= cap <= _FLT_MAX:
+        raise ValueError("fa4: softcap=%r; must be 0 (none) or a finite positive cap" % (softcap,))
+    return cap, sinks
+
+
+def check_sinks(sinks, q, hq):
+    """Check SINKS of a call with inputs like Q and HQ query heads: a float32
+    tensor [heads_q] (a logit per query head, in the units of the scaled
+    scores), contiguous, on q's device."""
+    if not isinstance(sinks, torch.Tensor) or sinks.dtype != torch.float32:
+        raise TypeError("fa4: sinks must be a torch.float32 tensor (got %s)"
+                        % (sinks.dtype if isinstance(sinks, torch.Tensor) else type(sinks).__name__))
+    if tuple(sinks.shape) != (hq,) or not sinks.is_contiguous():
+        raise ValueError("fa4: sinks must be a contiguous tensor of shape (%d,) [heads_q] (got %s%s)"
+                         % (hq, tuple(sinks.shape), "" if sinks.is_contiguous() else ", not contiguous"))
+    if sinks.device != q.device:
+        raise ValueError("fa4: sinks must be on %s (got %s)" % (q.device, sinks.device))
+
+
+def mods_setup(q, hq, mods):
+    """(the fa4_problem fields, the fa4_tensors.sinks pointer) of a call with
+    inputs like Q, HQ query heads and MODS, after checking the sinks
+    (check_sinks).  No fields and a null pointer for None."""
+    if mods is None:
+        return {}, 0
+    cap, sinks = mods
+    if sinks is not None:
+        check_sinks(sinks, q, hq)
+    return dict(softcap=cap, attention_sinks=int(sinks is not None)), _ptr(sinks)
+
+
+def _mods_key(mods):
+    """MODS's part of a remembered call's key (MODS not None): the cap, and
+    what check_sinks read of the sinks; None when the sinks are not a plain
+    tensor (the call then is not remembered)."""
+    cap, sinks = mods
+    if sinks is None:
+        return (_MODS, cap, None)
+    if type(sinks) is not _Tensor:
+        return None
+    return (_MODS, cap, sinks.shape, sinks.is_contiguous(), sinks.dtype, sinks.get_device())
+
+
+def _no_keys(out, lse, mods=None):
+    """Rows that see no key: zeros, LSE -inf, or with attention sinks the
+    head's sink (fa4.h's convention; LSE's heads are its next-to-last
+    dimension in every layout)."""
     out.zero_()
     if lse is not None:
-        lse.fill_(float("-inf"))
+        if mods is not None and mods[1] is not None:
+            lse.copy_(mods[1].view(-1, 1))
+        else:
+            lse.fill_(float("-inf"))
     return out, lse
 
 
-def _start(out, o_shape, lse_shape, q, return_lse, no_rows, no_keys, odt=None):
+def _start(out, o_shape, lse_shape, q, return_lse, no_rows, no_keys, odt=None, mods=None):
     """O (the caller's, checked, or new; ODT its dtype, None: q's) and LSE (new
     when asked), and the finished (out, lse) when there is nothing to launch:
     NO_ROWS (no query row) or NO_KEYS (no key); else None."""
@@ -400,7 +479,7 @@ def _start(out, o_shape, lse_shape, q, return_lse, no_rows, no_keys, odt=None):
     if no_rows:
         return out, lse, (out, lse)
     if no_keys:
-        return out, lse, _no_keys(out, lse)
+        return out, lse, _no_keys(out, lse, mods)
     return out, lse, None
 
 
@@ -432,10 +511,11 @@ def dense_shapes(q, k, v):
     return b, sq, hq, d, sk, hkv, v.shape[3]
 
 
-def dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse, fp8=None):
+def dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse, fp8=None, mods=None):
     """fa4.attention outside torch.compile: (out, lse or None), or None when the
     call must go through the op (use_op).  FP8: None, or (q_descale, k_descale,
-    v_descale, out_dtype) when any was given."""
+    v_descale, out_dtype) when any was given.  MODS: None, or (softcap, sinks)
+    (mods_arg)."""
     key = None
     if type(q) is _Tensor and type(k) is _Tensor and type(v) is _Tensor and (out is None or type(out) is _Tensor):
         # What the checks read (strides only of a tensor that is not contiguous:
@@ -449,50 +529,59 @@ def dense_eager(q, k, v, out, causal, wl, wr, scale, return_lse, fp8=None):
         if fp8 is not None:
             part = _fp8_key(fp8)
             key = None if part is None else key + part
+        if mods is not None and key is not None:
+            part = _mods_key(mods)
+            key = None if part is None else key + part
     if key is not None:
         c = _dense_calls.get(key)
         # A known key means CUDA tensors: use_op() is left with modes and autograd.
         if c is not None and not _dispatch_modes() and not _function_modes() and not (_grad_enabled() and (
-                q.requires_grad or k.requires_grad or v.requires_grad or out is not None and out.requires_grad)):
+                q.requires_grad or k.requires_grad or v.requires_grad or out is not None and out.requires_grad
+                or mods is not None and mods[1] is not None and mods[1].requires_grad)):
             dev = c.dev
             if out is None:
                 out = _empty(c.o_shape, dtype=c.odt, device=dev.device)
             lse = _empty(c.lse_shape, dtype=_float32, device=dev.device) if return_lse else None
-            qd = kd = vd = 0
+            qd = kd = vd = sinks = 0
             if fp8 is not None:
                 qd, kd, vd = _descale_ptrs(fp8)
+            if mods is not None and mods[1] is not None:
+                sinks = mods[1].data_ptr()
             _launch(dev, c.e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                    0 if lse is None else lse.data_ptr(), 0, 0, 0, 0, c.sq, c.sk, c.b, qd, kd, vd)
+                    0 if lse is None else lse.data_ptr(), 0, 0, 0, 0, c.sq, c.sk, c.b, qd, kd, vd, sinks)
             return out, lse
-    if use_op(q, k, v, out, *(fp8[:3] if fp8 is not None else ())):
+    if use_op(q, k, v, out, *(fp8[:3] if fp8 is not None else ()), *(mods[1:] if mods is not None else ())):
         return None
-    return dense(q, k, v, out, causal, wl, wr, scale, return_lse, key=key, fp8=fp8)
+    return dense(q, k, v, out, causal, wl, wr, scale, return_lse, key=key, fp8=fp8, mods=mods)
 
 
-def dense(q, k, v, out, causal, wl, wr, scale, return_lse, plan_only=False, key=None, fp8=None):
+def dense(q, k, v, out, causal, wl, wr, scale, return_lse, plan_only=False, key=None, fp8=None, mods=None):
     """fa4.attention on real CUDA tensors.  Returns (out, lse or None); with
     PLAN_ONLY, the cached plan entry instead (fa4.plan_info).  KEY: dense_eager's
-    key of this call, to remember it by.  FP8: as dense_eager's."""
+    key of this call, to remember it by.  FP8, MODS: as dense_eager's."""
     dev = _device_of(q, k, v, out)
     dt = _DTYPES.get(q.dtype)
     b, sq, hq, d, sk, hkv, dv = dense_shapes(q, k, v)
     odt, ocode, descales = fp8_setup(dev, q, b, hkv, fp8)
+    fields, sinks = mods_setup(q, hq, mods)
     if not plan_only:
         out, lse, done = _start(out, (b, sq, hq, dv), (b, hq, sq), q, return_lse,
-                                b == 0 or sq == 0, sk == 0, odt)
+                                b == 0 or sq == 0, sk == 0, odt, mods)
         if done is not None:
             return done
     strides = (_strides(q), _strides(k), _strides(v), None if out is None else _strides(out))
     bmax, sqmax, skmax = _batch_max(b, hkv), _pow2(sq), _pow2(sk)
-    pkey = ("dense", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, skmax, ocode)
+    extra = dict(out_dtype=ocode, **fields)
+    pkey = ("dense", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, skmax,
+            tuple(extra.items()))
     e = dev.plans.get(pkey) or dev.entry(pkey, lambda: _problem(
-        dt, bmax, sqmax, skmax, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, out_dtype=ocode))
+        dt, bmax, sqmax, skmax, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, **extra))
     if plan_only:
         return e
     if key is not None:
         _remember(_dense_calls, key, _Call(dev, e, sq, sk, b, (b, sq, hq, dv), (b, hq, sq), odt))
     _launch(dev, e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), _ptr(lse), 0, 0, 0, 0, sq, sk, b,
-            *_descale_ptrs(descales))
+            *_descale_ptrs(descales), sinks)
     return out, lse
 
 
@@ -527,21 +616,22 @@ def varlen_shapes(q, k, v, cu_q, cu_k, seqused_k, block_table):
 
 
 def varlen(q, k, v, cu_q, cu_k, max_sq, max_sk, seqused_k, block_table, out, causal, wl, wr, scale,
-           return_lse, plan_only=False, fp8=None):
+           return_lse, plan_only=False, fp8=None, mods=None):
     """fa4.attention_varlen on real CUDA tensors; see dense().  The descales
     are [sequences, heads_kv]."""
     dev = _device_of(q, k, v, cu_q, cu_k, seqused_k, block_table, out)
     dt = _DTYPES.get(q.dtype)
     b, total_q, hq, d, hkv, dv = varlen_shapes(q, k, v, cu_q, cu_k, seqused_k, block_table)
     odt, ocode, descales = fp8_setup(dev, q, b, hkv, fp8)
+    fields, sinks = mods_setup(q, hq, mods)
     paged = block_table is not None
     max_sq, max_sk = int(max_sq), int(max_sk)
     if not plan_only:
         out, lse, done = _start(out, (total_q, hq, dv), (hq, total_q), q, return_lse,
-                                b == 0 or total_q == 0 or max_sq == 0, max_sk == 0, odt)
+                                b == 0 or total_q == 0 or max_sq == 0, max_sk == 0, odt, mods)
         if done is not None:
             return done
-    extra = dict(varlen=1, out_dtype=ocode)
+    extra = dict(varlen=1, out_dtype=ocode, **fields)
     skmax = _pow2(max_sk)
     if paged:
         page, stride = k.shape[1], block_table.stride(0)
@@ -563,7 +653,7 @@ def varlen(q, k, v, cu_q, cu_k, max_sq, max_sk, seqused_k, block_table, out, cau
         return e
     _launch(dev, e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), _ptr(lse), cu_q.data_ptr(),
             0 if paged else cu_k.data_ptr(), _ptr(block_table), _ptr(seqused_k), max_sq, max_sk, b,
-            *_descale_ptrs(descales))
+            *_descale_ptrs(descales), sinks)
     return out, lse
 
 
@@ -655,7 +745,7 @@ def append_kv(q, k_cache, v_cache, k, v, cache_seqlens, block_table):
 
 
 def kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale, return_lse,
-                  fp8=None):
+                  fp8=None, mods=None):
     """fa4.attention_with_kvcache outside torch.compile; see dense_eager()."""
     key = None
     lens = isinstance(cache_seqlens, _Tensor)
@@ -683,11 +773,15 @@ def kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, 
         if fp8 is not None:
             part = _fp8_key(fp8)
             key = None if part is None else key + part
+        if mods is not None and key is not None:
+            part = _mods_key(mods)
+            key = None if part is None else key + part
     if key is not None:
         c = _kvcache_calls.get(key)
         if c is not None and not _dispatch_modes() and not _function_modes() and not (_grad_enabled() and (
                 q.requires_grad or k_cache.requires_grad or v_cache.requires_grad
-                or out is not None and out.requires_grad)):
+                or out is not None and out.requires_grad
+                or mods is not None and mods[1] is not None and mods[1].requires_grad)):
             sk = c.sk
             if not lens and cache_seqlens is not None:
                 sk = int(cache_seqlens)
@@ -697,30 +791,36 @@ def kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, 
                     out = _empty(c.o_shape, dtype=c.odt, device=dev.device)
                 lse = _empty(c.lse_shape, dtype=_float32, device=dev.device) if return_lse else None
                 descales = _NO_DESCALES if fp8 is None else fp8[:3]
+                sinks = 0
+                if mods is not None and mods[1] is not None:
+                    sinks = mods[1].data_ptr()
                 if c.e.as_varlen:
-                    return _kvcache_as_varlen(dev, c.e, q, k_cache, v_cache, cache_seqlens, out, lse, descales)
+                    return _kvcache_as_varlen(dev, c.e, q, k_cache, v_cache, cache_seqlens, out, lse, descales,
+                                              sinks)
                 qd = kd = vd = 0
                 if fp8 is not None:
                     qd, kd, vd = _descale_ptrs(descales)
                 _launch(dev, c.e, q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), out.data_ptr(),
                         0 if lse is None else lse.data_ptr(), 0, 0,
                         0 if block_table is None else block_table.data_ptr(),
-                        cache_seqlens.data_ptr() if lens else 0, c.sq, sk, c.b, qd, kd, vd)
+                        cache_seqlens.data_ptr() if lens else 0, c.sq, sk, c.b, qd, kd, vd, sinks)
                 return out, lse
-    if use_op(q, k_cache, v_cache, out, *(fp8[:3] if fp8 is not None else ())):
+    if use_op(q, k_cache, v_cache, out, *(fp8[:3] if fp8 is not None else ()),
+              *(mods[1:] if mods is not None else ())):
         return None
     return kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale, return_lse,
-                   key=key, fp8=fp8)
+                   key=key, fp8=fp8, mods=mods)
 
 
 def kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr, scale, return_lse,
-            plan_only=False, key=None, fp8=None):
+            plan_only=False, key=None, fp8=None, mods=None):
     """fa4.attention_with_kvcache on real CUDA tensors; see dense()."""
     used = cache_seqlens if isinstance(cache_seqlens, torch.Tensor) else None
     dev = _device_of(q, k_cache, v_cache, used, block_table, out)
     dt = _DTYPES.get(q.dtype)
     b, sq, hq, d, hkv, dv, paged, capacity = kvcache_shapes(q, k_cache, v_cache, used, block_table)
     odt, ocode, descales = fp8_setup(dev, q, b, hkv, fp8)
+    fields, sinks = mods_setup(q, hq, mods)
     if used is not None:
         sk = capacity
     else:
@@ -730,18 +830,18 @@ def kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr
                              % (sk, capacity))
     if not plan_only:
         out, lse, done = _start(out, (b, sq, hq, dv), (b, hq, sq), q, return_lse,
-                                b == 0 or sq == 0, sk == 0, odt)
+                                b == 0 or sq == 0, sk == 0, odt, mods)
         if done is not None:
             return done
     bmax, sqmax = _batch_max(b, hkv), _pow2(sq)
     o_strides = None if out is None else _strides(out)
     if paged:
         extra = dict(page_size=k_cache.shape[1], block_table_stride=block_table.stride(0),
-                     num_pages=k_cache.shape[0], out_dtype=ocode)
+                     num_pages=k_cache.shape[0], out_dtype=ocode, **fields)
         strides = (_strides(q), _strides(k_cache), _strides(v_cache), o_strides)
     else:
         # The cache is longer than this call's keys: its strides are its own.
-        extra = dict(out_dtype=ocode)
+        extra = dict(out_dtype=ocode, **fields)
         strides = (_strides(q), _strides(k_cache, True), _strides(v_cache, True), o_strides)
     pkey = ("kvcache", dt, hq, hkv, d, dv, causal, wl, wr, scale, return_lse, strides, bmax, sqmax, capacity,
             used is not None, tuple(extra.items()))
@@ -751,7 +851,7 @@ def kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr
     if used is not None and not paged:
         fallback = lambda: _problem(dt, bmax, sqmax, capacity, hq, hkv, d, dv, causal, wl, wr, scale,
                                     return_lse, _packed_strides(q, k_cache, v_cache, out), varlen=1,
-                                    out_dtype=ocode)
+                                    out_dtype=ocode, **fields)
         if ocode:   # fp8 runs on sm90 alone: straight to the varlen view
             problem, fallback, as_varlen = fallback, None, True
     e = dev.plans.get(pkey) or dev.entry(pkey, problem, dense_seqused=fallback, as_varlen=as_varlen)
@@ -760,9 +860,9 @@ def kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr
     if key is not None:
         _remember(_kvcache_calls, key, _Call(dev, e, sq, capacity, b, (b, sq, hq, dv), (b, hq, sq), odt))
     if e.as_varlen:
-        return _kvcache_as_varlen(dev, e, q, k_cache, v_cache, used, out, lse, descales)
+        return _kvcache_as_varlen(dev, e, q, k_cache, v_cache, used, out, lse, descales, sinks)
     _launch(dev, e, q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), out.data_ptr(), _ptr(lse), 0, 0,
-            _ptr(block_table), _ptr(used), sq, sk, b, *_descale_ptrs(descales))
+            _ptr(block_table), _ptr(used), sq, sk, b, *_descale_ptrs(descales), sinks)
     return out, lse
 
 
@@ -772,12 +872,12 @@ def _packed_strides(q, k, v, out):
     return (None,) + tuple(None if t is None else _strides(t[0]) for t in (k, v, out))
 
 
-def _kvcache_as_varlen(dev, e, q, k, v, used, out, lse, descales):
+def _kvcache_as_varlen(dev, e, q, k, v, used, out, lse, descales, sinks=0):
     """A dense cache read up to cache_seqlens by a family that reads seqused_k for
     varlen problems only (sm90, which fp8 always takes): the same call as a
     varlen one whose sequences sit one batch stride apart (sequence b keeps
-    batch b's descales).  Needs each tensor's rows evenly spaced across the
-    batch (true of contiguous tensors)."""
+    batch b's descales; the sinks are per head either way).  Needs each
+    tensor's rows evenly spaced across the batch (true of contiguous tensors)."""
     b, sq, hq, _ = q.shape
     L = k.shape[1]
 
@@ -794,7 +894,7 @@ def _kvcache_as_varlen(dev, e, q, k, v, used, out, lse, descales):
     stream = _raw_stream(dev.index)
     cu_q, cu_k = dev.seq_offsets(b, sq, stream), dev.seq_offsets(b, L, stream)    # referenced until launched
     _launch(dev, e, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), _ptr(lse_v), cu_q.data_ptr(),
-            cu_k.data_ptr(), 0, used.data_ptr(), sq, L, b, *_descale_ptrs(descales))
+            cu_k.data_ptr(), 0, used.data_ptr(), sq, L, b, *_descale_ptrs(descales), sinks)
     if lse is not None:
         lse.copy_(lse_v.view(hq, b, sq).transpose(0, 1))
     return out, lse
@@ -830,26 +930,47 @@ def op_fp8(fp8):
     return (qd, kd, vd, 0 if out_dtype is None else _OUT_CODES[_fp8_out(out_dtype)])
 
 
+_OP_NO_FP8 = (None, None, None, 0)
+
+
+def op_tail(fp8, mods):
+    """The ops' trailing arguments for the forwards' FP8 and MODS: op_fp8(FP8),
+    then softcap and sinks when MODS is given (after the fp8 ones, which are
+    then their defaults if FP8 is None); () for neither."""
+    if mods is None:
+        return op_fp8(fp8)
+    return (op_fp8(fp8) or _OP_NO_FP8) + tuple(mods)
+
+
 def _fake_out_type(q, out_dtype):
     """O's dtype in a fake implementation (OUT_DTYPE: the ops' code)."""
     return out_type(q, _OUT_TYPES.get(out_dtype) if out_dtype else None)
+
+
+def _fake_mods(q, hq, softcap, sinks):
+    """The checks of softcap and sinks a fake implementation can make (the
+    same errors at trace time as in eager mode)."""
+    mods_arg(softcap, sinks)
+    if sinks is not None:
+        check_sinks(sinks, q, hq)
 
 
 @torch.library.custom_op("fa4::attention", mutates_args=(), device_types="cuda")
 def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, window_left: int,
                   window_right: int, softmax_scale: float, return_lse: bool,
                   q_descale: Optional[torch.Tensor] = None, k_descale: Optional[torch.Tensor] = None,
-                  v_descale: Optional[torch.Tensor] = None,
-                  out_dtype: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
+                  v_descale: Optional[torch.Tensor] = None, out_dtype: int = 0, softcap: float = 0.0,
+                  sinks: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
     out, lse = dense(q, k, v, None, causal, window_left, window_right, softmax_scale, return_lse,
-                     fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype))
+                     fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype), mods=mods_arg(softcap, sinks))
     return out, _lse_or_empty(lse, q)
 
 
 @_attention_op.register_fake
 def _(q, k, v, causal, window_left, window_right, softmax_scale, return_lse, q_descale=None, k_descale=None,
-      v_descale=None, out_dtype=0):
+      v_descale=None, out_dtype=0, softcap=0.0, sinks=None):
     b, sq, hq, _, _, _, dv = dense_shapes(q, k, v)
+    _fake_mods(q, hq, softcap, sinks)
     return (q.new_empty((b, sq, hq, dv), dtype=_fake_out_type(q, out_dtype)),
             q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32))
 
@@ -858,16 +979,18 @@ def _(q, k, v, causal, window_left, window_right, softmax_scale, return_lse, q_d
 def _attention_out_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor, causal: bool,
                       window_left: int, window_right: int, softmax_scale: float, return_lse: bool,
                       q_descale: Optional[torch.Tensor] = None, k_descale: Optional[torch.Tensor] = None,
-                      v_descale: Optional[torch.Tensor] = None, out_dtype: int = 0) -> torch.Tensor:
+                      v_descale: Optional[torch.Tensor] = None, out_dtype: int = 0, softcap: float = 0.0,
+                      sinks: Optional[torch.Tensor] = None) -> torch.Tensor:
     _, lse = dense(q, k, v, out, causal, window_left, window_right, softmax_scale, return_lse,
-                   fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype))
+                   fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype), mods=mods_arg(softcap, sinks))
     return _lse_or_empty(lse, q)
 
 
 @_attention_out_op.register_fake
 def _(q, k, v, out, causal, window_left, window_right, softmax_scale, return_lse, q_descale=None,
-      k_descale=None, v_descale=None, out_dtype=0):
+      k_descale=None, v_descale=None, out_dtype=0, softcap=0.0, sinks=None):
     b, sq, hq, _, _, _, _ = dense_shapes(q, k, v)
+    _fake_mods(q, hq, softcap, sinks)
     return q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32)
 
 
@@ -877,19 +1000,20 @@ def _varlen_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
                seqused_k: Optional[torch.Tensor], block_table: Optional[torch.Tensor], causal: bool,
                window_left: int, window_right: int, softmax_scale: float, return_lse: bool,
                q_descale: Optional[torch.Tensor] = None, k_descale: Optional[torch.Tensor] = None,
-               v_descale: Optional[torch.Tensor] = None,
-               out_dtype: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
+               v_descale: Optional[torch.Tensor] = None, out_dtype: int = 0, softcap: float = 0.0,
+               sinks: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
     out, lse = varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, block_table,
                       None, causal, window_left, window_right, softmax_scale, return_lse,
-                      fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype))
+                      fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype), mods=mods_arg(softcap, sinks))
     return out, _lse_or_empty(lse, q)
 
 
 @_varlen_op.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, block_table, causal,
       window_left, window_right, softmax_scale, return_lse, q_descale=None, k_descale=None, v_descale=None,
-      out_dtype=0):
+      out_dtype=0, softcap=0.0, sinks=None):
     _, total, hq, _, _, dv = varlen_shapes(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, block_table)
+    _fake_mods(q, hq, softcap, sinks)
     return (q.new_empty((total, hq, dv), dtype=_fake_out_type(q, out_dtype)),
             q.new_empty((hq, total) if return_lse else (0,), dtype=torch.float32))
 
@@ -901,18 +1025,20 @@ def _varlen_out_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens
                    causal: bool, window_left: int, window_right: int, softmax_scale: float,
                    return_lse: bool, q_descale: Optional[torch.Tensor] = None,
                    k_descale: Optional[torch.Tensor] = None, v_descale: Optional[torch.Tensor] = None,
-                   out_dtype: int = 0) -> torch.Tensor:
+                   out_dtype: int = 0, softcap: float = 0.0,
+                   sinks: Optional[torch.Tensor] = None) -> torch.Tensor:
     _, lse = varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, block_table,
                     out, causal, window_left, window_right, softmax_scale, return_lse,
-                    fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype))
+                    fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype), mods=mods_arg(softcap, sinks))
     return _lse_or_empty(lse, q)
 
 
 @_varlen_out_op.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, block_table, out, causal,
       window_left, window_right, softmax_scale, return_lse, q_descale=None, k_descale=None, v_descale=None,
-      out_dtype=0):
+      out_dtype=0, softcap=0.0, sinks=None):
     _, total, hq, _, _, _ = varlen_shapes(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, block_table)
+    _fake_mods(q, hq, softcap, sinks)
     return q.new_empty((hq, total) if return_lse else (0,), dtype=torch.float32)
 
 
@@ -922,18 +1048,21 @@ def _kvcache_op(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
                 cache_seqlens: Optional[torch.Tensor], cache_seqlen: int, block_table: Optional[torch.Tensor],
                 causal: bool, window_left: int, window_right: int, softmax_scale: float, return_lse: bool,
                 q_descale: Optional[torch.Tensor] = None, k_descale: Optional[torch.Tensor] = None,
-                v_descale: Optional[torch.Tensor] = None,
-                out_dtype: int = 0) -> Tuple[torch.Tensor, torch.Tensor]:
+                v_descale: Optional[torch.Tensor] = None, out_dtype: int = 0, softcap: float = 0.0,
+                sinks: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
     lens = cache_seqlens if cache_seqlens is not None else (None if cache_seqlen < 0 else cache_seqlen)
     out, lse = kvcache(q, k_cache, v_cache, lens, block_table, None, causal, window_left, window_right,
-                       softmax_scale, return_lse, fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype))
+                       softmax_scale, return_lse, fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype),
+                       mods=mods_arg(softcap, sinks))
     return out, _lse_or_empty(lse, q)
 
 
 @_kvcache_op.register_fake
 def _(q, k_cache, v_cache, cache_seqlens, cache_seqlen, block_table, causal, window_left, window_right,
-      softmax_scale, return_lse, q_descale=None, k_descale=None, v_descale=None, out_dtype=0):
+      softmax_scale, return_lse, q_descale=None, k_descale=None, v_descale=None, out_dtype=0, softcap=0.0,
+      sinks=None):
     b, sq, hq, _, _, dv, _, _ = kvcache_shapes(q, k_cache, v_cache, cache_seqlens, block_table)
+    _fake_mods(q, hq, softcap, sinks)
     return (q.new_empty((b, sq, hq, dv), dtype=_fake_out_type(q, out_dtype)),
             q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32))
 
@@ -944,17 +1073,21 @@ def _kvcache_out_op(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tenso
                     out: torch.Tensor, causal: bool, window_left: int, window_right: int,
                     softmax_scale: float, return_lse: bool, q_descale: Optional[torch.Tensor] = None,
                     k_descale: Optional[torch.Tensor] = None, v_descale: Optional[torch.Tensor] = None,
-                    out_dtype: int = 0) -> torch.Tensor:
+                    out_dtype: int = 0, softcap: float = 0.0,
+                    sinks: Optional[torch.Tensor] = None) -> torch.Tensor:
     lens = cache_seqlens if cache_seqlens is not None else (None if cache_seqlen < 0 else cache_seqlen)
     _, lse = kvcache(q, k_cache, v_cache, lens, block_table, out, causal, window_left, window_right,
-                     softmax_scale, return_lse, fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype))
+                     softmax_scale, return_lse, fp8=fp8_args(q_descale, k_descale, v_descale, out_dtype),
+                     mods=mods_arg(softcap, sinks))
     return _lse_or_empty(lse, q)
 
 
 @_kvcache_out_op.register_fake
 def _(q, k_cache, v_cache, cache_seqlens, cache_seqlen, block_table, out, causal, window_left, window_right,
-      softmax_scale, return_lse, q_descale=None, k_descale=None, v_descale=None, out_dtype=0):
+      softmax_scale, return_lse, q_descale=None, k_descale=None, v_descale=None, out_dtype=0, softcap=0.0,
+      sinks=None):
     b, sq, hq, _, _, _, _, _ = kvcache_shapes(q, k_cache, v_cache, cache_seqlens, block_table)
+    _fake_mods(q, hq, softcap, sinks)
     return q.new_empty((b, hq, sq) if return_lse else (0,), dtype=torch.float32)
 
 

@@ -23,6 +23,13 @@ def test_tune_shapes_become_fa4_tune_options():
     assert cli.tune_command(["show", "--table", "winners"], "t") == ["t", "show", "--table", "winners"]
 
 
+def test_tune_softcap_and_sinks_pass_through():
+    """fa4.attention's softcap= and sinks= are fa4-tune's --softcap X and --sinks."""
+    cmd = cli.tune_command(["--q", "1,1,64,64", "--k", "1,8192,8,64", "--sinks", "--softcap", "30"], "t")
+    assert cmd == ["t", "tune", "--batch", "1", "--seqlen-q", "1", "--heads-q", "64", "--head-dim", "64",
+                   "--seqlen-k", "8192", "--heads-kv", "8", "--sinks", "--softcap", "30"], cmd
+
+
 def test_tune_print_command():
     r = _run("tune", "--q", "2,1024,16,64", "--causal", "--print-command")
     assert r.returncode == 0, r.stderr

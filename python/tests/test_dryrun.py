@@ -498,3 +498,221 @@ def test_fp8_plan_info():
         info = fa4.plan_info(_e4m3(torch, 1018, 8, 128), kv, kv, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=1000,
                              max_seqlen_k=1000)
         assert info.family == 90 and info.workspace_bytes > 0, info
+
+
+# ---------------------------------------------------- softcap and sinks
+
+def _sinks(torch, hq):
+    return torch.linspace(-2.0, 6.0, hq)
+
+
+def _mods_checks(e, launch, softcap, sinks, what):
+    """E's plan has SOFTCAP and attention_sinks = (SINKS given), and LAUNCH
+    passed the sinks' pointer (None without)."""
+    p = e.plan.problem
+    assert (p.softcap, p.attention_sinks) == (softcap, int(sinks is not None)), \
+        "%s: problem softcap %g attention_sinks %d" % (what, p.softcap, p.attention_sinks)
+    want = None if sinks is None else sinks.data_ptr()
+    assert launch["sinks"] == want, "%s: sinks pointer %s, expected %s" % (what, launch["sinks"], want)
+
+
+def test_softcap_sinks_dense_calls():
+    """fa4.attention(softcap=, sinks=): each (cap, sinks or not) is a plan of
+    its own with the cap and the flag in fa4_problem; the sinks' pointer
+    reaches fa4_tensors.sinks, a remembered call's too (each call's own);
+    a call with neither still plans and launches as before."""
+    with dry() as (torch, fa4, dev):
+        from fa4 import _ops
+        q = torch.randn(2, 300, 8, 128, dtype=torch.bfloat16)
+        k = torch.randn(2, 300, 2, 128, dtype=torch.bfloat16)
+        s1, s2 = _sinks(torch, 8), _sinks(torch, 8) + 1
+        cases = [(0.0, None), (30.0, None), (5.0, None), (0.0, s1), (30.0, s1)]
+        for cap, sinks in cases:
+            fa4.attention(q, k, k, causal=True, softcap=cap, sinks=sinks)
+            _mods_checks(list(dev.plans.values())[-1], dev.launches[-1], cap, sinks, "softcap %g" % cap)
+        assert len(dev.plans) == len(cases), "a softcap or sinks call reused another's plan"
+        assert len(_ops._dense_calls) == len(cases), "keys do not tell the calls apart"
+        # Remembered: the same class with another sinks tensor passes that one.
+        handles = {}
+        for cap, sinks in [(30.0, s1), (30.0, s2), (5.0, None), (30.0, None), (0.0, s2)]:
+            fa4.attention(q, k, k, causal=True, softcap=cap, sinks=sinks)
+            t = dev.launches[-1]
+            assert t["sinks"] == (None if sinks is None else sinks.data_ptr()), (cap, t["sinks"])
+            handles.setdefault((cap, sinks is None), set()).add(t["handle"])
+        assert len(dev.plans) == len(cases) and len(_ops._dense_calls) == len(cases)
+        assert len(set.union(*handles.values())) == len(handles), "two softcap/sinks classes share a plan"
+        # softcap=0 with no sinks is the plain call: its key and plan.
+        fa4.attention(q, k, k, causal=True, softcap=0)
+        assert len(_ops._dense_calls) == len(cases) and dev.launches[-1]["sinks"] is None
+        plain = [key for key in _ops._dense_calls if _ops._MODS not in key]
+        assert len(plain) == 1, "a call without softcap or sinks has a key with their part"
+
+
+def test_softcap_sinks_keys():
+    """The remembered calls' key part: the cap's value and the sinks'
+    shape, layout, dtype and device (not their values or address); None
+    (not remembered) for a sinks object that is not a plain tensor."""
+    torch = _util.need_torch()
+    from fa4 import _ops
+    s = torch.zeros(8)
+    assert _ops._mods_key((30.0, None)) != _ops._mods_key((5.0, None))
+    assert _ops._mods_key((30.0, s)) == _ops._mods_key((30.0, torch.ones(8)))
+    assert _ops._mods_key((30.0, s)) != _ops._mods_key((30.0, None))
+    assert _ops._mods_key((30.0, s)) != _ops._mods_key((30.0, torch.zeros(4)))
+    assert _ops._mods_key((0.0, s)) != _ops._mods_key((0.0, torch.zeros(16)[::2]))
+
+    class Sub(torch.Tensor):
+        pass
+    assert _ops._mods_key((0.0, s.as_subclass(Sub))) is None
+    assert _ops.mods_arg(0.0, None) is None and _ops.mods_arg(None, None) is None
+    assert _ops.mods_arg(30, None) == (30.0, None) and _ops.mods_arg(0, s) == (0.0, s)
+
+
+def test_softcap_sinks_varlen_calls():
+    """attention_varlen with softcap and sinks: the varlen problem carries
+    both, the launch the pointer; paged too."""
+    with dry() as (torch, fa4, dev):
+        cu = torch.tensor([0, 1, 18, 318], dtype=torch.int32)
+        q = torch.randn(318, 8, 128, dtype=torch.bfloat16)
+        k = torch.randn(318, 2, 128, dtype=torch.bfloat16)
+        s = _sinks(torch, 8)
+        o, lse = fa4.attention_varlen(q, k, k, cu, cu, 300, 300, causal=True, softcap=5.0, sinks=s,
+                                      return_lse=True)
+        e, t = list(dev.plans.values())[-1], dev.launches[-1]
+        _mods_checks(e, t, 5.0, s, "varlen")
+        assert e.plan.problem.varlen == 1 and lse.shape == (8, 318) and o.shape == q.shape
+        fa4.attention_varlen(q, k, k, cu, cu, 300, 300, causal=True)
+        _mods_checks(list(dev.plans.values())[-1], dev.launches[-1], 0.0, None, "varlen plain")
+        assert len(dev.plans) == 2
+        pages = torch.randn(64, 16, 2, 128, dtype=torch.bfloat16)
+        table = torch.arange(63, dtype=torch.int32).view(3, 21)
+        fa4.attention_varlen(q, pages, pages, cu, cu, 300, 300, block_table=table, sinks=s)
+        e, t = list(dev.plans.values())[-1], dev.launches[-1]
+        _mods_checks(e, t, 0.0, s, "varlen paged")
+        assert e.plan.problem.page_size == 16
+
+
+def test_softcap_sinks_kvcache_calls():
+    """attention_with_kvcache with softcap and sinks: decode (sm80), a
+    prefill chunk over a dense cache (sm90's varlen view: that plan gets
+    both too), paged, an int length; remembered calls pass each call's
+    sinks, the varlen view's included."""
+    with dry() as (torch, fa4, dev):
+        from fa4 import _ops
+        b, L = 3, 1024
+        kc = torch.randn(b, L, 2, 128, dtype=torch.bfloat16)
+        lens = torch.tensor([1, 17, 300], dtype=torch.int32)
+        s1, s2 = _sinks(torch, 8), _sinks(torch, 8) - 1
+        qd = torch.randn(b, 1, 8, 128, dtype=torch.bfloat16)
+        qc = torch.randn(b, 200, 8, 128, dtype=torch.bfloat16)
+        pages = torch.randn(3 * 64, 16, 2, 128, dtype=torch.bfloat16)
+        table = torch.arange(3 * 64, dtype=torch.int32).view(3, 64)
+        calls = [("decode", (qd, kc, kc, lens), {}), ("chunk", (qc, kc, kc, lens), dict(causal=True)),
+                 ("paged", (qd, pages, pages, lens, table), {}), ("int length", (qd, kc, kc, 700), {})]
+        for what, args, kw in calls:
+            for cap, sinks in [(30.0, s1), (0.0, s1), (5.0, None)]:
+                fa4.attention_with_kvcache(*args, softcap=cap, sinks=sinks, **kw)
+                e, t = list(dev.plans.values())[-1], dev.launches[-1]
+                _mods_checks(e, t, cap, sinks, "kvcache %s softcap %g" % (what, cap))
+                if what == "chunk" and e.plan.family == 90:
+                    assert e.as_varlen and e.plan.problem.varlen == 1
+                # Remembered: another sinks tensor, its pointer.
+                other = None if sinks is None else s2
+                fa4.attention_with_kvcache(*args, softcap=cap, sinks=other, **kw)
+                _mods_checks(e, dev.launches[-1], cap, other, "kvcache %s remembered" % what)
+        assert len(_ops._kvcache_calls) == 12, len(_ops._kvcache_calls)
+
+
+def test_softcap_sinks_argument_errors():
+    """Bad softcap or sinks, the same in the three forwards and plan_info:
+    ValueError/TypeError naming the argument; nothing planned or launched."""
+    with dry() as (torch, fa4, dev):
+        from fa4 import _ops
+        cu = torch.tensor([0, 1, 18, 318], dtype=torch.int32)
+        qv, kv = torch.randn(318, 8, 128, dtype=torch.bfloat16), torch.randn(318, 2, 128, dtype=torch.bfloat16)
+        q, kc = torch.randn(3, 1, 8, 128, dtype=torch.bfloat16), torch.randn(3, 64, 2, 128, dtype=torch.bfloat16)
+        lens = torch.tensor([1, 17, 60], dtype=torch.int32)
+        calls = {
+            "dense": lambda **kw: fa4.attention(q, kc, kc, **kw),
+            "varlen": lambda **kw: fa4.attention_varlen(qv, kv, kv, cu, cu, 300, 300, **kw),
+            "kvcache": lambda **kw: fa4.attention_with_kvcache(q, kc, kc, lens, **kw),
+            "plan_info": lambda **kw: fa4.plan_info(q, kc, kc, **kw),
+        }
+        for name, call in calls.items():
+            for bad in (-1.0, float("nan"), float("inf"), -float("inf"), 1e39):
+                _raises(ValueError, "softcap=%r; must be 0 (none) or a finite positive cap" % bad,
+                        lambda: call(softcap=bad))
+            _raises(TypeError, "softcap must be a float (got str)", lambda: call(softcap="30"))
+            _raises(TypeError, "softcap must be a float (got list)", lambda: call(softcap=[30.0]))
+            _raises(TypeError, "sinks must be a torch.float32 tensor (got torch.float16)",
+                    lambda: call(sinks=torch.zeros(8, dtype=torch.float16)))
+            _raises(TypeError, "sinks must be a torch.float32 tensor (got list)", lambda: call(sinks=[0.0] * 8))
+            _raises(ValueError, "sinks must be a contiguous tensor of shape (8,) [heads_q] (got (2,))",
+                    lambda: call(sinks=torch.zeros(2)))
+            _raises(ValueError, "sinks must be a contiguous tensor of shape (8,) [heads_q] (got (1, 8))",
+                    lambda: call(sinks=torch.zeros(1, 8)))
+            _raises(ValueError, "(got (8,), not contiguous)", lambda: call(sinks=torch.zeros(16)[::2]))
+        # The device check, by itself (dry() has every tensor on the CPU).
+        _raises(ValueError, "sinks must be on cpu (got meta)",
+                lambda: _ops.mods_setup(q, 8, (0.0, torch.empty(8, device="meta"))))
+        assert not dev.plans and not dev.launches
+
+
+def test_softcap_sinks_rows_without_keys():
+    """No key at all (nothing to launch): O zeros, LSE the head's sink in
+    each layout (fa4.h's convention), -inf without sinks."""
+    with dry() as (torch, fa4, dev):
+        s = _sinks(torch, 4)
+        q = torch.randn(2, 5, 4, 64, dtype=torch.bfloat16)
+        none = torch.randn(2, 0, 2, 64, dtype=torch.bfloat16)
+        o, lse = fa4.attention(q, none, none, sinks=s, return_lse=True)
+        assert (o == 0).all() and torch.equal(lse, s.view(1, 4, 1).expand(2, 4, 5)), lse
+        o, lse = fa4.attention(q, none, none, softcap=30.0, return_lse=True)
+        assert (o == 0).all() and torch.isinf(lse).all() and (lse < 0).all()
+        kc = torch.randn(2, 64, 2, 64, dtype=torch.bfloat16)
+        o, lse = fa4.attention_with_kvcache(q, kc, kc, 0, sinks=s, return_lse=True)
+        assert (o == 0).all() and torch.equal(lse, s.view(1, 4, 1).expand(2, 4, 5))
+        cu = torch.tensor([0, 3, 5], dtype=torch.int32)
+        o, lse = fa4.attention_varlen(q[0], kc[0], kc[0], cu, cu, 3, 0, sinks=s, return_lse=True)
+        assert (o == 0).all() and torch.equal(lse, s.view(4, 1).expand(4, 5))
+        assert not dev.launches
+
+
+def test_softcap_sinks_plan_info():
+    """plan_info(softcap=, sinks=): the plan the call would use, one per
+    cap and sinks flag."""
+    with dry() as (torch, fa4, dev):
+        q, k = torch.randn(2, 100, 8, 128, dtype=torch.float16), torch.randn(2, 100, 2, 128, dtype=torch.float16)
+        s = _sinks(torch, 8)
+        infos = [fa4.plan_info(q, k, k, causal=True, **kw)
+                 for kw in ({}, dict(softcap=30.0), dict(sinks=s), dict(softcap=30.0, sinks=s))]
+        assert len(dev.plans) == 4 and not dev.launches
+        got = sorted((e.plan.problem.softcap, e.plan.problem.attention_sinks) for e in dev.plans.values())
+        assert got == [(0.0, 0), (0.0, 1), (30.0, 0), (30.0, 1)], got
+        assert all(i.source == "heuristic" for i in infos), infos
+        lens = torch.tensor([1, 17], dtype=torch.int32)
+        info = fa4.plan_info(q[:, :1], k, k, cache_seqlens=lens, sinks=s)
+        assert list(dev.plans.values())[-1].plan.problem.attention_sinks == 1 and info.family in (80, 90)
+
+
+def test_fp8_softcap_sinks():
+    """fp8 inputs with softcap and sinks: the fp8 plan carries both next to
+    out_dtype, the launch the descales and the sinks; the KV cache's
+    varlen view (sm90, fp8's family) gets them too."""
+    with dry() as (torch, fa4, dev):
+        from fa4 import _abi
+        q, k = _e4m3(torch, 2, 100, 8, 128), _e4m3(torch, 2, 300, 2, 128)
+        ds = _descales(torch, 2, 2)
+        s = _sinks(torch, 8)
+        kw = dict(q_descale=ds[0], k_descale=ds[1], v_descale=ds[2])
+        for sinks in (s, s + 1):        # the second call is remembered
+            fa4.attention(q, k, k, causal=True, softcap=30.0, sinks=sinks, **kw)
+            e, t = list(dev.plans.values())[-1], dev.launches[-1]
+            _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "fp8 softcap sinks")
+            _mods_checks(e, t, 30.0, sinks, "fp8 softcap sinks")
+        assert len(dev.plans) == 1
+        lens = torch.tensor([1, 17], dtype=torch.int32)
+        fa4.attention_with_kvcache(_e4m3(torch, 2, 50, 8, 128), k, k, lens, causal=True, sinks=s, **kw)
+        e, t = list(dev.plans.values())[-1], dev.launches[-1]
+        assert e.as_varlen and e.plan.problem.varlen == 1
+        _mods_checks(e, t, 0.0, s, "fp8 kvcache as varlen")

@@ -2,7 +2,8 @@
 causal and not, GQA/MQA, windows, strided views, fp16, head_dim_v < head_dim),
 fp8 e4m3 with descales on Hopper (dense, varlen, KV caches dense and paged,
 appends, CUDA-graph capture, torch.compile; against the reference on the
-dequantised inputs),
+dequantised inputs), softcapping and attention sinks (each forward, bf16,
+fp16 and fp8, rows with no key, sinks changed between CUDA-graph replays),
 varlen, KV caches dense and paged (shuffled pages), new keys appended to them
 (and the caches' contents afterwards), remembered call classes that still check
 what differs, plans reused across sizes, errors with the library's message,
@@ -27,10 +28,13 @@ def _torch():
     return torch, fa4
 
 
-def reference(q, k, v, causal=False, window=(-1, -1), scale=None, lens_k=None):
+def reference(q, k, v, causal=False, window=(-1, -1), scale=None, lens_k=None, softcap=0.0, sinks=None):
     """float64 attention of q [b, sq, hq, d] over k, v [b, sk, hkv, d]: FlashAttention's
     semantics (bottom-right aligned masks; each batch's keys limited to
-    lens_k[b]).  Returns (out [b, sq, hq, dv], lse [b, hq, sq])."""
+    lens_k[b]); with SOFTCAP > 0 the scaled scores s become softcap *
+    tanh(s / softcap) before masking, and SINKS ([hq] logits) join each row's
+    softmax denominator with no value row (LSE includes them; a row with no
+    key gets O 0 and LSE its sink).  Returns (out [b, sq, hq, dv], lse [b, hq, sq])."""
     import torch
     b, sq, hq, d = q.shape
     sk, hkv = k.shape[1], k.shape[2]
@@ -39,6 +43,8 @@ def reference(q, k, v, causal=False, window=(-1, -1), scale=None, lens_k=None):
     kf = k.double().repeat_interleave(hq // hkv, dim=2).transpose(1, 2)
     vf = v.double().repeat_interleave(hq // hkv, dim=2).transpose(1, 2)
     s = qf @ kf.transpose(-1, -2) * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
     klen = torch.full((b,), sk, device=q.device) if lens_k is None else lens_k.to(q.device).long()
     klen = klen.view(b, 1, 1, 1)
     i = torch.arange(sq, device=q.device).view(1, 1, sq, 1)
@@ -53,7 +59,11 @@ def reference(q, k, v, causal=False, window=(-1, -1), scale=None, lens_k=None):
     if wl >= 0:
         mask = mask & (j >= diag - wl)
     s = s.masked_fill(~mask, float("-inf"))
-    lse = torch.logsumexp(s, dim=-1)
+    if sinks is None:
+        lse = torch.logsumexp(s, dim=-1)
+    else:
+        sink = sinks.to(q.device).double().view(1, hq, 1, 1).expand(b, hq, sq, 1)
+        lse = torch.logsumexp(torch.cat([s, sink], dim=-1), dim=-1)
     p = torch.exp(s - lse.unsqueeze(-1)).nan_to_num(0.0)
     return (p @ vf).transpose(1, 2), lse
 
@@ -896,3 +906,357 @@ def test_two_streams_at_once():
         ref = reference(qs[i], kc, vc, lens_k=lens)[0]
         for o in outs[i]:
             check(o, ref, "stream %d" % i)
+
+
+# ------------------------------------------------------ softcap and sinks
+
+# Scores the cap bends: softcap 30 with softmax_scale 0.25 (scores of about
+# N(0, 2.8^2) at d128) changes O by ~8%, softcap 5 at the default scale by
+# ~18% (both far past REL).  The kernels' tanh (MUFU, relative error up to
+# 2^-11) moves O by at most ~7e-4 relative there (a float64 simulation with
+# every tanh off by 2^-11 one way): inside REL for bf16 and fp16.
+_CAP_SCALE = {30.0: 0.25}
+
+
+def _sink_logits(torch, hq, sk, seed, neg_inf=False):
+    """float32 [hq] sink logits on the GPU, uniform from -2 to log(sk) + 3:
+    from negligible next to a row's sum of exponentials to most of it.
+    NEG_INF: head 0's is -inf (a sink that never counts)."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    s = torch.rand(hq, device="cuda", generator=g) * (math.log(max(sk, 1)) + 5) - 2
+    if neg_inf:
+        s[0] = float("-inf")
+    return s
+
+
+def _differs(ref, plain, what, tol):
+    """The reference with softcap or sinks is farther than 4 x TOL from the one
+    without: the test would catch a kernel that ignored them."""
+    rel = (ref - plain).norm().item() / (plain.norm().item() or 1.0)
+    assert rel > 4 * tol, "%s: softcap/sinks change the reference by only %.2e; the test proves nothing" % (
+        what, rel)
+
+
+def _mods_name(softcap, sinks):
+    return "%s%s" % ("_softcap%d" % softcap if softcap else "", "_sinks" if sinks else "")
+
+
+def _mods_dense_case(b, sq, sk, hq, hkv, causal, softcap, sinks, d=128, dtype="bfloat16"):
+    def test():
+        torch, fa4 = _torch()
+        dt = getattr(torch, dtype)
+        seed = zlib.crc32(repr(("mods", b, sq, sk, hq, hkv, causal, softcap, sinks, d, dtype)).encode()) & 0xffff
+        q = _rand(torch, b, sq, hq, d, dtype=dt, seed=seed)
+        k = _rand(torch, b, sk, hkv, d, dtype=dt, seed=seed + 1)
+        v = _rand(torch, b, sk, hkv, d, dtype=dt, seed=seed + 2)
+        scale = _CAP_SCALE.get(softcap)
+        s = _sink_logits(torch, hq, sk, seed + 3) if sinks else None
+        what = "dense%s b%d sq%d sk%d %s%s" % (_mods_name(softcap, sinks), b, sq, sk, dtype,
+                                               " causal" if causal else "")
+        out = _poisoned(torch, (b, sq, hq, d), dt)
+        o, lse = fa4.attention(q, k, v, causal=causal, softmax_scale=scale, softcap=softcap, sinks=s,
+                               return_lse=True, out=out)
+        assert o is out
+        ref, ref_lse = reference(q, k, v, causal, scale=scale, softcap=softcap, sinks=s)
+        check(o, ref, what, lse, ref_lse)
+        o2 = fa4.attention(q, k, v, causal=causal, softmax_scale=scale, softcap=softcap, sinks=s)
+        check(o2, ref, what + ", out allocated (remembered call)")
+        if min(sq, sk) >= 17:
+            _differs(ref, reference(q, k, v, causal, scale=scale)[0], what, REL[dtype])
+    return test
+
+
+for _softcap, _sinks in [(30.0, False), (5.0, False), (0.0, True), (5.0, True)]:
+    _n = _mods_name(_softcap, _sinks)
+    for _causal in (False, True):
+        globals()["test%s_dense_b2_q300_k300_h8_2%s" % (_n, "_causal" if _causal else "")] = \
+            _mods_dense_case(2, 300, 300, 8, 2, _causal, _softcap, _sinks)
+    globals()["test%s_dense_b3_q1_k300_mqa" % _n] = _mods_dense_case(3, 1, 300, 8, 1, False, _softcap, _sinks)
+# 283 of the 300 query rows see no key (bottom-right aligned): O 0, LSE the sink.
+test_sinks_dense_q300_k17_causal_rows_without_keys = _mods_dense_case(1, 300, 17, 4, 2, True, 0.0, True)
+test_softcap5_sinks_dense_q300_k17_causal_rows_without_keys = _mods_dense_case(1, 300, 17, 4, 2, True, 5.0, True)
+test_softcap5_sinks_dense_b2_q17_k17 = _mods_dense_case(2, 17, 17, 4, 4, False, 5.0, True)
+test_softcap5_sinks_dense_fp16_d64_causal = _mods_dense_case(2, 300, 300, 4, 2, True, 5.0, True, d=64,
+                                                             dtype="float16")
+test_softcap30_dense_fp16 = _mods_dense_case(2, 300, 300, 4, 2, False, 30.0, False, dtype="float16")
+test_sinks_dense_fp16_decode = _mods_dense_case(3, 1, 300, 8, 2, False, 0.0, True, dtype="float16")
+
+
+def _mods_varlen_case(lens_q, lens_k, hq, hkv, causal, softcap, sinks, dtype="bfloat16", neg_inf=False):
+    """attention_varlen with softcap and sinks against the reference of each
+    sequence (one sink per head, shared by the sequences)."""
+    def test():
+        torch, fa4 = _torch()
+        dt, d = getattr(torch, dtype), 128
+        seed = zlib.crc32(repr(("mods varlen", lens_q, lens_k, hq, hkv, causal, softcap, sinks, dtype,
+                                neg_inf)).encode()) & 0xffff
+        cu_q = torch.tensor([0] + lens_q, device="cuda").cumsum(0).to(torch.int32)
+        cu_k = torch.tensor([0] + lens_k, device="cuda").cumsum(0).to(torch.int32)
+        q = _rand(torch, sum(lens_q), hq, d, dtype=dt, seed=seed)
+        k = _rand(torch, sum(lens_k), hkv, d, dtype=dt, seed=seed + 1)
+        v = _rand(torch, sum(lens_k), hkv, d, dtype=dt, seed=seed + 2)
+        scale = _CAP_SCALE.get(softcap)
+        s = _sink_logits(torch, hq, max(lens_k), seed + 3, neg_inf) if sinks else None
+        out = _poisoned(torch, q.shape, dt)
+        o, lse = fa4.attention_varlen(q, k, v, cu_q, cu_k, max(lens_q), max(lens_k), causal=causal,
+                                      softmax_scale=scale, softcap=softcap, sinks=s, return_lse=True, out=out)
+        assert o is out and lse.shape == (hq, sum(lens_q))
+        for i in range(len(lens_q)):
+            a, z = cu_q[i].item(), cu_q[i + 1].item()
+            ka, kz = cu_k[i].item(), cu_k[i + 1].item()
+            ref, ref_lse = reference(q[None, a:z], k[None, ka:kz], v[None, ka:kz], causal, scale=scale,
+                                     softcap=softcap, sinks=s)
+            check(o[None, a:z], ref, "varlen%s sequence %d" % (_mods_name(softcap, sinks), i), lse[None, :, a:z],
+                  ref_lse)
+    return test
+
+
+test_softcap5_sinks_varlen_self_causal = _mods_varlen_case([1, 17, 300], [1, 17, 300], 8, 2, True, 5.0, True)
+test_softcap30_varlen_self = _mods_varlen_case([1, 17, 300], [1, 17, 300], 8, 2, False, 30.0, False)
+test_sinks_varlen_self = _mods_varlen_case([17, 300, 1], [17, 300, 1], 4, 4, False, 0.0, True)
+# Rows with no key (queries past their keys, bottom-right aligned), and one head whose sink is -inf.
+test_sinks_varlen_cross_causal_neg_inf_head = _mods_varlen_case([300, 17, 1], [17, 1, 300], 8, 2, True, 0.0, True,
+                                                                neg_inf=True)
+test_softcap5_sinks_varlen_fp16_causal = _mods_varlen_case([1, 17, 300], [1, 17, 300], 8, 2, True, 5.0, True,
+                                                           dtype="float16")
+
+
+def test_softcap_sinks_varlen_paged():
+    """Packed queries over a paged cache with softcap and sinks."""
+    torch, fa4 = _torch()
+    lens_q, lens_k = [1, 4, 17], [1, 17, 300]
+    k, v = _cache(torch, lens_k, 512, 2, 128, seed=211)
+    kp, vp, table = _paged(torch, k, v, 16, seed=212)
+    q = _rand(torch, sum(lens_q), 8, 128, seed=213)
+    s = _sink_logits(torch, 8, 300, 214)
+    cu_q = torch.tensor([0] + lens_q, device="cuda").cumsum(0).to(torch.int32)
+    cu_k = torch.tensor([0] + lens_k, device="cuda").cumsum(0).to(torch.int32)
+    o, lse = fa4.attention_varlen(q, kp, vp, cu_q, cu_k, max(lens_q), max(lens_k), causal=True, block_table=table,
+                                  softcap=5.0, sinks=s, return_lse=True, out=_poisoned(torch, q.shape, q.dtype))
+    for i in range(3):
+        a, z = cu_q[i].item(), cu_q[i + 1].item()
+        ref, ref_lse = reference(q[None, a:z], k[i:i + 1, :lens_k[i]], v[i:i + 1, :lens_k[i]], True, softcap=5.0,
+                                 sinks=s)
+        check(o[None, a:z], ref, "varlen paged softcap sinks sequence %d" % i, lse[None, :, a:z], ref_lse)
+
+
+def _mods_kvcache_case(sq, causal, softcap, sinks, paged=0, lens=(1, 17, 300), hq=8, hkv=2, dtype="bfloat16"):
+    """attention_with_kvcache with softcap and sinks: decode (split-KV: the
+    combine adds the sink), speculative and chunked steps, dense and paged
+    caches; then the remembered call."""
+    def test():
+        torch, fa4 = _torch()
+        dt, L, d = getattr(torch, dtype), 512, 128
+        seed = zlib.crc32(repr(("mods kv", sq, causal, softcap, sinks, paged, lens, hq, hkv, dtype)).encode()) \
+            & 0xffff
+        k, v = _rand(torch, len(lens), L, hkv, d, dtype=dt, seed=seed), \
+            _rand(torch, len(lens), L, hkv, d, dtype=dt, seed=seed + 1)
+        q = _rand(torch, len(lens), sq, hq, d, dtype=dt, seed=seed + 2)
+        s = _sink_logits(torch, hq, max(lens), seed + 3) if sinks else None
+        scale = _CAP_SCALE.get(softcap)
+        used = torch.tensor(lens, device="cuda", dtype=torch.int32)
+        kc, vc, table = (k, v, None) if not paged else _paged(torch, k, v, paged, seed=seed + 4)
+        out = _poisoned(torch, q.shape, dt)
+        what = "kvcache%s sq=%d page=%d lens=%s %s" % (_mods_name(softcap, sinks), sq, paged, list(lens), dtype)
+        o, lse = fa4.attention_with_kvcache(q, kc, vc, used, table, causal=causal, softmax_scale=scale,
+                                            softcap=softcap, sinks=s, return_lse=True, out=out)
+        assert o is out
+        ref, ref_lse = reference(q, k, v, causal, scale=scale, lens_k=used, softcap=softcap, sinks=s)
+        check(o, ref, what, lse, ref_lse)
+        o2 = fa4.attention_with_kvcache(q, kc, vc, used, table, causal=causal, softmax_scale=scale,
+                                        softcap=softcap, sinks=s)
+        check(o2, ref, what + ", out allocated (remembered call)")
+    return test
+
+
+test_softcap5_sinks_kvcache_decode = _mods_kvcache_case(1, False, 5.0, True)
+test_sinks_kvcache_decode_causal = _mods_kvcache_case(1, True, 0.0, True)
+test_softcap30_kvcache_decode = _mods_kvcache_case(1, False, 30.0, False)
+# A sequence with no key in use: O 0, LSE the sink.
+test_sinks_kvcache_decode_empty_sequence = _mods_kvcache_case(1, False, 0.0, True, lens=(0, 17, 300))
+test_softcap30_sinks_kvcache_chunk_causal = _mods_kvcache_case(200, True, 30.0, True)
+test_softcap5_sinks_kvcache_paged16_spec4_causal = _mods_kvcache_case(4, True, 5.0, True, paged=16)
+test_sinks_kvcache_paged64_mqa_decode = _mods_kvcache_case(1, False, 0.0, True, paged=64, hkv=1)
+test_softcap5_sinks_kvcache_paged16_fp16_decode = _mods_kvcache_case(1, False, 5.0, True, paged=16,
+                                                                      dtype="float16")
+
+
+def test_softcap_sinks_kvcache_append_and_int_length():
+    """k=, v= appended before the attention, and an int cache_seqlens, with
+    softcap and sinks (dense and paged caches)."""
+    torch, fa4 = _torch()
+    b, L, hq, hkv, d = 3, 512, 8, 2, 128
+    lens = [0, 17, 300]
+    for paged in (0, 16):
+        k0, v0 = _cache(torch, lens, L, hkv, d, seed=221)
+        q = _rand(torch, b, 3, hq, d, seed=222)
+        kn, vn = _rand(torch, b, 3, hkv, d, seed=223), _rand(torch, b, 3, hkv, d, seed=224)
+        s = _sink_logits(torch, hq, 300, 225)
+        kc, vc, table = (k0.clone(), v0.clone(), None) if not paged else _paged(torch, k0, v0, paged, seed=226)
+        used = torch.tensor(lens, device="cuda", dtype=torch.int32)
+        want_k, want_v = k0.clone(), v0.clone()
+        for i, n in enumerate(lens):
+            want_k[i, n:n + 3], want_v[i, n:n + 3] = kn[i], vn[i]
+        o, lse = fa4.attention_with_kvcache(q, kc, vc, used, table, k=kn, v=vn, causal=True, softcap=5.0, sinks=s,
+                                            return_lse=True, out=_poisoned(torch, q.shape, q.dtype))
+        ref, ref_lse = reference(q, want_k, want_v, True, lens_k=used + 3, softcap=5.0, sinks=s)
+        check(o, ref, "append softcap sinks page %d" % paged, lse, ref_lse)
+        o = fa4.attention_with_kvcache(q, kc, vc, 200, table, causal=True, softcap=5.0, sinks=s)
+        ref = reference(q, want_k[:, :200], want_v[:, :200], True, softcap=5.0, sinks=s)[0]
+        check(o, ref, "cache_seqlens=200 softcap sinks page %d" % paged)
+
+
+def test_softcap_sinks_per_call():
+    """Remembered calls: another sinks tensor of the same class is read
+    (not the first one's), and softcap 30, 5 and none on the same tensors
+    are three problems, each matching its own reference."""
+    torch, fa4 = _torch()
+    q = _rand(torch, 2, 300, 8, 128, seed=231)
+    k = _rand(torch, 2, 300, 2, 128, seed=232)
+    kc, vc = _cache(torch, (1, 1), 512, 2, 128, seed=233)
+    lens = torch.tensor([17, 300], device="cuda", dtype=torch.int32)
+    qd = q[:, :1].contiguous()
+    for seed in (1, 2, 3):
+        s = _sink_logits(torch, 8, 300, 240 + seed)
+        check(fa4.attention(q, k, k, causal=True, sinks=s), reference(q, k, k, True, sinks=s)[0],
+              "dense sinks, call %d" % seed)
+        check(fa4.attention_with_kvcache(qd, kc, vc, lens, sinks=s), reference(qd, kc, vc, lens_k=lens, sinks=s)[0],
+              "decode sinks, call %d" % seed)
+    for _ in range(2):
+        for cap in (30.0, 5.0, 0.0):
+            scale = _CAP_SCALE.get(cap)
+            check(fa4.attention(q, k, k, softmax_scale=scale, softcap=cap),
+                  reference(q, k, k, scale=scale, softcap=cap)[0], "softcap %g after other caps" % cap)
+
+
+def test_softcap_sinks_errors():
+    torch, fa4 = _torch()
+    q = _rand(torch, 1, 16, 4, 128, seed=251)
+    s = torch.zeros(4, device="cuda")
+    for kw, exc, words in [(dict(sinks=s.cpu()), ValueError, "sinks must be on cuda"),
+                           (dict(sinks=s.half()), TypeError, "sinks must be a torch.float32 tensor"),
+                           (dict(sinks=s[:2]), ValueError, "of shape (4,) [heads_q]"),
+                           (dict(softcap=-1.0), ValueError, "softcap=-1.0"),
+                           (dict(softcap=float("inf")), ValueError, "finite positive cap")]:
+        try:
+            fa4.attention(q, q, q, **kw)
+        except exc as e:
+            assert words in str(e), (words, str(e))
+        else:
+            raise AssertionError("no %s for %s" % (exc.__name__, words))
+
+
+def test_softcap_sinks_in_cuda_graph():
+    """Dense, varlen and paged decode calls with sinks (and softcap) captured
+    in a CUDA graph: each replay reads the sinks written into the captured
+    tensor since, with new queries and lengths."""
+    torch, fa4 = _torch()
+    hq, hkv, d = 8, 2, 128
+    q = _rand(torch, 2, 300, hq, d, seed=261)
+    k = _rand(torch, 2, 300, hkv, d, seed=262)
+    lens_v = [1, 17, 300]
+    cu = torch.tensor([0] + lens_v, device="cuda").cumsum(0).to(torch.int32)
+    qv = _rand(torch, sum(lens_v), hq, d, seed=263)
+    kv = _rand(torch, sum(lens_v), hkv, d, seed=264)
+    kc0, vc0 = _cache(torch, (1, 1, 1), 512, hkv, d, seed=265)
+    kc, vc, table = _paged(torch, kc0, vc0, 16, seed=266)
+    qd = _rand(torch, 3, 1, hq, d, seed=267)
+    lens = torch.tensor([1, 17, 300], device="cuda", dtype=torch.int32)
+    s = _sink_logits(torch, hq, 300, 268)
+    run = lambda: (fa4.attention(q, k, k, causal=True, softcap=5.0, sinks=s, return_lse=True),
+                   fa4.attention_varlen(qv, kv, kv, cu, cu, 300, 300, causal=True, sinks=s),
+                   fa4.attention_with_kvcache(qd, kc, vc, lens, table, softcap=5.0, sinks=s))
+    graph, ((o, lse), ov, od) = _captured(torch, run)
+    for replay in (1, 2):
+        s.copy_(_sink_logits(torch, hq, 300, 270 + replay, neg_inf=replay == 2))
+        q.copy_(_rand(torch, *q.shape, seed=280 + replay))
+        qd.copy_(_rand(torch, *qd.shape, seed=290 + replay))
+        lens.copy_(torch.tensor([300, 1, 17 * replay], device="cuda", dtype=torch.int32))
+        for t in (o, ov, od):
+            t.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        ref, ref_lse = reference(q, k, k, True, softcap=5.0, sinks=s)
+        check(o, ref, "graph dense softcap sinks, replay %d" % replay, lse, ref_lse)
+        check(od, reference(qd, kc0, vc0, lens_k=lens, softcap=5.0, sinks=s)[0],
+              "graph paged decode softcap sinks, replay %d" % replay)
+        for i in range(3):
+            a, z = cu[i].item(), cu[i + 1].item()
+            check(ov[None, a:z], reference(qv[None, a:z], kv[None, a:z], kv[None, a:z], True, sinks=s)[0],
+                  "graph varlen sinks sequence %d, replay %d" % (i, replay))
+
+
+def test_softcap_sinks_torch_compile():
+    torch, fa4 = _torch()
+    q = _rand(torch, 2, 17, 8, 128, seed=301)
+    k = _rand(torch, 2, 300, 2, 128, seed=302)
+    lens = torch.tensor([17, 300], device="cuda", dtype=torch.int32)
+    s = _sink_logits(torch, 8, 300, 303)
+
+    def f(q, k, v, lens, s):
+        o, lse = fa4.attention(q, k, v, causal=True, softcap=5.0, sinks=s, return_lse=True)
+        c = fa4.attention_with_kvcache(q, k, v, lens, causal=True, sinks=s)
+        return o * 2, lse, c
+    o, lse, c = torch.compile(f, fullgraph=True)(q, k, k, lens, s)
+    ref, ref_lse = reference(q, k, k, True, softcap=5.0, sinks=s)
+    check(o / 2, ref, "compiled softcap sinks", lse, ref_lse)
+    check(c, reference(q, k, k, True, lens_k=lens, sinks=s)[0], "compiled kvcache sinks")
+
+
+# fp8 (sm90 only) with softcap and sinks: the library's own fp8 GPU tests
+# (tests/test_gpu_fp8*.c) do not cover them; fa4.h says every dtype takes them.
+
+def _fp8_mods_case(b, sq, sk, hq, hkv, causal, softcap, sinks):
+    def test():
+        torch, fa4 = _torch()
+        _need_fp8(torch)
+        seed = zlib.crc32(repr(("fp8 mods", b, sq, sk, hq, hkv, causal, softcap, sinks)).encode()) & 0xffff
+        (q, k, v), (qd, kd, vd), (qr, kr, vr) = _fp8_inputs(torch, b, sq, sk, hq, hkv, 128, seed)
+        s = _sink_logits(torch, hq, sk, seed + 7) if sinks else None
+        scale = _CAP_SCALE.get(softcap)
+        out = _poisoned(torch, (b, sq, hq, 128), torch.bfloat16)
+        o, lse = fa4.attention(q, k, v, causal=causal, softmax_scale=scale, softcap=softcap, sinks=s,
+                               return_lse=True, out=out, q_descale=qd, k_descale=kd, v_descale=vd)
+        ref, ref_lse = reference(qr, kr, vr, causal, scale=scale, softcap=softcap, sinks=s)
+        what = "fp8%s sq%d sk%d%s" % (_mods_name(softcap, sinks), sq, sk, " causal" if causal else "")
+        _check_fp8(o, ref, what, lse, ref_lse)
+        if min(sq, sk) >= 17:
+            _differs(ref, reference(qr, kr, vr, causal, scale=scale)[0], what, FP8_REL)
+    return test
+
+
+test_fp8_softcap5_sinks_causal = _fp8_mods_case(2, 300, 300, 8, 2, True, 5.0, True)
+test_fp8_softcap5 = _fp8_mods_case(2, 300, 300, 8, 2, False, 5.0, False)
+test_fp8_sinks_decode = _fp8_mods_case(3, 1, 300, 8, 1, False, 0.0, True)
+
+
+def test_fp8_softcap_sinks_varlen_and_paged():
+    """fp8 varlen and a paged fp8 cache with softcap and sinks."""
+    torch, fa4 = _torch()
+    _need_fp8(torch)
+    g = torch.Generator(device="cuda").manual_seed(311)
+    b, hq, hkv, d = 3, 8, 2, 128
+    lens_v = [1, 17, 300]
+    qd, kd, vd = (_fp8_descales(torch, b, hkv, g) for _ in range(3))
+    rows = _seq_rows(torch, lens_v)
+    q, qr = _e4m3(torch, torch.randn(sum(lens_v), hq, d, device="cuda", generator=g), _per_head(qd, hq)[rows])
+    k, kr = _e4m3(torch, torch.randn(sum(lens_v), hkv, d, device="cuda", generator=g), kd[rows])
+    v, vr = _e4m3(torch, torch.randn(sum(lens_v), hkv, d, device="cuda", generator=g), vd[rows])
+    cu = torch.tensor([0] + lens_v, device="cuda").cumsum(0).to(torch.int32)
+    s = _sink_logits(torch, hq, 300, 312)
+    out = _poisoned(torch, (sum(lens_v), hq, d), torch.bfloat16)
+    o, lse = fa4.attention_varlen(q, k, v, cu, cu, 300, 300, causal=True, softcap=5.0, sinks=s, return_lse=True,
+                                  out=out, q_descale=qd, k_descale=kd, v_descale=vd)
+    for i in range(b):
+        a, z = cu[i].item(), cu[i + 1].item()
+        ref, ref_lse = reference(qr[None, a:z], kr[None, a:z], vr[None, a:z], True, softcap=5.0, sinks=s)
+        _check_fp8(o[None, a:z], ref, "fp8 varlen softcap sinks sequence %d" % i, lse[None, :, a:z], ref_lse)
+    kc, vc, table, kd, vd, kr, vr = _fp8_cache(torch, b, 512, hkv, d, g, paged=16)
+    qd = _fp8_descales(torch, b, hkv, g)
+    q, qr = _e4m3(torch, torch.randn(b, 4, hq, d, device="cuda", generator=g), _per_head(qd, hq)[:, None].expand(b, 4, hq))
+    lens = torch.tensor([1, 17, 300], device="cuda", dtype=torch.int32)
+    out = _poisoned(torch, (b, 4, hq, d), torch.bfloat16)
+    o, lse = fa4.attention_with_kvcache(q, kc, vc, lens, table, causal=True, softmax_scale=0.25, softcap=30.0,
+                                        sinks=s, return_lse=True, out=out, q_descale=qd, k_descale=kd, v_descale=vd)
+    ref, ref_lse = reference(qr, kr, vr, True, scale=0.25, lens_k=lens, softcap=30.0, sinks=s)
+    _check_fp8(o, ref, "fp8 paged16 spec4 softcap sinks", lse, ref_lse)

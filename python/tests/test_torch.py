@@ -251,3 +251,108 @@ def test_append_kv_through_the_ops():
     if f8 is not None:      # fp8 rows are moved as bytes
         o = cf(q.to(f8), pages.to(f8), pages.to(f8), k.to(f8), k.to(f8), lens, table)
         assert o.shape == (2, 3, 8, 128) and o.dtype == torch.bfloat16
+
+
+_OPS = ("attention", "attention_out", "attention_varlen", "attention_varlen_out", "attention_with_kvcache",
+        "attention_with_kvcache_out")
+
+
+def test_op_schemas_take_softcap_and_sinks():
+    """Each op ends with `float softcap=0.` and `Tensor? sinks=None`, after
+    the fp8 arguments (so calls that stop earlier are what they were), and
+    no op mutates the sinks."""
+    torch, fa4 = _fa4()
+    for name in _OPS:
+        schema = getattr(torch.ops.fa4, name).default._schema
+        args = schema.arguments
+        tail = [(a.name, str(a.type), a.default_value) for a in args[-3:]]
+        assert tail == [("out_dtype", "int", 0), ("softcap", "float", 0.0), ("sinks", "Optional[Tensor]", None)], \
+            (name, tail)
+        assert args[-1].alias_info is None or not args[-1].alias_info.is_write, "%s writes sinks" % name
+
+
+def test_op_tail():
+    torch, fa4 = _fa4()
+    from fa4 import _ops
+    s = torch.zeros(4)
+    ds = torch.ones(2, 2)
+    assert _ops.op_tail(None, None) == ()
+    assert _ops.op_tail((ds, None, None, torch.float16), None) == (ds, None, None, 2)
+    assert _ops.op_tail(None, (30.0, None)) == (None, None, None, 0, 30.0, None)
+    assert _ops.op_tail((None, ds, None, None), (0.0, s)) == (None, ds, None, 0, 0.0, s)
+
+
+def test_softcap_sinks_fake_shapes_and_checks():
+    """softcap and sinks through the registered ops on meta tensors, in each
+    forward and its out= form: the shapes are those without them, and the
+    fake implementations raise what eager calls raise."""
+    torch, fa4 = _fa4()
+    q, k = _meta(torch, 2, 17, 8, 128), _meta(torch, 2, 33, 2, 128)
+    s = _meta(torch, 8, dtype=torch.float32)
+    cu = _meta(torch, 3, dtype=torch.int32)
+    pages, table = _meta(torch, 10, 16, 2, 128), _meta(torch, 2, 5, dtype=torch.int32)
+    lens = _meta(torch, 2, dtype=torch.int32)
+    kw = dict(softcap=30.0, sinks=s)
+    o, lse = fa4.attention(q, k, k, causal=True, return_lse=True, **kw)
+    assert o.shape == (2, 17, 8, 128) and lse.shape == (2, 8, 17)
+    out = _meta(torch, 2, 17, 8, 128)
+    assert fa4.attention(q, k, k, out=out, sinks=s) is out
+    o, lse = fa4.attention_varlen(q[0], k[0], k[0], cu, cu, 17, 33, return_lse=True, **kw)
+    assert o.shape == (17, 8, 128) and lse.shape == (8, 17)
+    out = _meta(torch, 17, 8, 128)
+    assert fa4.attention_varlen(q[0], k[0], k[0], cu, cu, 17, 33, out=out, softcap=5.0) is out
+    o, lse = fa4.attention_with_kvcache(q[:, :1], pages, pages, lens, table, return_lse=True, **kw)
+    assert o.shape == (2, 1, 8, 128) and lse.shape == (2, 8, 1)
+    out = _meta(torch, 2, 17, 8, 128)
+    assert fa4.attention_with_kvcache(q, k, k, 20, out=out, **kw) is out
+    f8 = getattr(torch, "float8_e4m3fn", None)
+    if f8 is not None:
+        o = fa4.attention(q.to(f8), k.to(f8), k.to(f8), out_dtype=torch.float16, **kw)
+        assert o.dtype == torch.float16 and o.shape == (2, 17, 8, 128)
+    for call in (lambda **a: fa4.attention(q, k, k, **a),
+                 lambda **a: fa4.attention_varlen(q[0], k[0], k[0], cu, cu, 17, 33, **a),
+                 lambda **a: fa4.attention_with_kvcache(q[:, :1], pages, pages, lens, table, **a),
+                 lambda **a: torch.ops.fa4.attention(q, k, k, False, -1, -1, 0.0, False, **a)):
+        for args, exc, text in [(dict(softcap=-3.0), ValueError, "softcap=-3.0"),
+                                (dict(softcap=float("nan")), ValueError, "softcap=nan"),
+                                (dict(sinks=_meta(torch, 4, dtype=torch.float32)), ValueError,
+                                 "sinks must be a contiguous tensor of shape (8,) [heads_q] (got (4,))"),
+                                (dict(sinks=_meta(torch, 8)), TypeError,
+                                 "sinks must be a torch.float32 tensor (got torch.bfloat16)")]:
+            try:
+                call(**args)
+            except exc as e:
+                assert text in str(e), (text, str(e))
+            else:
+                raise AssertionError("%s not raised (%s)" % (exc.__name__, text))
+
+
+def test_softcap_sinks_compile_fullgraph():
+    """torch.compile(fullgraph=True) traces softcap and sinks into each op:
+    the graph's fa4 calls end with the cap and the sinks (an input of the
+    graph, read at run time); a call with neither ends as before."""
+    torch, fa4 = _fa4()
+    tails = []
+
+    def backend(gm, inputs):
+        for node in gm.graph.nodes:
+            if node.op == "call_function" and str(node.target).startswith("fa4."):
+                tails.append((str(node.target), node.args[-2],
+                              None if node.args[-1] is None else getattr(node.args[-1], "op", node.args[-1])))
+        return gm.forward
+
+    def f(q, k, pages, cu, lens, table, s):
+        o = fa4.attention(q, k, k, causal=True, softcap=30.0, sinks=s)
+        o2 = fa4.attention_varlen(q[0], k[0], k[0], cu, cu, 17, 33, causal=True, sinks=s)
+        o3 = fa4.attention_with_kvcache(q[:, :1], pages, pages, lens, table, softcap=5.0)
+        o4 = fa4.attention(q, k, k)
+        return o * 2, o2, o3, o4
+    q, k = _meta(torch, 2, 17, 8, 128), _meta(torch, 2, 33, 2, 128)
+    cu, lens = _meta(torch, 3, dtype=torch.int32), _meta(torch, 2, dtype=torch.int32)
+    table, pages = _meta(torch, 2, 5, dtype=torch.int32), _meta(torch, 10, 16, 2, 128)
+    s = _meta(torch, 8, dtype=torch.float32)
+    torch.compile(f, fullgraph=True, backend=backend)(q, k, pages, cu, lens, table, s)
+    assert tails == [("fa4.attention", 30.0, "placeholder"), ("fa4.attention_varlen", 0.0, "placeholder"),
+                     ("fa4.attention_with_kvcache", 5.0, None), ("fa4.attention", 0.0, False)], tails
+    o, o2, o3, _ = torch.compile(f, fullgraph=True, backend="aot_eager")(q, k, pages, cu, lens, table, s)
+    assert o.shape == q.shape and o2.shape == (17, 8, 128) and o3.shape == (2, 1, 8, 128)
