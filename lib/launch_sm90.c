@@ -23,25 +23,6 @@ static int varlen_rows(long long row_stride)
     return rows > 0x7fffffffLL ? 0x7fffffff : (int)rows;
 }
 
-/* The maps this thread encoded last, with what they were encoded from: a
-** serving loop launches the same plans on the same buffers call after call,
-** and a map is a pure function of its arguments, so an equal key reuses the
-** map instead of encoding it again.  Per thread, so that launches from any
-** number of threads need no lock. */
-typedef struct map_key {
-    const cuda_api *cu;
-    unsigned long long addr;
-    cuuint64_t gdim[4], gstride[3];
-    cuuint32_t box[4];
-    int type, swizzle;
-} map_key;
-#define MAP_MEMO 8
-static _Thread_local struct {
-    map_key key[MAP_MEMO];
-    CUtensorMap map[MAP_MEMO];
-    int used, next;
-} map_memo;
-
 /* Encode one rank-4 map over ADDR: DIMS innermost first, element STRIDES
 ** of dims 1..3 (AXES names them for messages), BOX, elements of TYPE (ESIZE
 ** bytes), SWIZZLE bytes (128, 64 or 32).  NAME ("q") for messages. */
@@ -51,8 +32,8 @@ static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *n
                              const long long strides[3], const int box[4], int swizzle,
                              char *why, size_t wn)
 {
-    cuuint32_t estride[4] = { 1, 1, 1, 1 };
-    map_key key;
+    cuuint64_t gdim[4], gstride[3];
+    cuuint32_t cbox[4], estride[4] = { 1, 1, 1, 1 };
     CUresult res;
     int i;
 
@@ -60,7 +41,6 @@ static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *n
         snprintf(why, wn, "%s address 0x%llx is not 16-byte aligned (TMA)", name, addr);
         return FA4_EINVAL;
     }
-    memset(&key, 0, sizeof key);   /* padding too: keys are compared with memcmp */
     for (i = 0; i < 3; i++) {
         long long bytes = strides[i] * esize;
         /* A stride over a dimension of extent 1 is never used: any legal value will do. */
@@ -71,24 +51,15 @@ static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *n
                      "multiple of 16 B below 2^40", name, axes[i], strides[i], bytes);
             return FA4_EINVAL;
         }
-        key.gstride[i] = (cuuint64_t)bytes;
+        gstride[i] = (cuuint64_t)bytes;
     }
     for (i = 0; i < 4; i++) {
-        key.gdim[i] = (cuuint64_t)dims[i];
-        key.box[i] = (cuuint32_t)box[i];
+        gdim[i] = (cuuint64_t)dims[i];
+        cbox[i] = (cuuint32_t)box[i];
     }
-    key.cu = cu;
-    key.addr = addr;
-    key.type = type;
-    key.swizzle = swizzle;
-    for (i = 0; i < map_memo.used; i++)
-        if (memcmp(&map_memo.key[i], &key, sizeof key) == 0) {
-            *map = map_memo.map[i];
-            return FA4_OK;
-        }
     memset(map, 0, sizeof(*map));
     res = cu->cuTensorMapEncodeTiled(map, (CUtensorMapDataType)type, 4, (void *)(size_t)addr,
-                                     key.gdim, key.gstride, key.box, estride,
+                                     gdim, gstride, cbox, estride,
                                      CU_TENSOR_MAP_INTERLEAVE_NONE,
                                      swizzle == 32   ? CU_TENSOR_MAP_SWIZZLE_32B
                                      : swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
@@ -102,9 +73,6 @@ static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *n
                  box[1], box[2], box[3], swizzle, cuda_error_text(res, text, sizeof text));
         return FA4_ECUDA;
     }
-    i = map_memo.used < MAP_MEMO ? map_memo.used++ : map_memo.next++ % MAP_MEMO;
-    map_memo.key[i] = key;
-    map_memo.map[i] = *map;
     return FA4_OK;
 }
 
