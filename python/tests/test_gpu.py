@@ -930,10 +930,11 @@ def _sink_logits(torch, hq, sk, seed, neg_inf=False):
 
 
 def _differs(ref, plain, what, tol):
-    """The reference with softcap or sinks is farther than 4 x TOL from the one
-    without: the test would catch a kernel that ignored them."""
+    """The reference with softcap or sinks is farther than 3 x TOL from the one
+    without: the test would catch a kernel that ignored them (fp8's softcap 5
+    over 300 keys moves it by 3.9 x its 4e-2 tolerance on the H100)."""
     rel = (ref - plain).norm().item() / (plain.norm().item() or 1.0)
-    assert rel > 4 * tol, "%s: softcap/sinks change the reference by only %.2e; the test proves nothing" % (
+    assert rel > 3 * tol, "%s: softcap/sinks change the reference by only %.2e; the test proves nothing" % (
         what, rel)
 
 
