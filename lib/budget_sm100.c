@@ -38,6 +38,8 @@
 **             + 8 B * (8 + 2*PV_STAGES + QK_CHUNKS) barriers        (a)
 **   per slot = BN * max(padded_dqk, padded_dv) * esize + 2 * 8 B    (b)
 **   slots   = (carveout - slack - fixed) / per slot, rounded down   (c)
+**             (then within a config's 8 stages: sm100_cap_slots; no seed
+**             shape reaches that)
 **   odd  -> fused ring of `slots` tiles;
 **   even -> split: slots/2 K stages and slots/2 V stages, and the K
 **           stages are staged by depth chunk: (QK_CHUNKS-1)*stages*2
@@ -127,6 +129,7 @@
 #define SM100_TMEMPTR_BYTES 4
 #define SM100_THREADS      512
 #define SM100_SMEM_DEFAULT 232448   /* 228 KiB - 1 KiB reserved */
+#define SM100_MAX_STAGES   8        /* the most a config names (config_validate) */
 
 /* Bytes of one element; 0 for an unknown dtype. */
 static int sm100_esize(fa4_dtype dtype)
@@ -187,6 +190,18 @@ static int sm100_tmem_bn(int tmem_max, int q_tiles, int pad_dv, int step)
     return bn > 0 ? align_down(bn, step) : 0;
 }
 
+/* The slot rule's count SLOTS within what a config can name (stages <= 8):
+** an odd count above 8 slots gives the split ring of one slot fewer, and a
+** split ring stops at 8 stages.  Only rings deeper than 8 stages change
+** (before, their configs were refused as stages > 8), so every ring of the
+** seeds stays as it was. */
+static int sm100_cap_slots(int slots)
+{
+    if (slots > SM100_MAX_STAGES && slots % 2)
+        slots--;
+    return slots > 2 * SM100_MAX_STAGES ? 2 * SM100_MAX_STAGES : slots;
+}
+
 /* The ring of S->bn under CFG's stages (0: the slot rule) in CARVE bytes:
 ** fills slots, fused, stages, the byte counts and barriers. */
 static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
@@ -202,7 +217,7 @@ static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
 
     if (cfg->stages == 0) {
         int room = carve - SM100_SLACK - fixed - SM100_MBAR_BYTES * fixed_bar;
-        s->slots = room > 0 ? room / per_slot : 0;
+        s->slots = room > 0 ? sm100_cap_slots(room / per_slot) : 0;
         s->fused = s->slots % 2;
     } else {
         s->fused = cfg->fused_kv ? 1 : 0;

@@ -513,7 +513,7 @@ int main(void)
                      && sp.configs[i].stages == 5;
         ok(st == FA4_OK && pairs == 6,
            "bf16 d128 keeps 6 CTA pairs at bn 128, 5 stages (%d configs fit; lower bn in "
-           "pairs rings more than 8 stages, dropped with the reason)", sp.count);
+           "pairs would ring more than 8 stages: capped to 8 split stages)", sp.count);
         config_space_free(&sp);
     }
 
