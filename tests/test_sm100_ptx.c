@@ -42,10 +42,11 @@
 **   - the smem base rounded up to 1024 B at run time, no trap, no static
 **     shared memory, no spills, at most 128 registers.
 ** With an nvdisasm (FA4_NVDISASM, or $CUDA_HOME/bin) the SASS is counted
-** too: at least as many UTCHMMA, UTCBAR, LDTM, STTM and UTMASTG as the
-** PTX has MMAs, commits, TMEM loads and stores and TMA stores of O (ptxas
-** may duplicate code), alone none of the MMAs 2-CTA, and no local-memory
-** access.  Without one that line is a skip.  Nothing here runs a kernel.
+** too: at least as many UTCHMMA (fp8: UTCQMMA, and no UTCHMMA; 16-bit:
+** no UTCQMMA), UTCBAR, LDTM, STTM and UTMASTG as the PTX has MMAs,
+** commits, TMEM loads and stores and TMA stores of O (ptxas may duplicate
+** code), alone none of the MMAs 2-CTA, and no local-memory access.
+** Without one that line is a skip.  Nothing here runs a kernel.
 */
 #include <ctype.h>
 #include <stdint.h>

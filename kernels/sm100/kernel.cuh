@@ -57,6 +57,9 @@
 **   strides from fa4_params in bytes, 128 B swizzle, OOB zero fill (loads)
 **   and clipping (the store of O: one box per warp and 64 columns, staged
 **   in the tile's Q region once its last S MMA is done).
+**   fp8 (below): byte maps whose box rows are FA4_SWIZZLE elements (64 or
+**   128 B swizzle) in place of 64; tm_o's boxes {FA4_SWIZZLE / 2, 32} of
+**   the 16-bit O, staged in rounds (correction.cuh).
 ** Grid: (m_blocks = ceil(seqlen_q / FA4_BM), heads_q, batch), m_blocks
 ** rounded up to even for pairs; causal runs the longest query tiles (or
 ** tile pairs) first.  Dynamic smem: FA4_SMEM_BYTES.

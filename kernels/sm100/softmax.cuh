@@ -7,9 +7,10 @@
 ** per-element mask, and blocks they never see are not computed (P = 0).
 ** Base-2 online softmax, FA4 tricks: rescale
 ** only when the max grew by more than 2^FA4_RESCALE_THRESHOLD, and
-** FA4_EXP2_EMU_PCT % of exp2 on the FMA units.  In a CTA pair each CTA's
-** warpgroups work on their own rows as alone; only P_FULL goes to the
-** leader, whose MMA reads both CTAs' P.
+** FA4_EXP2_EMU_PCT % of exp2 on the FMA units.  fp8: P rounded to e4m3
+** (2^SM100_P_LOG2 times itself), the descales in the scale and in 1/l.
+** In a CTA pair each CTA's warpgroups work on their own rows as alone;
+** only P_FULL goes to the leader, whose MMA reads both CTAs' P.
 ** UNVERIFIED ON HARDWARE (see kernel.cuh).
 */
 #ifndef FA4_SM100_SOFTMAX_CUH
