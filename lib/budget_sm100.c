@@ -38,6 +38,8 @@
 **             + 8 B * (8 + 2*PV_STAGES + QK_CHUNKS) barriers        (a)
 **   per slot = BN * max(padded_dqk, padded_dv) * esize + 2 * 8 B    (b)
 **   slots   = (carveout - slack - fixed) / per slot, rounded down   (c)
+**             (then within a config's 8 stages: sm100_cap_slots; no seed
+**             shape reaches that)
 **   odd  -> fused ring of `slots` tiles;
 **   even -> split: slots/2 K stages and slots/2 V stages, and the K
 **           stages are staged by depth chunk: (QK_CHUNKS-1)*stages*2
@@ -78,9 +80,41 @@
 **   fp8 d128 (64 B swizzle, MMA_K 32, no per-token scales): pad 128,
 **       BN 128, QK_CHUNKS gcd(2, 4) = 2; fixed = 33908; per slot 16400;
 **       12 slots (even: 6 K + 6 V stages) = 230,708 B, plus 12 K-chunk
-**       barriers = 230,804 B.  Sized by the model (budget_sm100_shape),
-**       refused by budget_fit: the kernel has no fp8 path.
+**       barriers = 230,804 B (50 barriers); request 231,828 B.
 **   d256: pad 256, BN = 0 < 64: unsupported in 2Q.
+**
+** fp8 (e4m3; kernels/sm100/kernel.cuh "element type"): 1-byte tiles, MMA_K
+** 32 (kind::f8f6f4 k32 = 32 bytes of a row, as kind::f16's k16), so BN
+** steps by 2 * 32 = 64 and the TMEM bound is the 16-bit one.  V stays
+** MN-major: the PTX ISA's instruction descriptor (9.7.16.4.2) has the
+** transpose-B bit for kind::f8f6f4 as for kind::f16 (valid for 8-bit
+** formats, not 6- or 4-bit), so unlike sm90's 8-bit wgmma there is no V^T
+** copy and no workspace.  The seeds' swizzle is 64 B (64 elements a box
+** row); 128 B (128 elements: one box per 128-deep chunk, QK_CHUNKS =
+** gcd(pad / 128, pad / 32)) is a tunable the enumerator offers where it
+** pads neither depth more than 64 B does (d128, d256).  The regions are
+** the 16-bit formulas with esize 1; O (16-bit) leaves through Q's region
+** in rounds (kernels/sm100/correction.cuh), so it adds no region either.
+**   fp8 d128, 128 B swizzle: pad 128, BN 128, QK_CHUNKS gcd(1, 4) = 1 ->
+**       13 fixed barriers; fixed = 4 + 1024 + 32768 + 104 = 33900; per
+**       slot 16384 + 16; (232448 - 1024 - 33900) / 16400 = 12 (even: 6 K
+**       + 6 V stages, K in one chunk); 33900 + 12 * 16400 = 230,700 B (37
+**       barriers); request 231,724 B.
+**   fp8 d256 1Q, 64 B swizzle: pad 256, BN (512 - 256) / 2 = 128,
+**       QK_CHUNKS gcd(4, 8) = 4, 9 fixed barriers; fixed = 4 + 512 +
+**       32768 + 72 = 33356; per slot 32768 + 16; (232448 - 1024 - 33356)
+**       / 32784 = 6 (even: 3 K + 3 V stages); 33356 + 6 * 32784 = 230,060
+**       B, plus (4 - 1) * 3 * 2 = 18 K-chunk barriers = 230,204 B (39
+**       barriers); request 231,228 B.
+**   fp8 d256 1Q, 128 B swizzle: QK_CHUNKS gcd(2, 8) = 2; the same 6
+**       slots, plus 6 K-chunk barriers: 230,108 B (27 barriers); request
+**       231,132 B.
+**   fp8 d64 (64 B): pad 64, BN 192, QK_CHUNKS 1; fixed = 4 + 1024 +
+**       16384 + 104 = 17516; per slot 12288 + 16; (232448 - 1024 -
+**       17516) / 12304 = 17, more than a config names (stages <= 8):
+**       capped to 16 (sm100_cap_slots: 8 split stages); 17516 + 16 *
+**       12304 = 214,380 B (45 barriers); request 215,404 B.  At 128 B it
+**       would pad to 128 (not offered).
 **
 ** CTA pair (cluster 2; the seeds give no numbers for it, these are
 ** derived): two CTAs of a 2x1x1 cluster share every MMA (cta_group::2,
@@ -103,6 +137,15 @@
 **       65536 + 9 * 8 = 66124; (232448 - 1024 - 66124) / 32784 = 5 (odd:
 **       fused); 66124 + 5 * 32784 = 230,044 B (19 barriers); request
 **       231,068 B.
+**   fp8 d128 2Q pair (64 B): bn 128; per slot max(64 x 128, 128 x 64) +
+**       16 = 8208; (232448 - 1024 - 33908) / 8208 = 24, capped to 16 (8
+**       split stages), K by 2 depth chunks (16 more barriers): 33908 + 16
+**       * 8208 + 128 = 165,364 B (62 barriers); request 166,388 B.  At 128
+**       B half of V (64 columns) is no whole box: pairs need d256.
+**   fp8 d256 1Q pair (128 B): bn 128; per slot max(64 x 256, 128 x 128)
+**       + 16 = 16400; (232448 - 1024 - 33356) / 16400 = 12 (even: 6 + 6),
+**       K by 2 depth chunks (12 more barriers): 33356 + 12 * 16400 + 96 =
+**       230,252 B (45 barriers); request 231,276 B.
 **   An explicit bn must be a multiple of 2 * MMA_K: P goes back to TMEM in
 **   two column halves of whole MMA k-steps (PV_STAGES = 2).
 **   The automatic BN is the TMEM bound above, lowered in steps of
@@ -127,6 +170,7 @@
 #define SM100_TMEMPTR_BYTES 4
 #define SM100_THREADS      512
 #define SM100_SMEM_DEFAULT 232448   /* 228 KiB - 1 KiB reserved */
+#define SM100_MAX_STAGES   8        /* the most a config names (config_validate) */
 
 /* Bytes of one element; 0 for an unknown dtype. */
 static int sm100_esize(fa4_dtype dtype)
@@ -187,6 +231,18 @@ static int sm100_tmem_bn(int tmem_max, int q_tiles, int pad_dv, int step)
     return bn > 0 ? align_down(bn, step) : 0;
 }
 
+/* The slot rule's count SLOTS within what a config can name (stages <= 8):
+** an odd count above 8 slots gives the split ring of one slot fewer, and a
+** split ring stops at 8 stages.  Only rings deeper than 8 stages change
+** (before, their configs were refused as stages > 8), so every ring of the
+** seeds stays as it was; it gives fp8 d64 (17 slots of 12,304 B) its ring. */
+static int sm100_cap_slots(int slots)
+{
+    if (slots > SM100_MAX_STAGES && slots % 2)
+        slots--;
+    return slots > 2 * SM100_MAX_STAGES ? 2 * SM100_MAX_STAGES : slots;
+}
+
 /* The ring of S->bn under CFG's stages (0: the slot rule) in CARVE bytes:
 ** fills slots, fused, stages, the byte counts and barriers. */
 static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
@@ -202,7 +258,7 @@ static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
 
     if (cfg->stages == 0) {
         int room = carve - SM100_SLACK - fixed - SM100_MBAR_BYTES * fixed_bar;
-        s->slots = room > 0 ? room / per_slot : 0;
+        s->slots = room > 0 ? sm100_cap_slots(room / per_slot) : 0;
         s->fused = s->slots % 2;
     } else {
         s->fused = cfg->fused_kv ? 1 : 0;
@@ -388,6 +444,20 @@ static int sm100_unresolved(char *names, size_t n, const fa4_config *cfg)
     return count;
 }
 
+/* FA4_OK unless CFG breaks a rule of the fp8 kernel for PB (e4m3 inputs):
+** P is computed 2^(8 - rescale_threshold) times itself (kernels/sm100/
+** kernel.cuh, SM100_P_LOG2), so the threshold is at most 8. */
+static fa4_status sm100_fp8_rules(const fa4_problem *pb, const fa4_config *cfg,
+                                  char *why, size_t wn)
+{
+    if (pb->dtype == FA4_DTYPE_FP8_E4M3 && cfg->rescale_threshold > 8) {
+        snprintf(why, wn, "sm100 fp8: rescale_threshold=%d; P's e4m3 offset 2^(8 - "
+                 "threshold) needs 0..8", cfg->rescale_threshold);
+        return FA4_EINVAL;
+    }
+    return FA4_OK;
+}
+
 /* family_ops.fit: see budget_fit() in budget.h. */
 static fa4_status sm100_fit(fa4_layout *out, const device_limits *dev,
                             const fa4_problem *pb, const fa4_config *cfg,
@@ -398,13 +468,8 @@ static fa4_status sm100_fit(fa4_layout *out, const device_limits *dev,
     char names[64];
     int off = 0;
 
-    /* The kernel takes 16-bit inputs only: the model sizes fp8's layout
-       (budget_sm100_shape), but no fp8 variant is built. */
-    if (pb->dtype == FA4_DTYPE_FP8_E4M3) {
-        snprintf(why, wn, "sm100 kernels: dtype fp8_e4m3 not implemented (kernels/sm100 "
-                 "runs bf16 and fp16; fp8 runs on the sm90 family)");
-        return FA4_ENOTSUP;
-    }
+    if ((st = sm100_fp8_rules(pb, cfg, why, wn)) != FA4_OK)
+        return st;
     /* Every number below is compiled into the kernel as it stands: an
        unresolved field would give it FA4_BN 0 (and the like). */
     if (sm100_unresolved(names, sizeof names, cfg)) {
@@ -567,7 +632,7 @@ static int sm100_q_tiles(const device_limits *dev, const fa4_problem *pb, int es
 ** with the slot rule's ring; exp2 emulation {0, 25, 50} %; rescale
 ** threshold {0, 8}.  Returns the new count. */
 static int sm100_add(fa4_config *out, int n, int max, const device_limits *dev,
-                     const fa4_problem *pb, int esize, int q_tiles, int pair)
+                     const fa4_problem *pb, int esize, int q_tiles, int pair, int swz)
 {
     static const int emu[] = { 0, 25, 50 };
     static const int thr[] = { 0, 8 };
@@ -575,6 +640,7 @@ static int sm100_add(fa4_config *out, int n, int max, const device_limits *dev,
     fa4_config c;
 
     sm100_base(&c, esize, q_tiles, pair);
+    c.swizzle = swz;
     sm100_resolve(&c, dev, pb, 0);
     bns[nbn++] = c.bn;                    /* may be < 64: fit says why */
     step = 2 * sm100_mma_k(esize);
@@ -587,6 +653,7 @@ static int sm100_add(fa4_config *out, int n, int max, const device_limits *dev,
                 if (n >= max)
                     continue;
                 sm100_base(&out[n], esize, q_tiles, pair);
+                out[n].swizzle = swz;
                 sm100_resolve(&out[n], dev, pb, bns[i]);
                 out[n].exp2_emu_pct = emu[e];
                 out[n].rescale_threshold = thr[t];
@@ -594,32 +661,52 @@ static int sm100_add(fa4_config *out, int n, int max, const device_limits *dev,
     return n;
 }
 
-/* 1 when PB's V depth splits into whole swizzle boxes between the two
-** CTAs of a pair (padded dv a multiple of 2 x 64 elements: d96..256). */
-static int sm100_pair_splits(const fa4_problem *pb, int esize)
+/* 1 when PB's V depth splits into whole swizzle boxes of SWIZZLE bytes
+** between the two CTAs of a pair (padded dv a multiple of 2 x 64
+** elements: d96..256; fp8 at 128 B, 2 x 128: d256). */
+static int sm100_pair_splits(const fa4_problem *pb, int esize, int swizzle)
 {
-    int swz = sm100_swizzle(esize) / esize;
+    int swz = swizzle / esize;
     int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
     return align_up(dv, swz) % (2 * swz) == 0;
 }
 
-/* family_ops.candidates: the 2Q space (sm100_add); where 2Q has no
+/* fp8's tunable swizzle beside the seeds' 64 B: 128 B (rows of 128
+** elements, one box per 128-deep chunk) where it pads neither depth more
+** than 64 B does (d128, d256); else 0.  16-bit types have 128 B only. */
+static int sm100_alt_swizzle(const fa4_problem *pb, int esize)
+{
+    int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+
+    if (esize != 1 || align_up(pb->head_dim_qk, 128) != align_up(pb->head_dim_qk, 64) ||
+        align_up(dv, 128) != align_up(dv, 64))
+        return 0;
+    return 128;
+}
+
+/* family_ops.candidates, per swizzle (the seeds', then fp8's 128 B where
+** sm100_alt_swizzle offers it): the 2Q space (sm100_add); where 2Q has no
 ** automatic config, the 1Q space after it (the 2Q one stays, so the
 ** enumerator says why 2Q was dropped).  Then the same query tiles as CTA
 ** pairs (cluster 2) where V's depth splits between the pair. */
 static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
                             const fa4_problem *pb)
 {
-    int esize = sm100_esize(pb->dtype), n, q1;
+    int esize = sm100_esize(pb->dtype), n = 0, q1, s, swz;
 
     if (esize == 0 || pb->head_dim_qk <= 0)
         return 0;
     q1 = sm100_q_tiles(dev, pb, esize) == 1;
-    n = sm100_add(out, 0, max, dev, pb, esize, 2, 1);
-    if (q1)
-        n = sm100_add(out, n, max, dev, pb, esize, 1, 1);
-    if (sm100_pair_splits(pb, esize))
-        n = sm100_add(out, n, max, dev, pb, esize, q1 ? 1 : 2, 2);
+    for (s = 0; s < 2; s++) {
+        swz = s == 0 ? sm100_swizzle(esize) : sm100_alt_swizzle(pb, esize);
+        if (swz == 0)
+            continue;
+        n = sm100_add(out, n, max, dev, pb, esize, 2, 1, swz);
+        if (q1)
+            n = sm100_add(out, n, max, dev, pb, esize, 1, 1, swz);
+        if (sm100_pair_splits(pb, esize, swz))
+            n = sm100_add(out, n, max, dev, pb, esize, q1 ? 1 : 2, 2, swz);
+    }
     return n;
 }
 

@@ -155,7 +155,8 @@ typedef enum fa4_dtype {
     FA4_DTYPE_FP16 = 2,
     FA4_DTYPE_FP8_E4M3 = 3  /* inputs only (Q, K, V), sm90 family: dense
                                and varlen batches, dense queries over a
-                               paged cache; O in fa4_problem.out_dtype,
+                               paged cache; sm100 (opt-in, never run):
+                               dense batches; O in fa4_problem.out_dtype,
                                each tensor scaled by fa4_tensors.*_descale */
 } fa4_dtype;
 
@@ -193,8 +194,8 @@ typedef struct fa4_problem {
     ** The batch strides (q_strides[0], ...) are not used; LSE is laid out
     ** [heads_q, total_q].  Masks are per sequence, bottom-right aligned.
     ** On sm_90a the sm90 family runs varlen prefill (head_dim_v <= 192),
-    ** the sm80 family everything else; fp8 inputs run on the sm90 family
-    ** only, so fp8 varlen needs head_dim_v <= 192.
+    ** the sm80 family everything else; fp8 varlen runs on the sm90 family
+    ** only (sm100 takes dense fp8 alone), so it needs head_dim_v <= 192.
     */
     int varlen;
     /*
@@ -206,8 +207,8 @@ typedef struct fa4_problem {
     ** comes from fa4_tensors.seqused_k (or seqlen_k).  Q may be dense or
     ** varlen.  On sm_90a the sm90 family runs dense queries over pages of
     ** 16 rows or more; the sm80 family decode steps and everything else.
-    ** fp8 inputs (sm90 only) take dense queries over pages of 16 rows or
-    ** more: smaller pages and varlen queries over pages are FA4_ENOTSUP.
+    ** Paged fp8 inputs (sm90 only) take dense queries over pages of 16 rows
+    ** or more: smaller pages and varlen queries over pages are FA4_ENOTSUP.
     */
     int page_size;         /* 0: not paged */
     /*
@@ -445,10 +446,11 @@ typedef struct fa4_tensors {
 ** 16 for the dynamic scheduler (FA4_SCHED_DYNAMIC: a tile counter), and
 ** room for the partial outputs of split-KV plans (sm80 decode and serving
 ** tiles: splits x heads_q x rows x (head_dim_v + 1) floats, bounded by
-** what one wave of CTAs can produce), and for fp8 inputs 256 + a
-** transposed copy of V (batch x heads_kv x head_dim_v x seqlen_k rounded
-** up to 64 bytes, for varlen up to the config's bn; the plan's maxima:
-** dense, varlen and paged batches alike), rewritten by every launch.
+** what one wave of CTAs can produce), and for fp8 inputs on the sm90
+** family 256 + a transposed copy of V (batch x heads_kv x head_dim_v x
+** seqlen_k rounded up to 64 bytes, for varlen up to the config's bn; the
+** plan's maxima: dense, varlen and paged batches alike), rewritten by
+** every launch (sm100 fp8 plans read V as it is: 0).
 ** A workspace passed in
 ** fa4_tensors.workspace must be zero-filled before its first launch (the
 ** kernel leaves a counter zero again) and serve one launch at a time,

@@ -4,7 +4,9 @@
 ** kernels/sm100/kernel.cuh.  The kernel has never run on real hardware
 ** (README.md, "Blackwell"); plans reach this launch only with the opt-in.
 ** CTA pairs (config cluster 2) launch through cuLaunchKernelEx with a
-** cluster of 2 x 1 x 1, equally untested on hardware.
+** cluster of 2 x 1 x 1, equally untested on hardware.  fp8 inputs are
+** mapped as bytes (UINT8) in the config's 64 or 128 B swizzle; O in its
+** 16-bit out_dtype; no workspace (V is read as stored, MN-major).
 */
 #include <stdio.h>
 #include <string.h>
@@ -19,12 +21,13 @@ long long launch_sm100_box_bytes(const sm100_map *m)
 }
 
 /* Fill one map over ADDR of a [batch, seq, heads, dim] tensor (element
-** strides ROW, HEAD, BATCH), box {64, ROWS, 1, 1}.  FA4_EINVAL with WHY
-** when a stride breaks a TMA rule. */
+** strides ROW, HEAD, BATCH), box {SWIZZLE bytes of elements, ROWS, 1, 1}
+** in SWIZZLE-byte swizzle.  FA4_EINVAL with WHY when a stride breaks a
+** TMA rule. */
 static fa4_status describe(sm100_map *m, const char *name, const dtype_info *dt,
                            unsigned long long addr, int dim, int seq, int heads, int batch,
                            long long row, long long head, long long bstride, int rows,
-                           char *why, size_t wn)
+                           int swizzle, char *why, size_t wn)
 {
     static const char *const axes[3] = { "row", "head", "batch" };
     const long long el[3] = { row, head, bstride };
@@ -39,10 +42,10 @@ static fa4_status describe(sm100_map *m, const char *name, const dtype_info *dt,
     m->dims[1] = seq;
     m->dims[2] = heads;
     m->dims[3] = batch;
-    m->box[0] = SM100_BOX_COLS;
+    m->box[0] = swizzle / dt->bytes;
     m->box[1] = rows;
     m->box[2] = m->box[3] = 1;
-    m->swizzle = SM100_SWIZZLE_BYTES;
+    m->swizzle = swizzle;
     if (addr % 16 != 0) {
         snprintf(why, wn, "%s address 0x%llx is not 16-byte aligned (TMA)", name, addr);
         return FA4_EINVAL;
@@ -66,9 +69,9 @@ fa4_status launch_sm100_runs(const fa4_problem *pb, char *why, size_t wn)
 {
     const dtype_info *dt = dtype_of(pb->dtype);
 
-    if (!dt || dt->bytes != 2) {
-        snprintf(why, wn, "sm100 kernels run bf16 and fp16 inputs only (dtype %d; the "
-                 "family's fp8 exists in the budget model alone)", (int)pb->dtype);
+    if (!dt) {
+        snprintf(why, wn, "sm100 kernels run bf16, fp16 and fp8 e4m3 inputs (dtype %d)",
+                 (int)pb->dtype);
         return FA4_ENOTSUP;
     }
     if (pb->varlen || pb->page_size) {
@@ -83,7 +86,7 @@ fa4_status launch_sm100_describe(sm100_map maps[4], const fa4_problem *pb,
                                  const fa4_config *cfg, const fa4_params *p,
                                  char *why, size_t wn)
 {
-    const dtype_info *dt = dtype_of(pb->dtype);
+    const dtype_info *dt = dtype_of(pb->dtype), *ot = dtype_of(dtype_out(pb));
     const int d = pb->head_dim_qk, dv = pb->head_dim_v > 0 ? pb->head_dim_v : d;
     char dummy[8];
     fa4_status st;
@@ -107,18 +110,31 @@ fa4_status launch_sm100_describe(sm100_map maps[4], const fa4_problem *pb,
                  "(2) per MMA", cfg->cluster);
         return FA4_EINVAL;
     }
+    /* The box rows are the kernel's swizzle spans (FA4_SWIZZLE): 128 B for
+       16-bit inputs, 64 or 128 B for fp8; O's box is one span of its
+       16-bit values (kernels/sm100/correction.cuh). */
+    if (dt->bytes == 2 ? cfg->swizzle != 128 : cfg->swizzle != 64 && cfg->swizzle != 128) {
+        snprintf(why, wn, "sm100 config swizzle=%d; a launch needs the resolved swizzle "
+                 "(%s)", cfg->swizzle, dt->bytes == 2 ? "128 for 16-bit inputs"
+                                                      : "64 or 128 for fp8");
+        return FA4_EINVAL;
+    }
+    if (!ot || ot->bytes != 2) {
+        snprintf(why, wn, "sm100: out_dtype %d; O is bf16 or fp16", (int)dtype_out(pb));
+        return FA4_EINVAL;
+    }
     if ((st = describe(&maps[0], "q", dt, p->q, d, p->seqlen_q, p->heads_q, p->batch,
                        p->q_row_stride, p->q_head_stride, p->q_batch_stride,
-                       SM100_Q_BOX_ROWS, why, wn)) != FA4_OK ||
+                       SM100_Q_BOX_ROWS, cfg->swizzle, why, wn)) != FA4_OK ||
         (st = describe(&maps[1], "k", dt, p->k, d, p->seqlen_k, p->heads_kv, p->batch,
                        p->k_row_stride, p->k_head_stride, p->k_batch_stride,
-                       cfg->bn / launch_sm100_pair(cfg), why, wn)) != FA4_OK ||
+                       cfg->bn / launch_sm100_pair(cfg), cfg->swizzle, why, wn)) != FA4_OK ||
         (st = describe(&maps[2], "v", dt, p->v, dv, p->seqlen_k, p->heads_kv, p->batch,
                        p->v_row_stride, p->v_head_stride, p->v_batch_stride,
-                       cfg->bn, why, wn)) != FA4_OK ||
-        (st = describe(&maps[3], "o", dt, p->o, dv, p->seqlen_q, p->heads_q, p->batch,
+                       cfg->bn, cfg->swizzle, why, wn)) != FA4_OK ||
+        (st = describe(&maps[3], "o", ot, p->o, dv, p->seqlen_q, p->heads_q, p->batch,
                        p->o_row_stride, p->o_head_stride, p->o_batch_stride,
-                       SM100_O_BOX_ROWS, why, wn)) != FA4_OK)
+                       SM100_O_BOX_ROWS, cfg->swizzle, why, wn)) != FA4_OK)
         return st;
     return FA4_OK;
 }
@@ -148,16 +164,17 @@ fa4_status launch_sm100_encode(CUtensorMap out[4], const cuda_api *cu,
         res = cu->cuTensorMapEncodeTiled(&out[m], (CUtensorMapDataType)d->tma_type, 4,
                                          (void *)(size_t)d->addr, gdim, gstride, box, estride,
                                          CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                         CU_TENSOR_MAP_SWIZZLE_128B,
+                                         d->swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                          : CU_TENSOR_MAP_SWIZZLE_128B,
                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (res != CUDA_SUCCESS) {
             char text[128];
             snprintf(why, wn, "cuTensorMapEncodeTiled(%s: dims %lld %lld %lld %lld, strides "
-                     "%lld %lld %lld B, box %d %d %d %d, swizzle 128 B): %s", d->name,
+                     "%lld %lld %lld B, box %d %d %d %d, swizzle %d B): %s", d->name,
                      d->dims[0], d->dims[1], d->dims[2], d->dims[3], d->strides[0],
                      d->strides[1], d->strides[2], d->box[0], d->box[1], d->box[2],
-                     d->box[3], cuda_error_text(res, text, sizeof text));
+                     d->box[3], d->swizzle, cuda_error_text(res, text, sizeof text));
             return FA4_ECUDA;
         }
     }

@@ -22,11 +22,19 @@
 **   - 128 B swizzle: a box row is one 128 B swizzle span, the layout the
 **     tcgen05 smem descriptors (layout 2) read; out-of-bounds rows and
 **     head-dim columns are zero-filled (and count toward expect_tx).
+**   - fp8 (e4m3) inputs: the same maps over bytes (UINT8) in the config's
+**     swizzle, 64 B (the seeds') or 128 B: boxes of {64 or 128, rows},
+**     every count above with 1-byte elements and 64 / 128 in place of the
+**     box width (padded depths are whole boxes).  V is read as stored
+**     (MN-major; kind::f8f6f4 takes a transposed B, kernel.cuh), so there
+**     is no V^T copy and no workspace.  O (bf16 or fp16, out_dtype) is
+**     stored as boxes of one swizzle span of 16-bit values, {32 or 64,
+**     32}, in the same swizzle, in rounds through Q's region.
 **   - O leaves through tm_o: each correction warp stages its 32 rows of a
 **     query tile in that tile's Q region (128 B swizzled) and stores
 **     them as boxes of {64, 32} at (64 ch, m0 + 128 i + 32 w, head,
-**     batch); the map clips rows past seqlen_q and columns past
-**     head_dim_v.  O's strides follow the TMA rules, as Q's.
+**     batch) (fp8: above); the map clips rows past seqlen_q and columns
+**     past head_dim_v.  O's strides follow the TMA rules, as Q's.
 **   - One CTA of 512 threads per (bm query rows, head, batch), no
 **     cluster; a pair: the same CTAs, grid rounded up to an even number
 **     of query blocks, in clusters of 2 x 1 x 1 (cuLaunchKernelEx).
@@ -41,8 +49,6 @@
 #include "device.h"
 #include "../kernels/common/params.h"
 
-#define SM100_BOX_COLS 64      /* elements of a box row: 128 B of 16-bit values */
-#define SM100_SWIZZLE_BYTES 128
 #define SM100_Q_BOX_ROWS 128   /* one MMA_M query tile */
 #define SM100_O_BOX_ROWS 32    /* one correction warp's rows of a tile */
 #define SM100_CTA_THREADS 512
@@ -55,8 +61,8 @@ typedef struct sm100_map {
     unsigned long long addr;   /* device address of element 0 */
     long long dims[4];         /* {head dim, seq, heads, batch}, innermost first */
     long long strides[3];      /* bytes per step of dims 1..3 */
-    int box[4];                /* {64, 128 (q), bn (k, v) or 32 (o), 1, 1} */
-    int swizzle;               /* bytes: 128 */
+    int box[4];                /* {swizzle / esize, 128 (q), bn (k, v) or 32 (o), 1, 1} */
+    int swizzle;               /* bytes: 128, or 64 for fp8 configs */
 } sm100_map;
 
 /* Bytes one box of MAP fills in shared memory: what each TMA load of it
@@ -64,10 +70,10 @@ typedef struct sm100_map {
 long long launch_sm100_box_bytes(const sm100_map *map);
 
 /*
-** FA4_OK when the sm100 kernel runs PROBLEM: bf16 or fp16 inputs, a dense
-** batch.  Else FA4_ENOTSUP with WHY (fp8 exists in the family's budget
-** model only; varlen and paged K/V have no sm100 address path).  The
-** heuristic skips the family for such problems.  Pure; thread-safe.
+** FA4_OK when the sm100 kernel runs PROBLEM: bf16, fp16 or fp8 e4m3
+** inputs, a dense batch.  Else FA4_ENOTSUP with WHY (varlen and paged K/V
+** have no sm100 address path).  The heuristic skips the family for such
+** problems.  Pure; thread-safe.
 */
 fa4_status launch_sm100_runs(const fa4_problem *problem, char *why, size_t why_size);
 
@@ -76,14 +82,17 @@ fa4_status launch_sm100_runs(const fa4_problem *problem, char *why, size_t why_s
 ** PROBLEM under CONFIG, from the device addresses, this call's sizes and
 ** the element strides in PARAMS (launch.c's argument block).  Dims are
 ** {head_dim, seqlen, heads, batch} with strides {row, head, batch} in
-** bytes; boxes {64, 128, 1, 1} for Q, {64, config->bn, 1, 1} for K and
-** V ({64, bn / 2, 1, 1} for K with cluster 2), {64, 32, 1, 1} for O;
-** 128 B swizzle.  A stride over a dimension of extent 1 is never used
-** and is set to 16 when the caller's is not a legal one.
+** bytes; boxes {W, 128, 1, 1} for Q, {W, config->bn, 1, 1} for K and V
+** ({W, bn / 2, 1, 1} for K with cluster 2), {config->swizzle / 2, 32, 1,
+** 1} for O, with W = config->swizzle / element bytes (64 for 16-bit
+** inputs, 64 or 128 for fp8), in config->swizzle's swizzle.  A stride
+** over a dimension of extent 1 is never used and is set to 16 when the
+** caller's is not a legal one.
 ** Returns FA4_OK; FA4_ENOTSUP with WHY for what the kernel does not run
 ** (launch_sm100_runs()); FA4_EINVAL with WHY for a config without a
-** resolved bn or with cluster > 2, an address not 16-byte aligned, or a
-** stride that is not a positive multiple of 16 bytes below 2^40 (TMA).
+** resolved bn or swizzle or with cluster > 2, an address not 16-byte
+** aligned, or a stride that is not a positive multiple of 16 bytes below
+** 2^40 (TMA).
 ** Pure; thread-safe.
 */
 fa4_status launch_sm100_describe(sm100_map maps[4], const fa4_problem *problem,

@@ -284,7 +284,9 @@ static fa4_status plan_workspace(fa4_plan *plan, fa4_context *ctx)
     char t[256];
     fa4_status st;
 
-    const size_t vt = launch_sm90_vt_bytes(&plan->problem, &plan->config);
+    /* fp8's V^T is the sm90 family's (sm100 reads V as stored) */
+    const size_t vt = plan->config.family == FA4_FAMILY_SM90
+                      ? launch_sm90_vt_bytes(&plan->problem, &plan->config) : 0;
 
     if (plan->config.scheduler == FA4_SCHED_DYNAMIC && !vt) {
         plan->workspace_bytes = CONTEXT_COUNTER_BYTES;

@@ -1,10 +1,11 @@
 /*
 ** test_budget_sm100.c -- the sm100 budget model against the seeds' worked
 ** numbers (KERNEL_NOTES.md, "SM100 budgets"; the derivation is at the top
-** of lib/budget_sm100.c), the CTA-pair mode's numbers derived there (the
-** seeds give none), and the invariants every enumerated sm100 config must
-** keep: TMEM <= 512 columns, smem <= the carveout, regions contiguous and
-** the tiles 1024-aligned.  No GPU needed.
+** of lib/budget_sm100.c), the CTA-pair mode's and fp8's other swizzle and
+** head dims' numbers derived there (the seeds give none), and the
+** invariants every enumerated sm100 config must keep: TMEM <= 512
+** columns, smem <= the carveout, regions contiguous and the tiles
+** 1024-aligned.  No GPU needed.
 */
 #include <stdlib.h>
 
@@ -70,6 +71,123 @@ static int contiguous(const fa4_layout *l)
         off += l->region[i].size;
     }
     return off + SM100_SLACK == l->smem_bytes;
+}
+
+/* CFG of P fits with SMEM bytes requested, NBAR barriers, split K/V
+** stages of K_TILE / V_TILE bytes (0: a fused ring of SLOTS) and the
+** compile-time constants DEFS must hold; WHAT names it. */
+static void fp8_fits(const fa4_problem *p, const fa4_config *cfg, int smem, int nbar,
+                     int stages, int k_tile, int v_tile, const char *defs_want,
+                     const char *what)
+{
+    fa4_layout l;
+    char why[256], defs[4096];
+    fa4_status st = budget_fit(&l, &dev, p, cfg, why, sizeof why);
+    int n = st == FA4_OK ? budget_defines(defs, sizeof defs, p, cfg, &l) : -1;
+
+    ok(st == FA4_OK && l.smem_bytes == smem && rsize(&l, "BAR") == 8 * nbar && contiguous(&l)
+       && rsize(&l, "K") == stages * k_tile && rsize(&l, "V") == stages * v_tile
+       && l.kv_slots == stages && n > 0 && strstr(defs, defs_want),
+       "%s fits: %d split stages, %d barriers, %d B requested (%s)", what, stages, nbar,
+       smem, st == FA4_OK ? "ok" : why);
+}
+
+/* fp8: the seeds' d128 (64 B swizzle) and the derived 128 B swizzle, d256
+** (1Q) and d64 numbers (lib/budget_sm100.c's header), the CTA pairs, the
+** enumerated space and what is refused. */
+static void check_fp8(void)
+{
+    fa4_problem p = problem(FA4_DTYPE_FP8_E4M3, 128);
+    fa4_config c = resolved(&p);
+    fa4_layout l;
+    config_space sp;
+    char why[256];
+    fa4_status st;
+    int i, n64 = 0, n128 = 0, pairs = 0, bad = 0;
+
+    ok(c.bm == 256 && c.q_tiles == 2 && c.bn == 128 && c.stages == 6 && c.fused_kv == 0
+       && c.swizzle == 64 && c.exp2_emu_pct == 25 && c.rescale_threshold == 8,
+       "fp8 d128 heuristic: 2Q, bn 128, 6 split stages, the seeds' 64 B swizzle");
+    fp8_fits(&p, &c, 231828, 50, 6, 128 * 128, 128 * 128, "#define FA4_K_CHUNKS 2\n",
+             "fp8 d128 64 B (the seeds' 230,804 B of regions)");
+    c.swizzle = 128;
+    fp8_fits(&p, &c, 231724, 37, 6, 128 * 128, 128 * 128, "#define FA4_QK_CHUNKS 1\n",
+             "fp8 d128 128 B (230,700 B of regions, K in one chunk)");
+    c.stages = 7;
+    c.fused_kv = 1;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && rsize(&l, "KV") == 7 * 128 * 128 && l.kv_slots == 7 && contiguous(&l),
+       "fp8 d128 128 B as a fused ring of 7 slots of 16 KiB fits (%s)",
+       st == FA4_OK ? "ok" : why);
+    c = resolved(&p);
+    c.rescale_threshold = 9;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "rescale_threshold=9"),
+       "fp8 with rescale_threshold 9 is refused: P's offset 2^(8 - threshold) (%s)", why);
+    c = resolved(&p);
+    c.bn = 96;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "bn=96 not a multiple of 64"),
+       "fp8 bn 96 is refused: P halves of whole k32 steps (%s)", why);
+
+    p = problem(FA4_DTYPE_FP8_E4M3, 256);
+    c = resolved(&p);
+    ok(c.bm == 128 && c.q_tiles == 1 && c.bn == 128 && c.stages == 3 && !c.fused_kv,
+       "fp8 d256 heuristic: 1Q, bn 128, 3 split stages");
+    fp8_fits(&p, &c, 231228, 39, 3, 128 * 256, 128 * 256, "#define FA4_K_CHUNKS 4\n",
+             "fp8 d256 1Q 64 B (230,204 B of regions, K by 4 depth chunks)");
+    c.swizzle = 128;
+    fp8_fits(&p, &c, 231132, 27, 3, 128 * 256, 128 * 256, "#define FA4_K_CHUNKS 2\n",
+             "fp8 d256 1Q 128 B (230,108 B of regions, K by 2 depth chunks)");
+
+    p = problem(FA4_DTYPE_FP8_E4M3, 64);
+    c = resolved(&p);
+    ok(c.q_tiles == 2 && c.bn == 192 && c.stages == 8 && !c.fused_kv,
+       "fp8 d64 heuristic: 2Q, bn 192, 17 slots capped to 8 split stages");
+    fp8_fits(&p, &c, 215404, 45, 8, 192 * 64, 192 * 64, "#define FA4_KV_SLOTS 8\n",
+             "fp8 d64 64 B (214,380 B of regions)");
+
+    /* CTA pairs: d128 at 64 B (half of V: one 64-column box), d256 1Q at
+       128 B; at 128 B d128 cannot pair (64 columns are no 128 B box) */
+    p = problem(FA4_DTYPE_FP8_E4M3, 128);
+    c = resolved(&p);
+    c.cluster = 2;
+    c.stages = 8;
+    fp8_fits(&p, &c, 166388, 62, 8, 64 * 128, 128 * 64, "#define FA4_CTA_GROUP 2\n",
+             "fp8 d128 CTA pair 64 B (165,364 B of regions)");
+    c.swizzle = 128;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_ENOFIT && strstr(why, "64 columns, not whole 128-column swizzle boxes"),
+       "an fp8 d128 CTA pair at 128 B swizzle is refused (%s)", why);
+    p = problem(FA4_DTYPE_FP8_E4M3, 256);
+    c = resolved(&p);
+    c.cluster = 2;
+    c.swizzle = 128;
+    c.stages = 6;
+    fp8_fits(&p, &c, 231276, 45, 6, 64 * 256, 128 * 128, "#define FA4_CTA_GROUP 2\n",
+             "fp8 d256 1Q CTA pair 128 B (230,252 B of regions)");
+
+    /* the space: 64 B everywhere, 128 B beside it where it pads no more */
+    p = problem(FA4_DTYPE_FP8_E4M3, 128);
+    st = config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+    for (i = 0; st == FA4_OK && i < sp.count; i++) {
+        n64 += sp.configs[i].swizzle == 64;
+        n128 += sp.configs[i].swizzle == 128;
+        pairs += sp.configs[i].cluster == 2;
+        bad += sp.configs[i].rescale_threshold > 8 || sp.configs[i].bn % 64 != 0;
+    }
+    ok(st == FA4_OK && sp.count == 36 && n64 == 24 && n128 == 12 && pairs == 12 && bad == 0,
+       "fp8 d128 enumerates bn {128, 64} x 3 exp2 x 2 thresholds alone at 64 B and at 128 B, "
+       "and as CTA pairs at 64 B (%d fit, %d considered)", sp.count, sp.considered);
+    config_space_free(&sp);
+    p = problem(FA4_DTYPE_FP8_E4M3, 64);
+    st = config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+    for (i = n128 = 0; st == FA4_OK && i < sp.count; i++)
+        n128 += sp.configs[i].swizzle == 128;
+    ok(st == FA4_OK && sp.count > 0 && n128 == 0,
+       "fp8 d64 enumerates %d configs, none at 128 B swizzle (it would pad to 128)",
+       sp.count);
+    config_space_free(&sp);
 }
 
 /* Check every enumerated config of (DTYPE, D); returns failures. */
@@ -204,19 +322,7 @@ int main(void)
            why);
     }
 
-    /* fp8: sized by the model, refused by the fit (the kernel is 16-bit). */
-    p = problem(FA4_DTYPE_FP8_E4M3, 128);
-    c = resolved(&p);
-    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
-    ok(st == FA4_ENOTSUP && strstr(why, "fp8_e4m3 not implemented"),
-       "fp8 d128 is FA4_ENOTSUP in budget_fit (%s)", why);
-    {
-        config_space sp;
-        st = config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
-        ok(st == FA4_ENOTSUP && sp.count == 0 && strstr(why, "fp8_e4m3 not implemented"),
-           "the fp8 sm100 space is FA4_ENOTSUP, no config emitted (%s)", why);
-        config_space_free(&sp);
-    }
+    check_fp8();
 
     /* Unresolved fields would be compiled as they stand (FA4_BN 0). */
     p = problem(FA4_DTYPE_BF16, 128);
@@ -496,10 +602,13 @@ int main(void)
     bad += check_space(FA4_DTYPE_FP16, 128, &fitting);
     bad += check_space(FA4_DTYPE_BF16, 192, &fitting);
     bad += check_space(FA4_DTYPE_BF16, 256, &fitting);
+    bad += check_space(FA4_DTYPE_FP8_E4M3, 64, &fitting);
+    bad += check_space(FA4_DTYPE_FP8_E4M3, 128, &fitting);
+    bad += check_space(FA4_DTYPE_FP8_E4M3, 256, &fitting);
     diag("%d enumerated sm100 configs fit", fitting);
     ok(fitting > 0 && bad == 0,
-       "every enumerated sm100 config (d64..256, 2Q and 1Q, alone and in pairs) keeps "
-       "TMEM <= 512 and smem <= carveout");
+       "every enumerated sm100 config (bf16/fp16 d64..256, fp8 d64..256, 2Q and 1Q, alone "
+       "and in pairs) keeps TMEM <= 512 and smem <= carveout");
     p = problem(FA4_DTYPE_BF16, 128);
     n = family_sm100.candidates(NULL, 0, &dev, &p);
     is_int(n, 2 * 3 * 6, "bf16 d128 enumerates bn {128, 96, 64} x 3 exp2 x 2 thresholds, "
@@ -513,7 +622,7 @@ int main(void)
                      && sp.configs[i].stages == 5;
         ok(st == FA4_OK && pairs == 6,
            "bf16 d128 keeps 6 CTA pairs at bn 128, 5 stages (%d configs fit; lower bn in "
-           "pairs rings more than 8 stages, dropped with the reason)", sp.count);
+           "pairs would ring more than 8 stages: capped to 8 split stages)", sp.count);
         config_space_free(&sp);
     }
 

@@ -10,6 +10,10 @@
 ** call's own sizes; what it refuses; and fa4_forward() through a
 ** stand-in driver that records the maps it encodes and the launch it
 ** queues (a pair's: clusters of 2 x 1 x 1 through cuLaunchKernelEx).
+** fp8 (e4m3) configs are checked the same way with 1-byte elements in
+** their 64 or 128 B swizzle (byte maps, O's 16-bit boxes of one swizzle
+** span), and an fp8 plan through the stand-in driver (UINT8 maps, the
+** descale pointers in the argument block, no workspace).
 */
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,47 +45,61 @@ static int define_of(const char *defs, const char *name)
 ** rule into BAD, or "" when the maps M keep them all.  G = CTA_GROUP
 ** (2: a CTA pair); every count is one CTA's, and the leader arms its
 ** barrier with G times it (arm_full), as each CTA brings as many bytes.
-**   SM100_ROW_BYTES 128, SM100_SW_ELEMS 64
+** E = SM100_ESIZE (2, or 1 for fp8: FA4_DTYPE 3), R = FA4_SWIZZLE (128,
+** or 64 / 128 for fp8), W = R / E elements a box row:
+**   SM100_ROW_BYTES R, SM100_SW_ELEMS W
 **   SM100_K_ROWS BN / G                     SM100_V_COLS PAD_DV / G
-**   SM100_Q_CHUNK_BYTES  128 * 128          SM100_K_CHUNK_BYTES  K_ROWS * 128
-**   SM100_V_CHUNK_BYTES  BN * 128           SM100_V_CHUNKS       V_COLS / 64
-**   SM100_Q_TILE_BYTES   128 * PAD_DQK * 2  SM100_K_TILE_BYTES   K_ROWS * PAD_DQK * 2
-**   SM100_V_TILE_BYTES   BN * V_COLS * 2
-**   Q1_FULL[ch]:  expect Q_CHUNK;  one Q box at (64 ch, m0 + 128, head, batch)
+**   SM100_Q_CHUNK_BYTES  128 * R            SM100_K_CHUNK_BYTES  K_ROWS * R
+**   SM100_V_CHUNK_BYTES  BN * R             SM100_V_CHUNKS       V_COLS / W
+**   SM100_Q_TILE_BYTES   128 * PAD_DQK * E  SM100_K_TILE_BYTES   K_ROWS * PAD_DQK * E
+**   SM100_V_TILE_BYTES   BN * V_COLS * E
+**   Q1_FULL[ch]:  expect Q_CHUNK;  one Q box at (W ch, m0 + 128, head, batch)
 **   K_j full:     expect K_CHUNKS > 1 ? K_CHUNK : K_TILE, + Q_TILE for j = 0;
-**                 one K box per depth chunk at (64 ch, key0 + rank K_ROWS,
+**                 one K box per depth chunk at (W ch, key0 + rank K_ROWS,
 **                 kv_head, batch) (one barrier each when K_CHUNKS > 1), and
-**                 for j = 0 the DQK_CHUNKS boxes of Q tile 0 at (64 ch, m0,
+**                 for j = 0 the DQK_CHUNKS boxes of Q tile 0 at (W ch, m0,
 **                 head, batch)
 **   V_j full:     expect V_TILE; V_CHUNKS V boxes from depth box rank V_CHUNKS
 **   box ch lands at +ch * Q_CHUNK (Q), +ch * K_CHUNK (K) or +ch * V_CHUNK
 **   (V) of its tile.
-**   O: each warp w of the correction WG stores DV_CHUNKS boxes of {64, 32}
-**   from +ch * Q_CHUNK + 32 w * 128 of tile i's Q region, at (64 ch,
-**   m0 + 128 i + 32 w, head, batch): 32 rows x 128 B = 4096 B each, so
-**   four warps cover the 128-row tile that a Q box of 16384 B filled.
+**   O (16-bit): each warp w of the correction WG stores boxes of {R / 2,
+**   32} -- 32 rows of one swizzle span, R / 2 columns -- at (R / 2 b,
+**   m0 + 128 i + 32 w, head, batch), staged in tile i's Q region (16-bit:
+**   box ch at +ch * Q_CHUNK + 32 w * R; fp8: in rounds through the same
+**   DQK_CHUNKS slots): 32 rows x R B each, so four warps' boxes cover the
+**   128 rows of one Q box.
 */
 static void check_maps(char *bad, size_t n, const sm100_map m[4], const char *defs)
 {
     const int bn = define_of(defs, "FA4_BN"), pad_dqk = define_of(defs, "FA4_PAD_DQK");
     const int pad_dv = define_of(defs, "FA4_PAD_DV"), k_chunks = define_of(defs, "FA4_K_CHUNKS");
-    const int g = define_of(defs, "FA4_CTA_GROUP");
+    const int g = define_of(defs, "FA4_CTA_GROUP"), r = define_of(defs, "FA4_SWIZZLE");
+    const int e = define_of(defs, "FA4_DTYPE") == 3 ? 1 : 2, w = r > 0 ? r / e : 0;
     const int k_rows = g > 0 ? bn / g : 0, v_cols = g > 0 ? pad_dv / g : 0;
-    const long long q_chunk = 128 * 128, k_chunk = (long long)k_rows * 128;
-    const long long v_chunk = (long long)bn * 128;
-    const long long q_tile = 128LL * pad_dqk * 2, k_tile = (long long)k_rows * pad_dqk * 2;
-    const long long v_tile = (long long)bn * v_cols * 2;
-    const int dqk_chunks = pad_dqk / 64, dv_chunks = pad_dv / 64, v_loads = v_cols / 64;
+    const long long q_chunk = 128LL * r, k_chunk = (long long)k_rows * r;
+    const long long v_chunk = (long long)bn * r;
+    const long long q_tile = 128LL * pad_dqk * e, k_tile = (long long)k_rows * pad_dqk * e;
+    const long long v_tile = (long long)bn * v_cols * e;
+    const int dqk_chunks = w ? pad_dqk / w : 0, dv_chunks = w ? pad_dv / w : 0;
+    const int v_loads = w ? v_cols / w : 0;
     const long long q = launch_sm100_box_bytes(&m[0]), k = launch_sm100_box_bytes(&m[1]);
     const long long v = launch_sm100_box_bytes(&m[2]), o = launch_sm100_box_bytes(&m[3]);
     const int k_loads = k_chunks > 1 ? 1 : dqk_chunks;       /* K boxes per K barrier */
     const long long k_tx = k_chunks > 1 ? k_chunk : k_tile;
-    const int chunks[4] = { dqk_chunks, dqk_chunks, dv_chunks, dv_chunks };
+    const int dv = define_of(defs, "FA4_DV") > 0 ? define_of(defs, "FA4_DV")
+                                                 : define_of(defs, "FA4_D");
+    /* O's boxes: 16-bit, one per 64 columns of the padded depth; fp8, one
+       per R / 2 columns that hold part of head_dim_v (SM100_O_BOXES) */
+    const int o_boxes = e == 2 ? dv_chunks : (dv + r / 2 - 1) / (r / 2);
+    const int chunks[4] = { dqk_chunks, dqk_chunks, dv_chunks, o_boxes };
+    const int esize[4] = { e, e, e, 2 };
     int i;
 
     bad[0] = '\0';
-    if (bn <= 0 || pad_dqk <= 0 || pad_dv <= 0 || k_chunks <= 0 || (g != 1 && g != 2))
-        snprintf(bad, n, "defines lack FA4_BN / FA4_PAD_* / FA4_K_CHUNKS / FA4_CTA_GROUP");
+    if (bn <= 0 || pad_dqk <= 0 || pad_dv <= 0 || k_chunks <= 0 || (g != 1 && g != 2) ||
+        (r != 64 && r != 128))
+        snprintf(bad, n, "defines lack FA4_BN / FA4_PAD_* / FA4_K_CHUNKS / FA4_CTA_GROUP / "
+                 "FA4_SWIZZLE");
     else if (q != q_chunk)
         snprintf(bad, n, "Q1_FULL expects %lld B, a Q box is %lld B", q_chunk, q);
     else if (dqk_chunks * q + k_loads * k != k_tx + q_tile)
@@ -110,14 +128,17 @@ static void check_maps(char *bad, size_t n, const sm100_map m[4], const char *de
         snprintf(bad, n, "O dims {%lld, %lld, %lld, %lld}: want V's depth and Q's rows, "
                  "heads, batch", m[3].dims[0], m[3].dims[1], m[3].dims[2], m[3].dims[3]);
     for (i = 0; i < 4 && !bad[0]; i++) {
-        if (m[i].box[0] * m[i].esize != 128 || m[i].swizzle != 128 || m[i].box[2] != 1 ||
-            m[i].box[3] != 1)
+        const int bw = m[i].box[0];
+        if (bw * m[i].esize != r || m[i].esize != esize[i] || m[i].swizzle != r ||
+            m[i].box[2] != 1 || m[i].box[3] != 1)
             snprintf(bad, n, "%s box {%d, %d, %d, %d} x %d B, swizzle %d: a box row must be "
-                     "one 128 B swizzle row", m[i].name, m[i].box[0], m[i].box[1], m[i].box[2],
-                     m[i].box[3], m[i].esize, m[i].swizzle);
-        else if (m[i].dims[0] > 64LL * chunks[i] || m[i].dims[0] <= 64LL * (chunks[i] - 1))
-            snprintf(bad, n, "%s head dim %lld is not covered by %d boxes of 64 (or one "
-                     "lies outside it)", m[i].name, m[i].dims[0], chunks[i]);
+                     "one %d B swizzle row of %d-byte elements", m[i].name, m[i].box[0],
+                     m[i].box[1], m[i].box[2], m[i].box[3], m[i].esize, m[i].swizzle, r,
+                     esize[i]);
+        else if (m[i].dims[0] > (long long)bw * chunks[i] ||
+                 m[i].dims[0] <= (long long)bw * (chunks[i] - 1))
+            snprintf(bad, n, "%s head dim %lld is not covered by %d boxes of %d (or one "
+                     "lies outside it)", m[i].name, m[i].dims[0], chunks[i], bw);
     }
 }
 
@@ -486,16 +507,59 @@ static void check_forward(void)
     } else {
         ok(0, "plan with the caller's strides");
     }
-    /* fp8 exists in the sm100 budget only: the heuristic does not pick it */
+    /* fp8: the heuristic takes sm100 (opted in); no workspace; a launch maps
+       Q, K, V as bytes and O as bf16, all 64 B swizzled, and passes the
+       descale pointers */
     {
         fa4_problem f = FA4_PROBLEM_INIT;
         fa4_plan *fp = NULL;
+        fa4_config got = FA4_CONFIG_INIT;
+        size_t ws = 1;
+        int u8 = CU_TENSOR_MAP_DATA_TYPE_UINT8;
 
         f.dtype = FA4_DTYPE_FP8_E4M3; f.batch = 1; f.seqlen_q = f.seqlen_k = 1024;
         f.heads_q = f.heads_kv = 4; f.head_dim_qk = 128;
         st = fa4_plan_create(&fp, ctx, &f, NULL);
-        ok(st == FA4_ENOFIT && fp == NULL, "an fp8 problem gets no sm100 plan from the "
-           "heuristic (%s)", fa4_context_errmsg(ctx));
+        ok(st == FA4_OK && fa4_plan_config(fp, &got, NULL) == FA4_OK &&
+           got.family == FA4_FAMILY_SM100 && got.swizzle == 64 &&
+           fa4_plan_workspace_size(fp, &ws) == FA4_OK && ws == 0,
+           "an fp8 problem gets an sm100 plan from the heuristic, 64 B swizzle, no "
+           "workspace (V is not transposed) (%s)", st ? fa4_context_errmsg(ctx) : "ok");
+        fa4_plan_destroy(fp);
+
+        p.dtype = FA4_DTYPE_FP8_E4M3;
+        p.head_dim_qk = 128;
+        memset(p.q_strides, 0, sizeof p.q_strides);   /* contiguous again */
+        memset(p.v_strides, 0, sizeof p.v_strides);
+        if ((plan = fake_plan(ctx, &p)) != NULL) {
+            t.q_descale = (const float *)(uintptr_t)0x7f5000000000ULL;
+            t.k_descale = (const float *)(uintptr_t)0x7f5000000100ULL;
+            t.v_descale = (const float *)(uintptr_t)0x7f5000000200ULL;
+            memset(&rec, 0, sizeof rec);
+            st = fa4_forward(plan, &t, NULL);
+            ok(st == FA4_OK && rec.encodes == 4 && rec.launches == 1 &&
+               (int)rec.type[0] == u8 && (int)rec.type[1] == u8 && (int)rec.type[2] == u8 &&
+               (int)rec.type[3] == bf16 && rec.box[0][0] == 64 && rec.box[0][1] == 128 &&
+               rec.box[1][0] == 64 && (int)rec.box[1][1] == plan->config.bn &&
+               rec.box[2][0] == 64 && rec.box[3][0] == 32 && rec.box[3][1] == 32 &&
+               rec.swizzle[0] == CU_TENSOR_MAP_SWIZZLE_64B &&
+               rec.swizzle[2] == CU_TENSOR_MAP_SWIZZLE_64B &&
+               rec.swizzle[3] == CU_TENSOR_MAP_SWIZZLE_64B &&
+               rec.strides[0][0] == 8 * 128 && rec.strides[3][0] == 8 * 128 * 2 &&
+               (int)rec.smem == plan->layout.smem_bytes,
+               "an fp8 launch: Q, K, V UINT8 boxes {64, 128 / bn}, O bf16 boxes {32, 32}, "
+               "64 B swizzle, byte strides of each type, %d B of shared memory (%s)",
+               plan->layout.smem_bytes, st ? fa4_context_errmsg(ctx) : "ok");
+            ok(st == FA4_OK && rec.params.q_descale == 0x7f5000000000ULL &&
+               rec.params.k_descale == 0x7f5000000100ULL &&
+               rec.params.v_descale == 0x7f5000000200ULL,
+               "the fp8 launch passes the q, k and v descale pointers in the argument block");
+            t.q_descale = t.k_descale = t.v_descale = NULL;
+            fa4_plan_destroy(plan);
+        } else {
+            ok(0, "an sm100 plan of fp8 d128");
+        }
+        p.dtype = FA4_DTYPE_BF16;
     }
 out:
     ctx->cu = NULL;
@@ -521,15 +585,18 @@ int main(void)
         skip_all("no sm_100a limits table (%s)", why);
 
     /* The byte counts and coordinates check_maps() mirrors are the kernel's. */
-    ok(strstr(kc, "#define SM100_ROW_BYTES 128 ") && strstr(kc, "#define SM100_SW_ELEMS 64\n") &&
+    ok(strstr(kc, "#define SM100_ROW_BYTES FA4_SWIZZLE ") &&
+       strstr(kc, "#define SM100_SW_ELEMS (SM100_ROW_BYTES / SM100_ESIZE)\n") &&
+       strstr(kc, "#if FA4_DTYPE == 3\n#define SM100_FP8 1\n#define SM100_ESIZE 1\n#else\n"
+                  "#define SM100_FP8 0\n#define SM100_ESIZE 2\n#endif\n") &&
        strstr(kc, "#define SM100_K_ROWS (FA4_BN / FA4_CTA_GROUP) ") &&
        strstr(kc, "#define SM100_V_COLS (FA4_PAD_DV / FA4_CTA_GROUP) ") &&
        strstr(kc, "#define SM100_Q_CHUNK_BYTES (128 * SM100_ROW_BYTES)\n") &&
        strstr(kc, "#define SM100_K_CHUNK_BYTES (SM100_K_ROWS * SM100_ROW_BYTES)\n") &&
        strstr(kc, "#define SM100_V_CHUNK_BYTES (FA4_BN * SM100_ROW_BYTES)\n") &&
-       strstr(kc, "#define SM100_Q_TILE_BYTES (128 * FA4_PAD_DQK * 2)\n") &&
-       strstr(kc, "#define SM100_K_TILE_BYTES (SM100_K_ROWS * FA4_PAD_DQK * 2)\n") &&
-       strstr(kc, "#define SM100_V_TILE_BYTES (FA4_BN * SM100_V_COLS * 2)\n") &&
+       strstr(kc, "#define SM100_Q_TILE_BYTES (128 * FA4_PAD_DQK * SM100_ESIZE)\n") &&
+       strstr(kc, "#define SM100_K_TILE_BYTES (SM100_K_ROWS * FA4_PAD_DQK * SM100_ESIZE)\n") &&
+       strstr(kc, "#define SM100_V_TILE_BYTES (FA4_BN * SM100_V_COLS * SM100_ESIZE)\n") &&
        strstr(kc, "#define SM100_V_CHUNKS (SM100_V_COLS / SM100_SW_ELEMS) "),
        "kernel.cuh's tile and chunk byte counts are the ones this test checks the maps against");
     ok(strstr(ml, "arm_full(c, bar, SM100_Q_CHUNK_BYTES);") &&
@@ -552,12 +619,20 @@ int main(void)
        strstr(cc, "const u32 stage = c.smem + FA4_SMEM_Q_OFF + (u32)i * SM100_Q_TILE_BYTES;"),
        "correction.cuh stores O per warp as {64, 32} boxes from tile i's Q region at "
        "(64 ch, m0 + 128 i + 32 w, head, batch), as checked");
+    ok(strstr(cc, "#define SM100_O_BOX_COLS (SM100_ROW_BYTES / 2) ") &&
+       strstr(cc, "const int slot = b % SM100_DQK_CHUNKS;") &&
+       strstr(cc, "tma_store_4d(tm_o, stage + (u32)(k % SM100_DQK_CHUNKS) * SM100_Q_CHUNK_BYTES,") &&
+       strstr(cc, "k * SM100_O_BOX_COLS, c.m0 + i * 128 + wq * 32, c.head,") &&
+       strstr(cc, "+ (u32)(wq * 32) * SM100_ROW_BYTES;"),
+       "correction.cuh stores fp8's 16-bit O per warp as {swizzle / 2, 32} boxes through "
+       "its rows of tile i's Q chunks at (swizzle / 2 b, m0 + 128 i + 32 w, head, batch), "
+       "as checked");
     ok(strstr(kc, "c.m0 = m_block * FA4_BM;") && strstr(kc, "c.head = (int)blockIdx.y;") &&
        strstr(kc, "c.batch = (int)blockIdx.z;") &&
        strstr(kc, "static_assert(FA4_THREADS == 512"),
        "kernel.cuh reads the grid as (query block of 256, head, batch) with 512 threads");
 
-    for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP16; dt++)
+    for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP8_E4M3; dt++)
         for (i = 0; i < (int)(sizeof dims / sizeof dims[0]); i++)
             checked += check_space(&dev, (fa4_dtype)dt, dims[i][0], dims[i][1]);
     diag("%d sm100 configs checked", checked);
@@ -616,9 +691,39 @@ int main(void)
     ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_ENOTSUP,
        "paged K/V is FA4_ENOTSUP");
     p.page_size = 0;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_OK,
+       "a bf16 d128 config describes (%s)", why[0] ? why : "ok");
+    cfg.swizzle = 64;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_EINVAL &&
+       strstr(why, "swizzle=64") && strstr(why, "128 for 16-bit inputs"),
+       "a 16-bit config with 64 B swizzle is refused (%s)", why);
+    /* fp8: byte maps in the config's swizzle, O in its 16-bit out_dtype */
     p.dtype = FA4_DTYPE_FP8_E4M3;
-    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_ENOTSUP &&
-       strstr(why, "bf16 and fp16"), "fp8 inputs are FA4_ENOTSUP (%s)", why);
+    config_default(&cfg, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+    k = params_of(&p);
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_OK && cfg.swizzle == 64 &&
+       m[0].tma_type == CU_TENSOR_MAP_DATA_TYPE_UINT8 && m[0].esize == 1 &&
+       m[1].tma_type == CU_TENSOR_MAP_DATA_TYPE_UINT8 &&
+       m[2].tma_type == CU_TENSOR_MAP_DATA_TYPE_UINT8 && m[0].box[0] == 64 &&
+       m[1].box[0] == 64 && m[2].box[0] == 64 && m[0].swizzle == 64 && m[2].swizzle == 64 &&
+       m[3].tma_type == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 && m[3].esize == 2 &&
+       m[3].box[0] == 32 && m[3].box[1] == 32 && m[3].swizzle == 64 &&
+       m[0].strides[0] == 128 && m[3].strides[0] == 256,
+       "fp8 d128 (64 B swizzle): Q, K, V as UINT8 boxes of 64 bytes, O as bf16 boxes of "
+       "{32, 32}, all 64 B swizzled, strides in bytes of each type (%s)", why[0] ? why : "ok");
+    cfg.swizzle = 128;
+    p.out_dtype = FA4_DTYPE_FP16;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_OK && m[0].box[0] == 128 &&
+       m[1].box[0] == 128 && m[2].box[0] == 128 && m[0].swizzle == 128 &&
+       m[3].tma_type == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 && m[3].box[0] == 64 &&
+       m[3].swizzle == 128,
+       "fp8 d128 at 128 B swizzle: boxes of 128 bytes, O fp16 boxes of {64, 32} (%s)",
+       why[0] ? why : "ok");
+    p.out_dtype = 0;
+    cfg.swizzle = 32;
+    ok(launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) == FA4_EINVAL &&
+       strstr(why, "swizzle=32") && strstr(why, "64 or 128 for fp8"),
+       "an fp8 config with 32 B swizzle is refused (%s)", why);
 
     check_forward();
     return done_testing();

@@ -5,11 +5,14 @@
 ** staged by depth chunk, one with head_dim_v < head_dim_qk, d256 in its
 ** 1Q mode (one query tile, S double-buffered), causal and not, and CTA
 ** pairs (cluster 2, cta_group::2): d128 2Q causal and not, d192/128 2Q
-** and d256 1Q at their automatic pair configs.  Each must compile with no
-** spill and within the 128 registers a 512-thread CTA has.  The kernel cannot run here (no sm_100 GPU), which the last
-** line records as a skip.  FA4_TEST_ALL=1 compiles every enumerated bf16
-** and fp16 config of d64, 96, 128, 192/128, 128/64 and 256, causal and not,
-** instead (make check-compile-all).
+** and d256 1Q at their automatic pair configs.  fp8 (e4m3): 2Q and 1Q,
+** split and fused rings, 64 and 128 B swizzle, d64/d128/d256 and
+** d192/128, causal and not, and CTA pairs (d128 at 64 B, d256 at 128 B).
+** Each must compile with no spill and within the 128 registers a
+** 512-thread CTA has.  The kernel cannot run here (no sm_100 GPU), which
+** the last line records as a skip.  FA4_TEST_ALL=1 compiles every
+** enumerated bf16, fp16 and fp8 config of d64, 96, 128, 192/128, 128/64
+** and 256, causal and not, instead (make check-compile-all).
 */
 #include <stdlib.h>
 
@@ -36,7 +39,8 @@ static void pair_resolve(fa4_config *cfg, const device_limits *dev, const fa4_pr
     if (config_enumerate(&sp, dev, p, FA4_FAMILY_SM100, why, sizeof why) != FA4_OK)
         return;
     for (i = 0; i < sp.count; i++)
-        if (sp.configs[i].cluster == 2 && sp.configs[i].q_tiles == cfg->q_tiles) {
+        if (sp.configs[i].cluster == 2 && sp.configs[i].q_tiles == cfg->q_tiles &&
+            sp.configs[i].swizzle == cfg->swizzle) {
             cfg->bn = sp.configs[i].bn;
             cfg->stages = sp.configs[i].stages;
             cfg->fused_kv = sp.configs[i].fused_kv;
@@ -78,7 +82,7 @@ static void compile_all(const device_limits *dev)
     int d, dt, causal, i;
 
     for (d = 0; d < (int)(sizeof dims / sizeof dims[0]); d++)
-        for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP16; dt++)
+        for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP8_E4M3; dt++)
             for (causal = 0; causal < 2; causal++) {
                 fa4_problem p = ct_problem((fa4_dtype)dt, 2, 4096, dims[d][0], dims[d][1],
                                            causal);
@@ -114,7 +118,7 @@ int main(void)
         skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
         return done_testing() ? 1 : 0;
     }
-    plan(13);
+    plan(30);
     for (i = 0; i < 2; i++)
         for (causal = 0; causal < 2; causal++) {
             p = problem(dims[i], causal);
@@ -153,6 +157,47 @@ int main(void)
             pair_resolve(&cfg, &dev, &p);
             check_compile(&dev, &p, &cfg, "CTA pair");
         }
+    }
+    /* fp8: each head dim's heuristic config (64 B), causal and not, then
+       at 128 B where the enumerator offers it, a fused ring, and pairs */
+    {
+        static const int fp8_dims[][2] = { { 64, 64 }, { 128, 128 }, { 256, 256 },
+                                           { 192, 128 } };
+        for (i = 0; i < 4; i++)
+            for (causal = 0; causal < 2; causal++) {
+                p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, fp8_dims[i][0], fp8_dims[i][1],
+                               causal);
+                family_sm100.heuristic(&cfg, &dev, &p);
+                check_compile(&dev, &p, &cfg, cfg.q_tiles == 1 ? "1Q, 64 B swizzle"
+                                                               : "2Q, 64 B swizzle");
+            }
+        for (causal = 0; causal < 2; causal++) {
+            p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 128, 128, causal);
+            family_sm100.heuristic(&cfg, &dev, &p);
+            cfg.swizzle = 128;
+            check_compile(&dev, &p, &cfg, "2Q split rings, 128 B swizzle");
+            cfg.stages = 7;
+            cfg.fused_kv = 1;
+            check_compile(&dev, &p, &cfg, "2Q fused ring, 128 B swizzle");
+            p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 256, 256, causal);
+            family_sm100.heuristic(&cfg, &dev, &p);
+            cfg.swizzle = 128;
+            check_compile(&dev, &p, &cfg, "1Q, 128 B swizzle");
+        }
+        p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 128, 128, 0);
+        family_sm100.heuristic(&cfg, &dev, &p);
+        cfg.stages = 5;
+        cfg.fused_kv = 1;
+        check_compile(&dev, &p, &cfg, "2Q fused ring, 64 B swizzle");
+        cfg.cluster = 2;
+        pair_resolve(&cfg, &dev, &p);
+        check_compile(&dev, &p, &cfg, "CTA pair, 64 B swizzle");
+        p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 256, 256, 1);
+        family_sm100.heuristic(&cfg, &dev, &p);
+        cfg.cluster = 2;
+        cfg.swizzle = 128;
+        pair_resolve(&cfg, &dev, &p);
+        check_compile(&dev, &p, &cfg, "1Q CTA pair, 128 B swizzle");
     }
     skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
     return done_testing() ? 1 : 0;

@@ -2,13 +2,20 @@
 ** test_sm100_ptx.c -- static checks that stand in for the sm_100 GPU we do
 ** not have.  A sample of sm100 variants (2Q fused and split rings, K
 ** staged by depth chunk, head_dim_v < head_dim_qk, 1Q, CTA pairs, causal
-** and not, bf16 and fp16) is compiled by NVRTC for sm_100a and its PTX is
-** read for what the mode needs (G = the variant's cta_group: 1, or 2 for
-** a CTA pair):
-**   - tcgen05.mma cta_group::G kind::f16 only; S = Q K^T from two smem
-**     descriptors (M 128 G, N = BN, both K-major), O += P V with P from
-**     TMEM (M 128 G, N = padded dv, V MN-major); whole k-steps; the
-**     descriptor constants (128 B swizzle, SBO 1024, LBO 16 or BN x 128 B);
+** and not, bf16, fp16 and fp8 e4m3 with 64 and 128 B swizzle) is compiled
+** by NVRTC for sm_100a and its PTX is read for what the mode needs (G =
+** the variant's cta_group: 1, or 2 for a CTA pair):
+**   - tcgen05.mma cta_group::G of one kind on every MMA: kind::f16 (A/B
+**     formats bf16 1 or f16 0) for 16-bit inputs, kind::f8f6f4 (formats
+**     E4M3 0) for fp8; S = Q K^T from two smem descriptors (M 128 G, N =
+**     BN, both K-major), O += P V with P from TMEM (M 128 G, N = padded
+**     dv, V MN-major: transpose-B 1, allowed for 8-bit types); whole
+**     k-steps (k16, or k32 for fp8); the descriptor constants (the
+**     variant's swizzle: 128 B layout 2 / 64 B layout 4, SBO 8 swizzle
+**     rows, LBO 16 or BN x one swizzle row);
+**   - fp8: P goes to TMEM as e4m3 -- every tcgen05.st.32x32b.x4 (P's
+**     store) holds packed cvt.rn.satfinite.e4m3x2.f32 results or zeros,
+**     and there is no 16-bit P store (x8); 16-bit: no e4m3 conversion;
 **   - tcgen05.ld / st: 32x32b shapes (a warp reaches its 32 lanes), as
 **     many registers as the shape moves; no register of a load read
 **     before tcgen05.wait::ld; every store waited (wait::st) and fenced
@@ -27,17 +34,19 @@
 **   - one tcgen05.alloc and one dealloc of the budget's column count; the
 **     kernel's own TMEM and smem reach (fa4_sm100_*_reach, from its tile
 **     sizes and barrier enum) equal to the budget's map and request;
-**   - the epilogue: one TMA store of O per 64 columns, each reading shared
+**   - the epilogue: one TMA store of O per box of 64 columns (fp8: one
+**     swizzle row of 16-bit O, 32 or 64 columns), each reading shared
 **     memory fenced for the async proxy (fence.proxy.async after the
 **     st.shared that staged it, on every path), the bulk group waited on
 **     before the kernel exits;
 **   - the smem base rounded up to 1024 B at run time, no trap, no static
 **     shared memory, no spills, at most 128 registers.
 ** With an nvdisasm (FA4_NVDISASM, or $CUDA_HOME/bin) the SASS is counted
-** too: at least as many UTCHMMA, UTCBAR, LDTM, STTM and UTMASTG as the
-** PTX has MMAs, commits, TMEM loads and stores and TMA stores of O (ptxas
-** may duplicate code), alone none of the MMAs 2-CTA, and no local-memory
-** access.  Without one that line is a skip.  Nothing here runs a kernel.
+** too: at least as many UTCHMMA (fp8: UTCQMMA, and no UTCHMMA; 16-bit:
+** no UTCQMMA), UTCBAR, LDTM, STTM and UTMASTG as the PTX has MMAs,
+** commits, TMEM loads and stores and TMA stores of O (ptxas may duplicate
+** code), alone none of the MMAs 2-CTA, and no local-memory access.
+** Without one that line is a skip.  Nothing here runs a kernel.
 */
 #include <ctype.h>
 #include <stdint.h>
@@ -164,6 +173,9 @@ static int mma_operands(const char *l, char d[32], char a[32], char b[32], char 
 /* What one variant must show; filled from its defines. */
 typedef struct expect {
     int bn, pad_dqk, pad_dv, q_tiles, bf16;
+    int fp8;                     /* e4m3 inputs: kind::f8f6f4 */
+    int swizzle;                 /* bytes of a swizzle row: 128, or 64 (fp8) */
+    int mma_k;                   /* elements of an MMA k-step: 16, or 32 (fp8) */
     int g;                       /* FA4_CTA_GROUP: 1, or 2 for a CTA pair */
     int bar_off, bar_size;
 } expect;
@@ -186,10 +198,11 @@ static void check_mma(char *bad, size_t bn, const ptx_text *t, const expect *e, 
             continue;
         {
             char want[64];
-            snprintf(want, sizeof want, "tcgen05.mma.cta_group::%d.kind::f16 ", e->g);
+            snprintf(want, sizeof want, "tcgen05.mma.cta_group::%d.kind::%s ", e->g,
+                     e->fp8 ? "f8f6f4" : "f16");
             if (!starts(l, want)) {
-                snprintf(bad, bn, "line %d: %.80s (want cta_group::%d kind::f16)", i + 1, l,
-                         e->g);
+                snprintf(bad, bn, "line %d: %.80s (want cta_group::%d kind::%s)", i + 1, l,
+                         e->g, e->fp8 ? "f8f6f4" : "f16");
                 break;
             }
         }
@@ -200,14 +213,17 @@ static void check_mma(char *bad, size_t bn, const ptx_text *t, const expect *e, 
         }
         n = (int)((idesc >> 17) & 63) * 8;
         m = (int)((idesc >> 24) & 31) * 16;
+        /* formats: kind::f16 bf16 1 / f16 0; kind::f8f6f4 E4M3 0 (PTX ISA
+           9.7.16.4.2); D f32 1; A K-major (bit 15) */
         if (((idesc >> 4) & 3) != 1 || ((idesc >> 7) & 7) != (e->bf16 ? 1 : 0) ||
             ((idesc >> 10) & 7) != (e->bf16 ? 1 : 0) || m != 128 * e->g || ((idesc >> 15) & 1) ||
-            n != (ts ? e->pad_dv : e->bn) || ((idesc >> 16) & 1) != ts) {
+            n != (ts ? e->pad_dv : e->bn) || ((idesc >> 16) & 1) != ts ||
+            (idesc & ~0x1F7F9FB0LL) != 0) {
             snprintf(bad, bn, "line %d: idesc 0x%llx is M %d N %d, A/B format %lld/%lld, "
-                     "B %s-major; want M %d N %d, %s, B %s-major", i + 1, idesc, m, n,
-                     (idesc >> 7) & 7, (idesc >> 10) & 7, ((idesc >> 16) & 1) ? "MN" : "K",
-                     128 * e->g, ts ? e->pad_dv : e->bn, e->bf16 ? "bf16" : "f16",
-                     ts ? "MN" : "K");
+                     "B %s-major; want M %d N %d, %s, B %s-major, no other bit", i + 1, idesc,
+                     m, n, (idesc >> 7) & 7, (idesc >> 10) & 7,
+                     ((idesc >> 16) & 1) ? "MN" : "K", 128 * e->g, ts ? e->pad_dv : e->bn,
+                     e->fp8 ? "e4m3" : e->bf16 ? "bf16" : "f16", ts ? "MN" : "K");
             break;
         }
         /* B's descriptor, and A's in the smem form: base | LBO | SBO | 1<<46 | layout */
@@ -215,7 +231,8 @@ static void check_mma(char *bad, size_t bn, const ptx_text *t, const expect *e, 
             const char *regs[2] = { b, a };
             int k;
             for (k = 0; k < (ts ? 1 : 2) && !bad[0]; k++) {
-                int lbo, sbo, want_lbo = ts ? e->bn * 128 : 16;
+                const int layout = e->swizzle == 128 ? 2 : 4, sbo_want = 8 * e->swizzle;
+                int lbo, sbo, want_lbo = ts ? e->bn * e->swizzle : 16;
                 if (!def_imm(t, i, regs[k], "or.b64", &desc, src, sizeof src)) {
                     snprintf(bad, bn, "line %d: descriptor %s has no constant part", i + 1,
                              regs[k]);
@@ -223,12 +240,13 @@ static void check_mma(char *bad, size_t bn, const ptx_text *t, const expect *e, 
                 }
                 lbo = (int)((desc >> 16) & 0x3FFF) << 4;
                 sbo = (int)((desc >> 32) & 0x3FFF) << 4;
-                if (((unsigned long long)desc >> 61) != 2 || sbo != 1024 || lbo != want_lbo ||
-                    !((desc >> 46) & 1))
+                if (((unsigned long long)desc >> 61) != (unsigned long long)layout ||
+                    sbo != sbo_want || lbo != want_lbo || !((desc >> 46) & 1))
                     snprintf(bad, bn, "line %d: %s descriptor 0x%llx: layout %llu, LBO %d, "
-                             "SBO %d; want 2 (128 B swizzle), LBO %d, SBO 1024, version 1",
+                             "SBO %d; want %d (%d B swizzle), LBO %d, SBO %d, version 1",
                              i + 1, k ? "A" : "B", (unsigned long long)desc,
-                             (unsigned long long)desc >> 61, lbo, sbo, want_lbo);
+                             (unsigned long long)desc >> 61, lbo, sbo, layout, e->swizzle,
+                             want_lbo, sbo_want);
             }
         }
         if (ts)
@@ -236,6 +254,74 @@ static void check_mma(char *bad, size_t bn, const ptx_text *t, const expect *e, 
         else
             ++*nss;
     }
+}
+
+static int count_lines(const ptx_text *t, const char *prefix);
+
+/* What register REG, as last set before line AT, holds: 2 when four e4m3
+** values packed by the conversion wrapper ("mov.b32 REG, {lo, hi}; }"
+** right after "cvt.rn.satfinite.e4m3x2.f32 lo, .." and ".. hi, .."), 1
+** when the constant 0 (a block no row sees), else 0. */
+static int e4m3_or_zero(const ptx_text *t, int at, const char *reg)
+{
+    char buf[64];
+    int i;
+
+    for (i = at - 1; i >= 0; i--) {
+        const char *l = t->line[i];
+        if (!starts(l, "mov.b32") || strcmp(first_operand(buf, sizeof buf, l), reg) != 0)
+            continue;
+        if (strstr(l, ", 0;"))
+            return 1;
+        return strstr(l, "{lo, hi}") != NULL && i >= 2 &&
+               starts(t->line[i - 1], "cvt.rn.satfinite.e4m3x2.f32 hi,") &&
+               starts(t->line[i - 2], "cvt.rn.satfinite.e4m3x2.f32 lo,") ? 2 : 0;
+    }
+    return 0;
+}
+
+/* P's stores into TMEM.  fp8: every tcgen05.st.32x32b.x4 (P's store: 16
+** e4m3 in 4 columns) stores e4m3_or_zero registers, some of them packed
+** conversions, and no x8 store (the 16-bit P's) exists; 16-bit: no e4m3
+** conversion and no x4 store.  Counts P stores (x4, or x8 for 16-bit)
+** and e4m3 conversions. */
+static void check_p(char *bad, size_t bn, const ptx_text *t, const expect *e, int *np,
+                    int *ncvt)
+{
+    const int nx8 = count_lines(t, "tcgen05.st.sync.aligned.32x32b.x8");
+    int i, packed = 0;
+
+    *ncvt = count_lines(t, "cvt.rn.satfinite.e4m3x2.f32");
+    *np = e->fp8 ? 0 : nx8;
+    bad[0] = '\0';
+    for (i = 0; i < t->n && !bad[0]; i++) {
+        const char *l = t->line[i], *s;
+        char reg[16];
+        if (!starts(l, "tcgen05.st.sync.aligned.32x32b.x4"))
+            continue;
+        ++*np;
+        if (!e->fp8) {
+            snprintf(bad, bn, "line %d: a 4-column TMEM store in a 16-bit kernel", i + 1);
+            break;
+        }
+        for (s = strchr(l, '{'); s && *s && *s != '}' && !bad[0]; s = strpbrk(s, ",}")) {
+            int what;
+            s++;
+            if (sscanf(s, " %15[^,} ]", reg) != 1)
+                break;
+            if ((what = e4m3_or_zero(t, i, reg)) == 0)
+                snprintf(bad, bn, "line %d: P store register %s is neither an e4m3 pack nor 0",
+                         i + 1, reg);
+            packed += what == 2;
+        }
+    }
+    if (bad[0])
+        return;
+    if (e->fp8 && (nx8 || *ncvt < 8 || packed < 4))
+        snprintf(bad, bn, "fp8: %d x8 (16-bit P) stores, %d e4m3 conversions, %d packed "
+                 "registers stored", nx8, *ncvt, packed);
+    else if (!e->fp8 && *ncvt)
+        snprintf(bad, bn, "%d e4m3 conversions in a 16-bit kernel", *ncvt);
 }
 
 /* The label a branch line jumps to ("@%p1 bra $L__BB0_7;"), into BUF;
@@ -667,17 +753,20 @@ static const char *nvdisasm_path(void)
     return access(path, X_OK) == 0 ? path : NULL;
 }
 
-/* Count SASS opcodes of CUBIN with TOOL: UTCHMMA, UTCBAR, LDTM, STTM,
-** local-memory accesses (LDL/STL), 2-CTA MMAs (a UTCHMMA naming 2CTA)
-** and TMA stores (UTMASTG) into N[0..6].  0 on success. */
-static int sass_counts(int n[7], const char *tool, const void *cubin, size_t size)
+/* Count SASS opcodes of CUBIN with TOOL: MMA (the MMA opcode: UTCHMMA for
+** kind::f16, UTCQMMA for kind::f8f6f4), UTCBAR, LDTM, STTM, local-memory
+** accesses (LDL/STL), 2-CTA MMAs (an MMA naming 2CTA) and TMA stores
+** (UTMASTG) into N[0..6]; MMAs of the other kind into N[7].  0 on
+** success. */
+static int sass_counts(int n[8], const char *tool, const void *cubin, size_t size,
+                       const char *mma, const char *other_mma)
 {
-    static const char *const ops[4] = { "UTCHMMA", "UTCBAR", "LDTM", "STTM" };
+    const char *const ops[4] = { mma, "UTCBAR", "LDTM", "STTM" };
     char file[] = "/tmp/fa4-sm100-XXXXXX", cmd[4300], line[1024];
     int fd = mkstemp(file), k;
     FILE *p;
 
-    memset(n, 0, 7 * sizeof *n);
+    memset(n, 0, 8 * sizeof *n);
     if (fd < 0)
         return -1;
     if (write(fd, cubin, size) != (ssize_t)size) {
@@ -701,8 +790,9 @@ static int sass_counts(int n[7], const char *tool, const void *cubin, size_t siz
         for (k = 0; k < 4; k++)
             n[k] += starts(op, ops[k]) && (op[strlen(ops[k])] == '\0' || op[strlen(ops[k])] == '.');
         n[4] += starts(op, "LDL") || starts(op, "STL");
-        n[5] += starts(op, "UTCHMMA") && strstr(line, "2CTA") != NULL;
+        n[5] += starts(op, mma) && strstr(line, "2CTA") != NULL;
         n[6] += starts(op, "UTMASTG");
+        n[7] += starts(op, other_mma);
     }
     k = pclose(p);
     unlink(file);
@@ -720,7 +810,9 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     char *ptx = NULL;
     expect e;
     fa4_status st;
-    int nss, nts, nld, nst, ntma, ncommit, nres, nload, nremote, tmem_end;
+    int nss, nts, nld, nst, ntma, ncommit, nres, nload, nremote, tmem_end, np, ncvt, obox;
+    const int dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim_qk;
+    int nobox;
     char alloc[80], dealloc[80], relinq[80];
     const char *tool;
     char base[32];
@@ -736,6 +828,9 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     e.q_tiles = define_of(defs, "FA4_Q_TILES");
     e.g = define_of(defs, "FA4_CTA_GROUP");
     e.bf16 = p->dtype == FA4_DTYPE_BF16;
+    e.fp8 = p->dtype == FA4_DTYPE_FP8_E4M3;
+    e.swizzle = define_of(defs, "FA4_SWIZZLE");
+    e.mma_k = e.fp8 ? 32 : 16;
     e.bar_off = budget_region_find(&l, "BAR")->offset;
     e.bar_size = budget_region_find(&l, "BAR")->size;
     st = jit_compile_ptx(&k, &ptx, "sm_100a", p, cfg, &l, why, sizeof why);
@@ -751,15 +846,23 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     ptx_split(&t, ptx);
 
     check_mma(bad, sizeof bad, &t, &e, &nss, &nts);
-    ok(!bad[0], "%s: tcgen05.mma cta_group::%d kind::f16; S M%d N%d K-major, PV M%d N%d "
-       "V MN-major; 128 B swizzle descriptors", name, e.g, 128 * e.g, e.bn, 128 * e.g,
-       e.pad_dv);
+    ok(!bad[0], "%s: every tcgen05.mma cta_group::%d kind::%s (A/B %s); S M%d N%d K-major, "
+       "PV M%d N%d V MN-major; %d B swizzle descriptors", name, e.g,
+       e.fp8 ? "f8f6f4" : "f16", e.fp8 ? "e4m3" : e.bf16 ? "bf16" : "f16", 128 * e.g, e.bn,
+       128 * e.g, e.pad_dv, e.swizzle);
     if (bad[0])
         diag("  %s", bad);
-    ok(nss >= e.q_tiles * e.pad_dqk / 16 && nss % (e.pad_dqk / 16) == 0 &&
-       nts >= e.q_tiles * e.bn / 16 && nts % (e.bn / 32) == 0,
-       "%s: %d S MMAs in whole %d-step tiles, %d PV MMAs in whole %d-step halves", name,
-       nss, e.pad_dqk / 16, nts, e.bn / 32);
+    ok(nss >= e.q_tiles * e.pad_dqk / e.mma_k && nss % (e.pad_dqk / e.mma_k) == 0 &&
+       nts >= e.q_tiles * e.bn / e.mma_k && nts % (e.bn / e.mma_k / 2) == 0,
+       "%s: %d S MMAs in whole %d-step tiles, %d PV MMAs in whole %d-step halves (k%d)", name,
+       nss, e.pad_dqk / e.mma_k, nts, e.bn / e.mma_k / 2, e.mma_k);
+    check_p(bad, sizeof bad, &t, &e, &np, &ncvt);
+    ok(!bad[0], "%s: P in TMEM as %s (%d P stores, %d e4m3 conversions)", name,
+       e.fp8 ? "e4m3: every x4 store packed cvt.rn.satfinite.e4m3x2.f32 pairs or zeros, no "
+               "16-bit P store" : "16-bit pairs: no e4m3 conversion, no 8-bit P store",
+       np, ncvt);
+    if (bad[0])
+        diag("  %s", bad);
 
     check_ldst(bad, sizeof bad, &t, &nld, &nst, &ntma);
     ok(!bad[0] && nld > 0 && nst > 0, "%s: %d tcgen05.ld / %d st of 32x32b, each load waited "
@@ -767,11 +870,15 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
        "fenced", name, nld, nst);
     if (bad[0])
         diag("  %s", bad);
-    ok(!bad[0] && ntma >= e.pad_dv / 64 && ntma % (e.pad_dv / 64) == 0 &&
+    /* 16-bit O columns of a box, and the boxes of a tile: fp8, those that
+       hold part of head_dim_v */
+    obox = e.fp8 ? e.swizzle / 2 : 64;
+    nobox = e.fp8 ? (dv + obox - 1) / obox : e.pad_dv / 64;
+    ok(!bad[0] && ntma >= nobox && ntma % nobox == 0 &&
        count_lines(&t, "cp.async.bulk.commit_group") >= 1,
-       "%s: the epilogue's %d TMA stores of O (whole sets of one per 64 columns) read "
+       "%s: the epilogue's %d TMA stores of O (whole sets of %d, one per %d columns) read "
        "shared memory fenced for the async proxy, and their group is waited on before exit",
-       name, ntma);
+       name, ntma, nobox, obox);
 
     check_commits(bad, sizeof bad, &t, &e, &ncommit, &nres);
     ok(!bad[0] && ncommit >= 2 * e.q_tiles + 2 && nres >= 2 * e.q_tiles,
@@ -825,15 +932,18 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     if ((tool = nvdisasm_path()) != NULL) {
         /* ptxas may duplicate code (tail duplication), never drop it: at
            least as many of each as the PTX has. */
-        int n[7] = { 0, 0, 0, 0, 0, 0, 0 };
+        int n[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
         int mma = count_lines(&t, "tcgen05.mma");
-        int rc = sass_counts(n, tool, k.cubin, k.cubin_size);
+        const char *op = e.fp8 ? "UTCQMMA" : "UTCHMMA";     /* kind::f8f6f4 / f16 */
+        int rc = sass_counts(n, tool, k.cubin, k.cubin_size, op,
+                             e.fp8 ? "UTCHMMA" : "UTCQMMA");
         /* 2-CTA MMAs: none alone; a pair's SASS spelling is not asserted */
         if (!ok(rc == 0 && n[0] >= mma && n[1] >= ncommit && n[2] >= nld && n[3] >= nst &&
-                n[4] == 0 && (e.g == 2 || n[5] == 0) && n[6] >= ntma,
-                "%s: SASS has %d UTCHMMA, %d UTCBAR, %d LDTM, %d STTM, %d UTMASTG (PTX %d, "
-                "%d, %d, %d, %d), %d local accesses, %d 2-CTA MMAs", name, n[0], n[1], n[2],
-                n[3], n[6], mma, ncommit, nld, nst, ntma, n[4], n[5]))
+                n[4] == 0 && (e.g == 2 || n[5] == 0) && n[6] >= ntma && n[7] == 0,
+                "%s: SASS has %d %s (none of the other kind: %d), %d UTCBAR, %d LDTM, %d STTM, "
+                "%d UTMASTG (PTX %d, %d, %d, %d, %d), %d local accesses, %d 2-CTA MMAs", name,
+                n[0], op, n[7], n[1], n[2], n[3], n[6], mma, ncommit, nld, nst, ntma, n[4],
+                n[5]))
             diag("  nvdisasm: %s", tool);
     } else {
         skip("%s: SASS not read (no nvdisasm: set FA4_NVDISASM)", name);
@@ -903,6 +1013,57 @@ int main(void)
     cfg.stages = 5;
     cfg.fused_kv = 1;
     check_variant(&dev, &p, &cfg, "1Q CTA pair, fused ring");
+
+    /* fp8 e4m3 (kind::f8f6f4, P as e4m3 in TMEM, O 16-bit): the seeds' d128
+       (64 B swizzle, 6 split stages, K by 2 depth chunks), 128 B swizzle
+       (rows of 128 elements: one depth chunk) split and fused, 64 B fused,
+       d64 (8 split stages), d96 (O's last box past head_dim_v not stored),
+       d256 1Q, O in fp16, and CTA pairs */
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 128, 128, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "2Q split rings, 64 B swizzle");
+
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 128, 128, 1);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.swizzle = 128;
+    check_variant(&dev, &p, &cfg, "2Q split rings, 128 B swizzle");
+    cfg.stages = 5;
+    cfg.fused_kv = 1;
+    check_variant(&dev, &p, &cfg, "2Q fused ring, 128 B swizzle");
+    cfg.swizzle = 64;
+    check_variant(&dev, &p, &cfg, "2Q fused ring, 64 B swizzle");
+
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 64, 64, 1);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "2Q d64");
+
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 96, 96, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "2Q d96 (O in 3 boxes of 32)");
+
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 256, 256, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "1Q, 64 B swizzle");
+    p.out_dtype = FA4_DTYPE_FP16;
+    cfg.swizzle = 128;
+    check_variant(&dev, &p, &cfg, "1Q, 128 B swizzle, O fp16");
+
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 128, 128, 1);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.cluster = 2;
+    cfg.bn = 128;
+    cfg.stages = 6;
+    cfg.fused_kv = 0;
+    check_variant(&dev, &p, &cfg, "2Q CTA pair, 64 B swizzle");
+
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 256, 256, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.cluster = 2;
+    cfg.swizzle = 128;
+    cfg.bn = 128;
+    cfg.stages = 5;
+    cfg.fused_kv = 1;
+    check_variant(&dev, &p, &cfg, "1Q CTA pair, 128 B swizzle");
 
     skip("sm100 kernels checked statically only; they need an sm_100 GPU to run");
     return done_testing() ? 1 : 0;

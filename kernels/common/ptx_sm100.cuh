@@ -1,9 +1,10 @@
 /*
 ** ptx_sm100.cuh -- PTX wrappers for the sm100 family (sm_100a): tensor
 ** memory (tcgen05.alloc/dealloc/ld/st/fence), the tcgen05.mma kind::f16
-** with its shared-memory and instruction descriptors, tcgen05.commit to an
-** mbarrier, mbarriers, TMA loads and the TMA store of O.  One small
-** function per instruction.
+** and kind::f8f6f4 (e4m3) with their shared-memory and instruction
+** descriptors, tcgen05.commit to an mbarrier, mbarriers, TMA loads, the
+** TMA store of O and the f32 -> e4m3 conversion of P.  One small function
+** per instruction.
 **
 ** UNVERIFIED ON HARDWARE: nothing here has run on an sm_100 GPU (we have
 ** H100s).  It compiles with NVRTC 13.0 for sm_100a; the descriptor bit
@@ -262,6 +263,16 @@ FA4_DEV void tcgen05_st_32x32b_x8(u32 taddr, const u32 r[8])
         : "memory");
 }
 
+/* Store 4 consecutive 32-bit columns of this thread's lane (fp8 P: 16
+ * e4m3 values). */
+FA4_DEV void tcgen05_st_32x32b_x4(u32 taddr, const u32 r[4])
+{
+    asm volatile(
+        "tcgen05.st.sync.aligned.32x32b.x4.b32 [%0], {%1,%2,%3,%4};\n"
+        :: "r"(taddr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+        : "memory");
+}
+
 /* Wait for this thread's outstanding tcgen05.ld / tcgen05.st. */
 FA4_DEV void tcgen05_wait_ld(void)
 {
@@ -298,6 +309,18 @@ FA4_DEV constexpr u32 umma_idesc_f16(u32 ab_bf16, u32 m, u32 n, u32 a_mn,
          | (b_mn << 16) | ((n >> 3) << 17) | ((m >> 4) << 24);
 }
 
+/* Instruction descriptor of kind::f8f6f4 (PTX ISA 9.7.16.4.2, "Instruction
+ * descriptor", the table shared with kind::f16): the same fields, A and B
+ * formats 0 = E4M3 (1 E5M2); bits 15/16 (A/B MN-major) are allowed for
+ * 8-bit formats (not for the 6- and 4-bit ones).  D f32 (bits 4-5 = 1). */
+#define UMMA_E4M3 0u
+FA4_DEV constexpr u32 umma_idesc_f8f6f4(u32 a_fmt, u32 b_fmt, u32 m, u32 n,
+                                        u32 a_mn, u32 b_mn)
+{
+    return (1u << 4) | (a_fmt << 7) | (b_fmt << 10) | (a_mn << 15)
+         | (b_mn << 16) | ((n >> 3) << 17) | ((m >> 4) << 24);
+}
+
 /* D[tmem] (+)= A[smem] * B[smem]; ACCUMULATE 0 overwrites D.  One thread.
  * cta_group::2 (one thread of the pair): A's rows and D's lanes split
  * between the CTAs (M/2 each), B's N columns too (N/2 each); every
@@ -319,6 +342,31 @@ FA4_DEV void tcgen05_mma_f16_ts(u32 d_tmem, u32 a_tmem, u64 b_desc, u32 idesc,
 {
     asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"
                  " tcgen05.mma." SM100_CG ".kind::f16 [%0], [%1], %2, %3, p;\n}\n"
+                 :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc),
+                    "r"(accumulate)
+                 : "memory");
+}
+
+/* kind::f8f6f4 (e4m3 A and B, k32 per instruction: 32 bytes of each
+ * K-major row, as kind::f16's k16), A and B from smem.  One thread. */
+FA4_DEV void tcgen05_mma_f8f6f4_ss(u32 d_tmem, u64 a_desc, u64 b_desc, u32 idesc,
+                                   u32 accumulate)
+{
+    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"
+                 " tcgen05.mma." SM100_CG ".kind::f8f6f4 [%0], %1, %2, %3, p;\n}\n"
+                 :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc),
+                    "r"(accumulate)
+                 : "memory");
+}
+
+/* kind::f8f6f4 with A from TMEM (128 lanes x K e4m3 values, four per
+ * 32-bit column, the lowest k in the lowest byte -- read from the ISA's
+ * packing of 16-bit pairs, unverified).  One thread. */
+FA4_DEV void tcgen05_mma_f8f6f4_ts(u32 d_tmem, u32 a_tmem, u64 b_desc, u32 idesc,
+                                   u32 accumulate)
+{
+    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"
+                 " tcgen05.mma." SM100_CG ".kind::f8f6f4 [%0], [%1], %2, %3, p;\n}\n"
                  :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc),
                     "r"(accumulate)
                  : "memory");
@@ -377,6 +425,22 @@ FA4_DEV void bulk_commit_group(void)
 FA4_DEV void bulk_wait_group_read_0(void)
 {
     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+
+/* ------------------------------------------------------- fp8 P (e4m3) */
+
+/* Four f32 to packed e4m3x4, saturating to +-448: A in the lowest byte.
+ * cvt...e4m3x2 puts its first source in the upper byte, as the bf16x2
+ * form does (KERNEL_NOTES.md), so each pair is given (hi, lo). */
+FA4_DEV u32 cvt_rn_satfinite_e4m3x4_f32(float a, float b, float c, float d)
+{
+    u32 r;
+    asm("{ .reg .b16 lo, hi;\n"
+        "cvt.rn.satfinite.e4m3x2.f32 lo, %2, %1;\n"
+        "cvt.rn.satfinite.e4m3x2.f32 hi, %4, %3;\n"
+        "mov.b32 %0, {lo, hi}; }\n"
+        : "=r"(r) : "f"(a), "f"(b), "f"(c), "f"(d));
+    return r;
 }
 
 #endif

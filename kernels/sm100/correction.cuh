@@ -28,6 +28,90 @@ FA4_DEV void rescale_o(u32 o_col, float alpha)
     tcgen05_wait_st();
 }
 
+#if SM100_FP8
+/* fp8 inputs write O in FA4_OUT_DTYPE (16-bit): a row of O takes twice the
+ * bytes of Q's, so O_i does not fit Q_i's region at once.  Each correction
+ * warp stages it through its own 32 rows of Q_i's swizzle chunks (32 rows
+ * x one swizzle row each: DQK_CHUNKS slots), as TMA boxes of {O_BOX_COLS,
+ * 32} in the inputs' swizzle, in rounds of DQK_CHUNKS boxes (two when
+ * padded dv = padded dqk), waiting for a round's stores to have read the
+ * slots before the next is written. */
+#define SM100_O_BOX_COLS (SM100_ROW_BYTES / 2)        /* 16-bit columns a box row */
+#define SM100_DV (FA4_DV > 0 ? FA4_DV : FA4_D)         /* head_dim_v */
+/* the boxes that hold part of head_dim_v (at 64 B, d96's padded 128
+   columns are three boxes of 32 and a fourth wholly past the map) */
+#define SM100_O_BOXES ((SM100_DV + SM100_O_BOX_COLS - 1) / SM100_O_BOX_COLS)
+static_assert(FA4_PAD_DV % SM100_O_BOX_COLS == 0 && SM100_O_BOX_COLS % 16 == 0 &&
+              SM100_O_BOXES * SM100_O_BOX_COLS <= FA4_PAD_DV,
+              "fp8: O in whole boxes of 16-column TMEM loads");
+
+/* Two f32 as O's 16-bit pair, LO in the low half. */
+FA4_DEV u32 pack_o(float lo, float hi)
+{
+#if FA4_OUT_DTYPE == 1
+    return cvt_rn_bf16x2_f32(lo, hi);
+#else
+    return cvt_rn_f16x2_f32(lo, hi);
+#endif
+}
+
+/* Epilogue of tile I for fp8 inputs, this thread's row R (lane R % 32 of
+ * warp WQ): O row * INV_L (0 when no key was visible), box by box through
+ * the warp's slots (above): 16 B unit u of box row r at u ^ (r % 8) (128 B
+ * swizzle) or u ^ ((r / 2) % 4) (64 B; KERNEL_NOTES.md); lane 0 stores
+ * each round's boxes at (O_BOX_COLS b, m0 + 128 i + 32 wq, head, batch).
+ * The map clips rows past seqlen_q and columns past head_dim_v.  The last
+ * bulk group is waited on by the caller. */
+FA4_DEV void store_o(const sm100_ctx &c, const fa4_tma_map *tm_o, u32 o_col, int i,
+                     int wq, int r, float inv_l, bool have_o)
+{
+    const u32 stage = c.smem + FA4_SMEM_Q_OFF + (u32)i * SM100_Q_TILE_BYTES
+                      + (u32)(wq * 32) * SM100_ROW_BYTES;
+    const u32 lane = (u32)(r & 31);
+    const u32 sw = SM100_ROW_BYTES == 128 ? lane & 7u : (lane >> 1) & 3u;
+    int b, ch, e, k;
+
+#pragma unroll
+    for (b = 0; b < SM100_O_BOXES; b++) {
+        const int slot = b % SM100_DQK_CHUNKS;
+        const u32 row_at = stage + (u32)slot * SM100_Q_CHUNK_BYTES + lane * SM100_ROW_BYTES;
+        if (slot == 0 && b > 0) {     /* the last round's stores have read the slots */
+            if (lane == 0)
+                bulk_wait_group_read_0();
+            __syncwarp();
+        }
+        for (ch = 0; ch < SM100_O_BOX_COLS / 16; ch++) {
+            const u32 unit = (u32)ch * 2;            /* 16 columns = two 16 B units */
+            u32 v[16], pk[8];
+            if (have_o) {
+                tcgen05_ld_32x32b_x16(v, o_col + (u32)(b * SM100_O_BOX_COLS + ch * 16));
+                tcgen05_wait_ld();
+            } else {
+#pragma unroll
+                for (e = 0; e < 16; e++)
+                    v[e] = 0u;
+            }
+#pragma unroll
+            for (e = 0; e < 8; e++)
+                pk[e] = pack_o(__uint_as_float(v[2 * e]) * inv_l,
+                               __uint_as_float(v[2 * e + 1]) * inv_l);
+            st_shared_v4_u32(row_at + ((unit ^ sw) << 4), pk[0], pk[1], pk[2], pk[3]);
+            st_shared_v4_u32(row_at + (((unit + 1) ^ sw) << 4), pk[4], pk[5], pk[6], pk[7]);
+        }
+        if (slot == SM100_DQK_CHUNKS - 1 || b == SM100_O_BOXES - 1) {
+            fence_proxy_async_shared();
+            __syncwarp();
+            if (lane == 0) {
+                for (k = b - slot; k <= b; k++)
+                    tma_store_4d(tm_o, stage + (u32)(k % SM100_DQK_CHUNKS) * SM100_Q_CHUNK_BYTES,
+                                 k * SM100_O_BOX_COLS, c.m0 + i * 128 + wq * 32, c.head,
+                                 c.batch);
+                bulk_commit_group();
+            }
+        }
+    }
+}
+#else
 /* Epilogue of tile I, this thread's row R (warp WQ has rows 32 WQ ..
  * 32 WQ + 31): O row * INV_L (0 when no key was visible) as the 16-bit
  * type into Q_i's shared memory -- free once the last S_i MMA completed,
@@ -80,6 +164,7 @@ FA4_DEV void store_o(const sm100_ctx &c, const fa4_tma_map *tm_o, u32 o_col, int
         bulk_commit_group();
     }
 }
+#endif
 
 FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c,
                                   const fa4_tma_map *tm_o, int wq)

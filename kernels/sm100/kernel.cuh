@@ -15,8 +15,7 @@
 ** with the sm80 reference.  The CTA-pair mode (below) adds the cluster
 ** rules of the PTX ISA (cta_group::2 operand split, multicast commit,
 ** barriers signalled across the pair), equally unchecked on hardware.
-** Not implemented: fp8 (budget_fit refuses it), per-token scales,
-** persistent schedulers, varlen/paged.
+** Not implemented: per-token scales, persistent schedulers, varlen/paged.
 **
 ** CTA: 512 threads, BM = 128 x FA4_Q_TILES query rows.
 **   warps 0-3   softmax WG 0 (query tile 0, one TMEM lane = one row each)
@@ -58,6 +57,9 @@
 **   strides from fa4_params in bytes, 128 B swizzle, OOB zero fill (loads)
 **   and clipping (the store of O: one box per warp and 64 columns, staged
 **   in the tile's Q region once its last S MMA is done).
+**   fp8 (below): byte maps whose box rows are FA4_SWIZZLE elements (64 or
+**   128 B swizzle) in place of 64; tm_o's boxes {FA4_SWIZZLE / 2, 32} of
+**   the 16-bit O, staged in rounds (correction.cuh).
 ** Grid: (m_blocks = ceil(seqlen_q / FA4_BM), heads_q, batch), m_blocks
 ** rounded up to even for pairs; causal runs the longest query tiles (or
 ** tile pairs) first.  Dynamic smem: FA4_SMEM_BYTES.
@@ -81,37 +83,78 @@
 #endif
 
 static_assert(FA4_FAMILY == 100, "sm100 kernel built with another family's constants");
-static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2,
-              "sm100 kernel: only bf16/fp16 are implemented (budget_fit refuses fp8)");
+static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2 || FA4_DTYPE == 3,
+              "sm100 kernel: bf16, fp16 or fp8 e4m3 inputs");
 static_assert((FA4_Q_TILES == 2 || FA4_Q_TILES == 1) && FA4_BM == 128 * FA4_Q_TILES,
               "sm100 kernel: 2Q (BM 256) or 1Q (BM 128)");
 static_assert(FA4_THREADS == 512, "sm100 roles need 16 warps");
-static_assert(FA4_SWIZZLE == 128, "16-bit types use 128 B swizzle");
-static_assert(FA4_BN >= 64 && FA4_BN <= 256 && FA4_BN % 32 == 0,
-              "BN: 64..256, two P halves of whole k16 steps");
+
+/* ------------------------------------------------------- element type */
+/* fp8 (FA4_DTYPE 3): Q, K, V e4m3, both MMAs tcgen05.mma kind::f8f6f4 (k32
+ * per instruction: 32 bytes of each K-major row, as kind::f16's k16), P
+ * rounded to e4m3 into TMEM where the 16-bit path writes its pairs, O in
+ * FA4_OUT_DTYPE (bf16 or fp16), descales as the sm90 family applies them
+ * (q * k into the softmax scale, v into 1/l).  V stays MN-major: the PTX
+ * ISA's instruction descriptor (9.7.16.4.2, table "Instruction descriptor
+ * format for .kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8") gives
+ * kind::f8f6f4 the transpose-A/B bits as kind::f16 has them (CUTLASS's
+ * UMMA::InstrDescriptor: MN-major valid for E4M3, E5M2, INT8, F16, BF16,
+ * TF32, not for the 6- and 4-bit types), and the stride rules of 9.7.16.3
+ * are in 16-byte units whatever the element size -- so unlike 8-bit wgmma
+ * (KERNEL_NOTES.md: no transpose, sm90 copies V^T first) P V reads V as
+ * loaded, with no V^T copy and no workspace.  P as the A operand from TMEM
+ * packs four e4m3 per 32-bit column, the lowest key in the lowest byte
+ * (the 16-bit pairs' rule carried over; unverified, like all of this). */
+#if FA4_DTYPE == 3
+#define SM100_FP8 1
+#define SM100_ESIZE 1
+#else
+#define SM100_FP8 0
+#define SM100_ESIZE 2
+#endif
+#ifndef FA4_OUT_DTYPE                  /* O's type: the inputs' for 16-bit inputs */
+#define FA4_OUT_DTYPE FA4_DTYPE
+#endif
+#define SM100_MMA_K (32 / SM100_ESIZE)   /* k16 (16-bit) or k32 (fp8): 32 B of a row */
+#define SM100_KSTEPS_ROW (SM100_ROW_BYTES / 32)   /* MMA k-steps per swizzle row */
+#define SM100_P_COLS (16 * SM100_ESIZE / 4)       /* TMEM columns of 16 P values */
+/* fp8: P <= 2^FA4_RESCALE_THRESHOLD (the lazy max lags by at most that) is
+ * computed as 2^(8 - threshold) times itself (the max it subtracts lowered
+ * by SM100_P_LOG2), so it spans e4m3's range up to 256 < 448 and small P
+ * keep mantissa bits; l carries the factor too, which cancels in O / l,
+ * and the LSE takes it back out -- sm90's rule (kernels/sm90/kernel.cuh). */
+#define SM100_P_LOG2 (SM100_FP8 ? 8 - FA4_RESCALE_THRESHOLD : 0)
+static_assert(!SM100_FP8 || (FA4_RESCALE_THRESHOLD <= 8 &&
+                             (FA4_OUT_DTYPE == 1 || FA4_OUT_DTYPE == 2)),
+              "sm100 fp8: rescale threshold <= 8 (P's offset), O in bf16 or fp16");
+static_assert(FA4_SWIZZLE == 128 || (SM100_FP8 && FA4_SWIZZLE == 64),
+              "16-bit types use 128 B swizzle, fp8 64 or 128 B");
+static_assert(FA4_BN >= 64 && FA4_BN <= 256 && FA4_BN % (2 * SM100_MMA_K) == 0,
+              "BN: 64..256, two P halves of whole MMA k-steps");
 static_assert(FA4_PV_STAGES == 2, "P is written back in two halves");
 static_assert(FA4_CTA_GROUP == 1 || FA4_CTA_GROUP == 2, "one CTA or a CTA pair per MMA");
 
-#define SM100_ROW_BYTES 128            /* one swizzle row: 64 x 16 bit */
-#define SM100_SW_ELEMS 64
+#define SM100_ROW_BYTES FA4_SWIZZLE    /* one swizzle row: 64 x 16 bit, 64 or 128 x 8 bit */
+#define SM100_SW_ELEMS (SM100_ROW_BYTES / SM100_ESIZE)
 #define SM100_MMA_M (128 * FA4_CTA_GROUP)  /* rows of one MMA: 256 over a pair */
 #define SM100_K_ROWS (FA4_BN / FA4_CTA_GROUP)     /* keys of K_j this CTA holds */
 #define SM100_V_COLS (FA4_PAD_DV / FA4_CTA_GROUP) /* columns of V_j this CTA holds */
 #define SM100_Q_CHUNK_BYTES (128 * SM100_ROW_BYTES)
 #define SM100_K_CHUNK_BYTES (SM100_K_ROWS * SM100_ROW_BYTES)
 #define SM100_V_CHUNK_BYTES (FA4_BN * SM100_ROW_BYTES)
-#define SM100_Q_TILE_BYTES (128 * FA4_PAD_DQK * 2)
-#define SM100_K_TILE_BYTES (SM100_K_ROWS * FA4_PAD_DQK * 2)
-#define SM100_V_TILE_BYTES (FA4_BN * SM100_V_COLS * 2)
+#define SM100_Q_TILE_BYTES (128 * FA4_PAD_DQK * SM100_ESIZE)
+#define SM100_K_TILE_BYTES (SM100_K_ROWS * FA4_PAD_DQK * SM100_ESIZE)
+#define SM100_V_TILE_BYTES (FA4_BN * SM100_V_COLS * SM100_ESIZE)
 #define SM100_DQK_CHUNKS (FA4_PAD_DQK / SM100_SW_ELEMS)
 #define SM100_DV_CHUNKS (FA4_PAD_DV / SM100_SW_ELEMS)
 #define SM100_V_CHUNKS (SM100_V_COLS / SM100_SW_ELEMS)  /* V boxes this CTA loads */
 
-static_assert(FA4_PAD_DQK % 64 == 0 && FA4_PAD_DV % 64 == 0, "depth padding");
+static_assert(FA4_PAD_DQK % SM100_SW_ELEMS == 0 && FA4_PAD_DV % SM100_SW_ELEMS == 0,
+              "depth padding");
 static_assert(SM100_V_COLS % SM100_SW_ELEMS == 0 && SM100_K_ROWS % 8 == 0,
-              "a pair splits V into whole 128 B swizzle boxes, K into 8-row groups");
+              "a pair splits V into whole swizzle boxes, K into 8-row groups");
 static_assert(FA4_QK_CHUNKS == SM100_DQK_CHUNKS,
-              "Q1 arrives per 128 B swizzle box of the depth");
+              "Q1 arrives per swizzle box of the depth");
 static_assert(FA4_SMEM_Q_SIZE == FA4_Q_TILES * SM100_Q_TILE_BYTES, "Q region");
 static_assert(FA4_PAD_DV <= FA4_PAD_DQK, "the epilogue stages O_i in Q_i's region");
 static_assert(FA4_TMEM_S0 == 0 && FA4_TMEM_S1 == FA4_BN && FA4_TMEM_O0 == 2 * FA4_BN
@@ -210,6 +253,21 @@ FA4_DEV u32 lead_bar(u32 bar)
     return mapa_shared_cluster(bar, 0);
 #else
     return bar;
+#endif
+}
+
+/* fp8: the descale factor of the CTA's (batch, KV head) in the float32
+ * [batch, heads_kv] array at ADDR (fa4_params q/k/v_descale; 0 means
+ * 1.0), as the sm90 family reads it.  1 for 16-bit inputs. */
+FA4_DEV float descale(unsigned long long addr, const fa4_params &p, const sm100_ctx &c)
+{
+#if SM100_FP8
+    return addr ? ((const float *)addr)[c.batch * p.heads_kv + c.kv_head] : 1.0f;
+#else
+    (void)addr;
+    (void)p;
+    (void)c;
+    return 1.0f;
 #endif
 }
 
@@ -344,6 +402,9 @@ fa4_fwd(const __grid_constant__ fa4_params p,
 
     if (threadIdx.x == 0) {
         int i;
+        /* unrolled: each barrier's count a constant (tests/test_sm100_ptx.c
+           reads them; fp8 rings reach 50 barriers) */
+#pragma unroll
         for (i = 0; i < BAR_TOTAL; i++) {
             u32 count = 1;                    /* TMA tx, tcgen05.commit */
             if (i >= BAR_P_FULL && i < BAR_O_FULL)

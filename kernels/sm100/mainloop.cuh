@@ -102,54 +102,90 @@ FA4_DEV void load_warp(const fa4_params &p, const sm100_ctx &c,
     drain_ring(c);
 }
 
+/* The swizzle of the tiles as a descriptor layout (2 = 128 B, 4 = 64 B) and
+ * its stride byte offset: 8 rows of one swizzle span. */
+#define SM100_DESC_LAYOUT (SM100_ROW_BYTES == 128 ? 2u : 4u)
+#define SM100_SBO (8 * SM100_ROW_BYTES)
+
+/* The instruction descriptor of this variant's MMAs (f32 D, A K-major, B
+ * MN-major when B_MN): kind::f16 for bf16/fp16, kind::f8f6f4 for e4m3. */
+FA4_DEV constexpr u32 mma_idesc(u32 m, u32 n, u32 b_mn)
+{
+#if SM100_FP8
+    return umma_idesc_f8f6f4(UMMA_E4M3, UMMA_E4M3, m, n, 0, b_mn);
+#else
+    return umma_idesc_f16(FA4_DTYPE == 1, m, n, 0, b_mn);
+#endif
+}
+
+/* One MMA of this variant's kind: A and B from smem (ss), or A from TMEM
+ * (ts). */
+FA4_DEV void mma_ss(u32 d, u64 a, u64 b, u32 idesc, u32 accumulate)
+{
+#if SM100_FP8
+    tcgen05_mma_f8f6f4_ss(d, a, b, idesc, accumulate);
+#else
+    tcgen05_mma_f16_ss(d, a, b, idesc, accumulate);
+#endif
+}
+FA4_DEV void mma_ts(u32 d, u32 a, u64 b, u32 idesc, u32 accumulate)
+{
+#if SM100_FP8
+    tcgen05_mma_f8f6f4_ts(d, a, b, idesc, accumulate);
+#else
+    tcgen05_mma_f16_ts(d, a, b, idesc, accumulate);
+#endif
+}
+
 /* S = Q_i K_j^T into tile i's S buffer for block j (M 128, or 256 over a
  * pair; N BN, of which a pair's CTAs hold K_ROWS each; K padded depth),
- * both K-major in smem. */
+ * both K-major in smem, one MMA_K step (32 bytes of each row) at a time. */
 FA4_DEV void mma_s(const sm100_ctx &c, int i, int j)
 {
-    constexpr u32 idesc = umma_idesc_f16(FA4_DTYPE == 1, SM100_MMA_M, FA4_BN, 0, 0);
+    constexpr u32 idesc = mma_idesc(SM100_MMA_M, FA4_BN, 0);
     const u32 q = c.smem + FA4_SMEM_Q_OFF + (u32)i * SM100_Q_TILE_BYTES;
     const u32 k = k_tile(c, j);
     const u32 d = c.tmem + s_col(s_buf(i, j));
     int kk;
 
 #pragma unroll
-    for (kk = 0; kk < FA4_PAD_DQK / 16; kk++) {
-        const int ch = kk / 4;            /* 64-element box of the depth */
-        const u32 in = (u32)(kk % 4) * 32; /* k16 step inside a 128 B row */
-        if (kk % 4 == 0) {
+    for (kk = 0; kk < FA4_PAD_DQK / SM100_MMA_K; kk++) {
+        const int ch = kk / SM100_KSTEPS_ROW;      /* swizzle box of the depth */
+        const u32 in = (u32)(kk % SM100_KSTEPS_ROW) * 32; /* k-step inside a row */
+        if (kk % SM100_KSTEPS_ROW == 0) {
             if (i == 1 && j == 0)
                 mbarrier_wait(bar_addr(c, BAR_Q1_FULL + ch), 0);
             if (i == 0 && (FA4_K_CHUNKS > 1 || ch == 0))
                 mbarrier_wait(k_full(c, j, FA4_K_CHUNKS > 1 ? ch : 0), k_phase(j));
         }
-        tcgen05_mma_f16_ss(d,
-            umma_smem_desc(q + ch * SM100_Q_CHUNK_BYTES + in, 16, 1024, 2),
-            umma_smem_desc(k + ch * SM100_K_CHUNK_BYTES + in, 16, 1024, 2),
+        mma_ss(d,
+            umma_smem_desc(q + ch * SM100_Q_CHUNK_BYTES + in, 16, SM100_SBO, SM100_DESC_LAYOUT),
+            umma_smem_desc(k + ch * SM100_K_CHUNK_BYTES + in, 16, SM100_SBO, SM100_DESC_LAYOUT),
             idesc, kk > 0);
     }
 }
 
-/* O_i (+)= P_i V_j for key half H: P from TMEM (bf16 pairs per column,
- * aliasing S in its buffer), V MN-major in smem (LBO = distance between
- * 64-wide boxes of dv, SBO = 8 keys x 128 B, k16 step = 16 keys x 128 B).
- * M 128, or 256 over a pair whose CTAs hold V_COLS of the N = padded dv
- * columns each. */
+/* O_i (+)= P_i V_j for key half H: P from TMEM (16-bit pairs or four e4m3
+ * per column, aliasing S in its buffer: an MMA k-step is 8 columns either
+ * way), V MN-major in smem (LBO = distance between swizzle boxes of dv,
+ * SBO = 8 keys x one swizzle row, k-step = MMA_K keys x one row).  M 128,
+ * or 256 over a pair whose CTAs hold V_COLS of the N = padded dv columns
+ * each. */
 FA4_DEV void mma_pv(const sm100_ctx &c, int i, int j, int h)
 {
-    constexpr u32 idesc = umma_idesc_f16(FA4_DTYPE == 1, SM100_MMA_M, FA4_PAD_DV, 0, 1);
+    constexpr u32 idesc = mma_idesc(SM100_MMA_M, FA4_PAD_DV, 1);
     const u32 v = v_tile(c, j);
     const u32 s = c.tmem + s_col(s_buf(i, j));
     const u32 d = c.tmem + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
-    const int steps = FA4_BN / 16 / FA4_PV_STAGES;
+    const int steps = FA4_BN / SM100_MMA_K / FA4_PV_STAGES;
     int kk;
 
 #pragma unroll
     for (kk = h * steps; kk < (h + 1) * steps; kk++)
-        tcgen05_mma_f16_ts(d, s + (u32)kk * 8,
-                           umma_smem_desc(v + (u32)kk * 16 * SM100_ROW_BYTES,
-                                          SM100_V_CHUNK_BYTES, 1024, 2),
-                           idesc, j > 0 || kk > 0);
+        mma_ts(d, s + (u32)kk * 8,
+               umma_smem_desc(v + (u32)kk * SM100_MMA_K * SM100_ROW_BYTES,
+                              SM100_V_CHUNK_BYTES, SM100_SBO, SM100_DESC_LAYOUT),
+               idesc, j > 0 || kk > 0);
 }
 
 /* Both halves of P_i V_j, each after softmax i released it (in a pair:

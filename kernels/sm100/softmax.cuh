@@ -7,9 +7,10 @@
 ** per-element mask, and blocks they never see are not computed (P = 0).
 ** Base-2 online softmax, FA4 tricks: rescale
 ** only when the max grew by more than 2^FA4_RESCALE_THRESHOLD, and
-** FA4_EXP2_EMU_PCT % of exp2 on the FMA units.  In a CTA pair each CTA's
-** warpgroups work on their own rows as alone; only P_FULL goes to the
-** leader, whose MMA reads both CTAs' P.
+** FA4_EXP2_EMU_PCT % of exp2 on the FMA units.  fp8: P rounded to e4m3
+** (2^SM100_P_LOG2 times itself), the descales in the scale and in 1/l.
+** In a CTA pair each CTA's warpgroups work on their own rows as alone;
+** only P_FULL goes to the leader, whose MMA reads both CTAs' P.
 ** UNVERIFIED ON HARDWARE (see kernel.cuh).
 */
 #ifndef FA4_SM100_SOFTMAX_CUH
@@ -26,6 +27,30 @@ FA4_DEV u32 pack_p(float lo, float hi)
     return cvt_rn_bf16x2_f32(lo, hi);
 #else
     return cvt_rn_f16x2_f32(lo, hi);
+#endif
+}
+
+/* P columns 16 CH .. 16 CH + 15 (PR) into TMEM at S_COL: 16-bit pairs in
+ * columns 8 CH .. 8 CH + 7, or fp8 four e4m3 a column in 4 CH .. 4 CH + 3
+ * (SM100_P_COLS a chunk), the lowest key lowest.  Those columns of S are
+ * already read: they hold S columns < 16 CH + 8. */
+FA4_DEV void store_p(u32 s_col, int ch, const float (&pr)[16])
+{
+#if SM100_FP8
+    u32 pk[4];
+    int e;
+#pragma unroll
+    for (e = 0; e < 4; e++)
+        pk[e] = cvt_rn_satfinite_e4m3x4_f32(pr[4 * e], pr[4 * e + 1], pr[4 * e + 2],
+                                            pr[4 * e + 3]);
+    tcgen05_st_32x32b_x4(s_col + (u32)ch * SM100_P_COLS, pk);
+#else
+    u32 pk[8];
+    int e;
+#pragma unroll
+    for (e = 0; e < 8; e++)
+        pk[e] = pack_p(pr[2 * e], pr[2 * e + 1]);
+    tcgen05_st_32x32b_x8(s_col + (u32)ch * SM100_P_COLS, pk);
 #endif
 }
 
@@ -60,7 +85,7 @@ FA4_DEV float exp_half(const fa4_params &p, u32 s_col, int row, int key0, int h,
     int ch, e;
 
     for (ch = h * (FA4_BN / 32); ch < (h + 1) * (FA4_BN / 32); ch++) {
-        u32 v[16], pk[8];
+        u32 v[16];
         float pr[16];
         tcgen05_ld_32x32b_x16(v, s_col + (u32)ch * 16);
         tcgen05_wait_ld();
@@ -71,12 +96,7 @@ FA4_DEV float exp_half(const fa4_params &p, u32 s_col, int row, int key0, int h,
             pr[e] = !MASKED || key_visible(p, row, key0 + ch * 16 + e) ? y : 0.0f;
             sum += pr[e];
         }
-#pragma unroll
-        for (e = 0; e < 8; e++)
-            pk[e] = pack_p(pr[2 * e], pr[2 * e + 1]);
-        /* P columns 16ch..16ch+15 packed into TMEM columns 8ch..8ch+7
-           of S_i: already read (they hold S columns < 16ch + 8). */
-        tcgen05_st_32x32b_x8(s_col + (u32)ch * 8, pk);
+        store_p(s_col, ch, pr);
     }
     return sum;
 }
@@ -88,7 +108,11 @@ FA4_DEV void zero_half(u32 s_col, int h)
     int ch;
 
     for (ch = h * (FA4_BN / 32); ch < (h + 1) * (FA4_BN / 32); ch++)
-        tcgen05_st_32x32b_x8(s_col + (u32)ch * 8, z);
+#if SM100_FP8
+        tcgen05_st_32x32b_x4(s_col + (u32)ch * SM100_P_COLS, z);
+#else
+        tcgen05_st_32x32b_x8(s_col + (u32)ch * SM100_P_COLS, z);
+#endif
 }
 
 FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
@@ -98,7 +122,8 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
     const int row = c.m0 + i * 128 + r;
     const u32 lane_base = (u32)(wq * 32) << 16;
     float *corr = (float *)(c.base + FA4_SMEM_CORR_OFF) + i * 128;
-    const float sc = p.scale_log2;
+    /* fp8: S came from the stored values; their factors join the scale. */
+    const float sc = p.scale_log2 * descale(p.q_descale, p, c) * descale(p.k_descale, p, c);
     /* Masked-tile skipping: of the CTA's blocks, those this tile's rows
        never see are not computed (P = 0), and those they see whole skip
        the per-element mask (sm100/blocks.h; uniform over the warpgroup). */
@@ -130,8 +155,9 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
         }
         corr[r] = alpha;
         mbarrier_arrive(bar_addr(c, BAR_C_FULL + i));
-        /* A fully masked row has max = -inf; use 0 so exp2(x - max) gives 0. */
-        ms = m == SM100_NEG_INF ? 0.0f : m;
+        /* A fully masked row has max = -inf; use 0 so exp2(x - max) gives 0.
+           fp8: lowered by P's offset (SM100_P_LOG2, kernel.cuh). */
+        ms = (m == SM100_NEG_INF ? 0.0f : m) - (float)SM100_P_LOG2;
 
         /* pass 2: P = exp2(s - max) over S, in two halves */
         for (h = 0; h < FA4_PV_STAGES; h++) {
@@ -160,15 +186,17 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
     }
 
     if (c.n > 0) {
-        corr[r] = l > 0.0f ? 1.0f / l : 0.0f;
+        /* fp8: P V used V's stored values (P's offset cancels in 1 / l) */
+        corr[r] = l > 0.0f ? descale(p.v_descale, p, c) / l : 0.0f;
         mbarrier_arrive(bar_addr(c, BAR_C_FULL + i));
     }
     if (p.lse && row < p.seqlen_q) {
         float *lse = (float *)p.lse
                      + ((long long)c.batch * p.heads_q + c.head) * p.seqlen_q + row;
-        /* natural log-sum-exp of the scaled scores: (m + log2 l) * ln 2 */
+        /* natural log-sum-exp of the scaled scores: (m + log2 l) * ln 2;
+           fp8: l was summed against m - SM100_P_LOG2 */
         *lse = (l > 0.0f && m != SM100_NEG_INF)
-                   ? (m + lg2_approx_ftz_f32(l)) * 0.6931471805599453f
+                   ? (m - (float)SM100_P_LOG2 + lg2_approx_ftz_f32(l)) * 0.6931471805599453f
                    : SM100_NEG_INF;
     }
 }
