@@ -127,34 +127,56 @@ __device__ __forceinline__ u32 pack_2(float lo, float hi)
 }
 
 /*
-** ldmatrix addresses.  Every fragment is read with lane l at row R +
+** ldmatrix addresses.  Q and V fragments are read with lane l at row R +
 ** l % 16, 16 B chunk 2 KK + l / 16 (R a multiple of 16, KK the k-step, or
 ** the dv-step for V), which gives the matrices (rows 0-7, k 0-7), (rows
-** 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15).  As Q they are
-** a0..a3 of the A operand; as K, b0 b1 of n-block 2jp are matrices 0 and
-** 2, of 2jp+1 matrices 1 and 3; as V (.trans, keys along k) b0 b1 of
-** dv-block 2jp are 0 and 1, of 2jp+1 2 and 3.  With PH = SWZ / 32
+** 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15): as Q a0..a3 of
+** the A operand; as V (.trans, keys along k) b0 b1 of dv-block 2jp are 0
+** and 1, of 2jp+1 2 and 3.  K in that order gives b0 b1 of n-block 2jp in
+** matrices 0 and 2, which an mma cannot take (its B pair is two adjacent
+** registers): ptxas copies them into pairs, a move per register, about
+** 210 instructions per block at d128 bn64 (bench/NOTES.md, "sm80: the loop
+** against FlashAttention-2's").  With FA4_K_PAIRS K is read with lane l at
+** row R + l % 8 + 8 (l / 16), chunk 2 KK + (l / 8) % 2 instead, so that
+** n-block 2jp's b0 b1 are matrices 0 and 1 and 2jp+1's 2 and 3; it costs
+** ptxas's schedule a few registers, so the budget leaves it off where the
+** register estimate has no margin (budget_sm80.c).  With PH = SWZ / 32
 ** k-steps per swizzle box the offset is lane_part[KK % PH] + (KK / PH)
 ** ROWS SWZ + R SWZ (16 rows keep the swizzle phase), so every address is
 ** a region base, one of PH registers and an immediate.
 */
 constexpr int PH = SWZ / 32;
+constexpr bool K_PAIRS = FA4_K_PAIRS;
 
 struct frag_lanes {
-    u32 part[PH];   /* row l % 16, chunk 2i + l / 16 of a swizzled tile */
+    u32 part[PH];                  /* Q and V: row l % 16, chunk 2i + l / 16 */
+    u32 kpart[K_PAIRS ? PH : 1];   /* K: row l % 8 + 8 (l / 16), chunk 2i + (l / 8) % 2 */
 
     __device__ __forceinline__ void init(int lane)
     {
 #pragma unroll
-        for (int i = 0; i < PH; i++)
+        for (int i = 0; i < PH; i++) {
             part[i] = tile_offset<16>(lane & 15, 2 * i + (lane >> 4));
+            if (K_PAIRS)
+                kpart[K_PAIRS ? i : 0] = tile_offset<16>((lane & 7) + ((lane >> 4) << 3),
+                                                         2 * i + ((lane >> 3) & 1));
+        }
     }
 
-    /* Offset of the fragment at tile row R0, step KK of a ROWS-row tile. */
+    /* Offset of the Q or V fragment at tile row R0, step KK of a ROWS-row
+     * tile. */
     template <int ROWS>
     __device__ __forceinline__ u32 at(int r0, int kk) const
     {
         return part[kk % PH] + (u32)((kk / PH) * ROWS * SWZ + r0 * SWZ);
+    }
+
+    /* The same for a K fragment. */
+    template <int ROWS>
+    __device__ __forceinline__ u32 k_at(int r0, int kk) const
+    {
+        return (K_PAIRS ? kpart[K_PAIRS ? kk % PH : 0] : part[kk % PH]) +
+               (u32)((kk / PH) * ROWS * SWZ + r0 * SWZ);
     }
 };
 
@@ -187,11 +209,11 @@ __device__ __forceinline__ void gemm_qk(float (&s)[MT][KN / 8][4], const q_frags
 #pragma unroll
         for (int jp = 0; jp < KN / 16; jp++) {
             u32 b[4];
-            ldmatrix_x4(b, sk + fl.at<BN>(kofs + 16 * jp, kk));
+            ldmatrix_x4(b, sk + fl.k_at<BN>(kofs + 16 * jp, kk));
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
-                mma_16816(s[mt][2 * jp], a[mt], b[0], b[2]);
-                mma_16816(s[mt][2 * jp + 1], a[mt], b[1], b[3]);
+                mma_16816(s[mt][2 * jp], a[mt], b[0], b[K_PAIRS ? 1 : 2]);
+                mma_16816(s[mt][2 * jp + 1], a[mt], b[K_PAIRS ? 2 : 1], b[3]);
             }
         }
     }
