@@ -257,28 +257,33 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     return FA4_OK;
 }
 
-/* The register estimate above which the kernel reads K fragments in the
-** order that pairs registers 0-2 and 1-3 (FA4_K_PAIRS 0): the adjacent
-** pairs save ptxas a move per K register, but its schedule then hoists
-** more ldmatrix results, and at d128 and d192/128 with bn 64 at 32 rows
-** (estimate 248) that spills 8-56 B on some of sm_80, 90a, 100a and 120
-** (NVRTC 13.0); the moves' order compiles without spills there. */
-#define SM80_K_PAIRS_MAX_REGS 240
+/* The register estimate up to which the kernel trades registers for
+** instructions in its loop: K fragments read in mma pair order
+** (FA4_K_PAIRS; the order that pairs registers 0-2 and 1-3 costs ptxas a
+** move per K register) and K/V stream addresses held between blocks
+** (FA4_KV_PTRS; else formed from the block and thread index at each
+** load).  Both cost ptxas's schedule registers: at d128 and d192/128 with
+** bn 64 at 32 rows (estimate 248) the pairs alone spill 8-56 B on some of
+** sm_80, 90a, 100a and 120 (NVRTC 13.0), so those keep the older form. */
+#define SM80_SPARE_REGS_MAX 240
 
 /* family_ops.defines: FA4_WARPS, FA4_WARP_ROWS, FA4_Q_IN_REGS (the
-** register estimate above assumes the same choice) and FA4_K_PAIRS. */
+** register estimate above assumes the same choice), FA4_K_PAIRS and
+** FA4_KV_PTRS. */
 static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
 {
     int warps = l->threads / 32, rows = cfg->kv_split_warps ? 16 : cfg->bm / warps;
     int kn = cfg->kv_split_warps ? cfg->bn / warps : cfg->bn;
+    int spare = l->regs_estimate <= SM80_SPARE_REGS_MAX;
     int n = snprintf(buf, size, "#define FA4_WARPS %d\n#define FA4_WARP_ROWS %d\n"
                      "#define FA4_Q_IN_REGS %d\n#define FA4_K_PAIRS %d\n"
+                     "#define FA4_KV_PTRS %d\n"
                      "#define FA4_KV_SPLIT_WARPS %d\n#define FA4_PACK_GQA %d\n"
                      "#define FA4_VARLEN %d\n#define FA4_PAGED %d\n",
                      warps, rows, sm80_q_in_regs(pb->head_dim_qk, sm80_dv(pb), rows, kn),
-                     l->regs_estimate <= SM80_K_PAIRS_MAX_REGS, cfg->kv_split_warps,
-                     cfg->pack_gqa, pb->varlen != 0, pb->page_size > 0);
+                     spare, spare, cfg->kv_split_warps, cfg->pack_gqa, pb->varlen != 0,
+                     pb->page_size > 0);
     return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
