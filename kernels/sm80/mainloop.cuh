@@ -316,6 +316,48 @@ __device__ __forceinline__ void gemm_pv(float (&o)[MT][DV / 8][4],
         }
 }
 
+/* Loads issued ahead of the block being consumed (V(it + STAGES - 1)
+ * after the first barrier of block it, K(it + STAGES) after the second),
+ * and the cp.async groups younger than the one a block waits for. */
+constexpr int AHEAD = 2 * STAGES - 1;
+constexpr int YOUNGER = 2 * STAGES - 2;
+
+/* One key block IT (block n_hi - 1 - IT): the loop body.  (A second copy
+ * of it without the mask's branch, for the blocks that need no mask, costs
+ * ptxas 20-40 registers: O is live across both copies.) */
+__device__ __forceinline__ void mainloop_block(const fa4_params &p, const tile_info &t,
+                                               kv_stream &kv, const key_mask &mask,
+                                               const frag_lanes &fl, const q_frags &qf,
+                                               u32 sq_w, int it, int kofs, int lane,
+                                               float (&o)[MT][DV / 8][4],
+                                               online_softmax &sm)
+{
+    const int n_block = kv.n_hi - 1 - it;
+    const int slot = it % STAGES;
+    float s[MT][KN / 8][4];
+
+    /* K(it) landed for every thread; every warp is done with V(it - 1),
+     * whose slot the next V load reuses. */
+    cp_async_wait_group<YOUNGER>();
+    __syncthreads();
+    kv.issue(2 * it + 2 * STAGES - 1);
+    gemm_qk(s, qf, fl, sq_w, kv.sk + slot * K_TILE_BYTES, kofs);
+#if FA4_SOFTCAP
+    softcap_scores(s, p.softcap_pre);
+#endif
+    if (key_mask::block_needs_mask(p, t, n_block))
+        mask.apply(p, t, s, n_block * BN + kofs, lane);
+    sm.step(s, o, p.scale_log2);
+    u32 pf[MT][KN / 16][4];
+    pack_p(pf, s);
+
+    /* V(it) landed; every warp is done with K(it). */
+    cp_async_wait_group<YOUNGER>();
+    __syncthreads();
+    kv.issue(2 * it + 2 * STAGES);
+    gemm_pv(o, pf, fl, kv.sv + slot * V_TILE_BYTES, kofs);
+}
+
 /* The whole main loop of one query tile (or its split's share of the key
  * range): leaves the unnormalised O and the softmax state (max, partial
  * sums) in registers. */
@@ -363,7 +405,7 @@ __device__ __forceinline__ void mainloop_run(const fa4_params &p, const fa4_serv
         return;   /* no key visible: O = 0, l = 0 (the epilogue waits) */
 
 #pragma unroll
-    for (int i = 0; i < 2 * STAGES - 1; i++)
+    for (int i = 0; i < AHEAD; i++)
         kv.issue(i);
 
     key_mask mask;
@@ -372,37 +414,21 @@ __device__ __forceinline__ void mainloop_run(const fa4_params &p, const fa4_serv
     fl.init(lane);
     const u32 sq_w = sq + row0 * SWZ;   /* the warp's first Q row */
 
+    /* Q's fragments, when kept in registers, before the loop: Q's group is
+     * the oldest, AHEAD loads are younger. */
     q_frags qf;
-    float s[MT][KN / 8][4];
+    if (Q_IN_REGS) {
+        cp_async_wait_group<AHEAD>();
+        __syncthreads();
+#pragma unroll
+        for (int mt = 0; mt < (Q_IN_REGS ? MT : 1); mt++)
+#pragma unroll
+            for (int kk = 0; kk < (Q_IN_REGS ? D / 16 : 1); kk++)
+                ldmatrix_x4(qf[mt][kk], sq_w + fl.at<BM>(16 * mt, kk));
+    }
 
     for (int it = 0; it < kv.nblocks; it++) {
-        const int n_block = n_hi - 1 - it;
-        const int slot = it % STAGES;
-
-        cp_async_wait_group<2 * STAGES - 2>();
-        __syncthreads();
-        kv.issue(2 * it + 2 * STAGES - 1);
-        if (Q_IN_REGS && it == 0) {
-#pragma unroll
-            for (int mt = 0; mt < (Q_IN_REGS ? MT : 1); mt++)
-#pragma unroll
-                for (int kk = 0; kk < (Q_IN_REGS ? D / 16 : 1); kk++)
-                    ldmatrix_x4(qf[mt][kk], sq_w + fl.at<BM>(16 * mt, kk));
-        }
-        gemm_qk(s, qf, fl, sq_w, sk + slot * K_TILE_BYTES, kofs);
-#if FA4_SOFTCAP
-        softcap_scores(s, p.softcap_pre);
-#endif
-        if (key_mask::block_needs_mask(p, t, n_block))
-            mask.apply(p, t, s, n_block * BN + kofs, lane);
-        sm.step(s, o, p.scale_log2);
-        u32 pf[MT][KN / 16][4];
-        pack_p(pf, s);
-
-        cp_async_wait_group<2 * STAGES - 2>();
-        __syncthreads();
-        kv.issue(2 * it + 2 * STAGES);
-        gemm_pv(o, pf, fl, sv + slot * V_TILE_BYTES, kofs);
+        mainloop_block(p, t, kv, mask, fl, qf, sq_w, it, kofs, lane, o, sm);
     }
 }
 
