@@ -12,6 +12,14 @@
 ** S = Q K(n)^T, K(n+1) during O += P V(n).  Loads past the last block are
 ** empty groups, which keeps the counting uniform.
 **
+** Fused schedule (FA4_FUSED_KV, the config's fused_kv=1; 2+ stages): one
+** barrier per key block.  Block it waits until its K and V both landed
+** (at most 2*(STAGES-2) newer groups pending), then __syncthreads() (every
+** warp is done with block it-1), then issues K and V of block
+** it+STAGES-1 into block it-1's slots.  Loads run one block (at 2 stages)
+** ahead instead of one and a half, and with no branch between the
+** softmax and O += P V ptxas interleaves the exponentials with the MMAs.
+**
 ** Key blocks are visited from the last to the first, so only the first few
 ** visited (ragged tail, diagonal) need the element mask.  A split (flash-
 ** decoding) visits only its share of the tile's block range.
@@ -316,11 +324,15 @@ __device__ __forceinline__ void gemm_pv(float (&o)[MT][DV / 8][4],
         }
 }
 
-/* Loads issued ahead of the block being consumed (V(it + STAGES - 1)
- * after the first barrier of block it, K(it + STAGES) after the second),
- * and the cp.async groups younger than the one a block waits for. */
-constexpr int AHEAD = 2 * STAGES - 1;
-constexpr int YOUNGER = 2 * STAGES - 2;
+/* Loads issued ahead of the block being consumed, and the cp.async groups
+ * younger than the one a block waits for: the two-barrier schedule issues
+ * V(it + STAGES - 1) after the first barrier of block it and K(it +
+ * STAGES) after the second; the fused one (FA4_FUSED_KV) both of block it
+ * + STAGES - 1 after its one barrier. */
+constexpr bool FUSED = FA4_FUSED_KV;
+constexpr int AHEAD = FUSED ? 2 * (STAGES - 1) : 2 * STAGES - 1;
+constexpr int YOUNGER = FUSED ? 2 * (STAGES - 2) : 2 * STAGES - 2;
+static_assert(!FUSED || STAGES >= 2, "sm80: the fused K/V schedule needs 2 stages");
 
 /* One key block IT (block n_hi - 1 - IT): the loop body.  (A second copy
  * of it without the mask's branch, for the blocks that need no mask, costs
@@ -336,11 +348,16 @@ __device__ __forceinline__ void mainloop_block(const fa4_params &p, const tile_i
     const int slot = it % STAGES;
     float s[MT][KN / 8][4];
 
-    /* K(it) landed for every thread; every warp is done with V(it - 1),
-     * whose slot the next V load reuses. */
+    /* K(it) landed for every thread; every warp is done with block it - 1
+     * (and, fused, with its V), whose slot the next loads reuse. */
     cp_async_wait_group<YOUNGER>();
     __syncthreads();
-    kv.issue(2 * it + 2 * STAGES - 1);
+    if (FUSED) {
+        kv.issue(2 * (it + STAGES - 1));
+        kv.issue(2 * (it + STAGES - 1) + 1);
+    } else {
+        kv.issue(2 * it + 2 * STAGES - 1);
+    }
     gemm_qk(s, qf, fl, sq_w, kv.sk + slot * K_TILE_BYTES, kofs);
 #if FA4_SOFTCAP
     softcap_scores(s, p.softcap_pre);
@@ -351,10 +368,12 @@ __device__ __forceinline__ void mainloop_block(const fa4_params &p, const tile_i
     u32 pf[MT][KN / 16][4];
     pack_p(pf, s);
 
-    /* V(it) landed; every warp is done with K(it). */
-    cp_async_wait_group<YOUNGER>();
-    __syncthreads();
-    kv.issue(2 * it + 2 * STAGES);
+    if (!FUSED) {
+        /* V(it) landed; every warp is done with K(it). */
+        cp_async_wait_group<YOUNGER>();
+        __syncthreads();
+        kv.issue(2 * it + 2 * STAGES);
+    }
     gemm_pv(o, pf, fl, kv.sv + slot * V_TILE_BYTES, kofs);
 }
 
