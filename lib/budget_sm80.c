@@ -57,6 +57,7 @@
 #define SM80_SLACK      1024     /* the kernel aligns its base up to 1024 B */
 #define SM80_MAX_REGS   255
 #define SM80_FUSED_REGS 16       /* the fused schedule's extra registers */
+#define SM80_MAX_RESCALE 8       /* lazy rescale: P <= 2^8, far inside fp16 */
 
 static const int sm80_bms[] = { 64, 128 };
 static const int sm80_rows[] = { 16, 32 };
@@ -219,6 +220,11 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
                  cfg->q_tiles, cfg->cluster, (int)cfg->scheduler);
         return FA4_EINVAL;
     }
+    if (cfg->rescale_threshold < 0 || cfg->rescale_threshold > SM80_MAX_RESCALE) {
+        snprintf(why, wn, "sm80: rescale=%d; supported: 0 (every block) .. %d (lazy "
+                 "rescale threshold, log2 units)", cfg->rescale_threshold, SM80_MAX_RESCALE);
+        return FA4_EINVAL;
+    }
     if (cfg->fused_kv != 0 && (cfg->fused_kv != 1 || cfg->stages < 2)) {
         snprintf(why, wn, "sm80: fused_kv=%d with stages=%d; fused_kv 1 (one barrier per "
                  "key block) needs 2 or more stages", cfg->fused_kv, cfg->stages);
@@ -281,7 +287,8 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
 /* family_ops.defines: FA4_WARPS, FA4_WARP_ROWS, FA4_Q_IN_REGS (the
 ** register estimate above assumes the same choice), FA4_K_PAIRS and
 ** FA4_KV_PTRS (from the estimate without fused_kv's share, so that
-** fused_kv=1 against 0 compares the schedules alone) and FA4_FUSED_KV. */
+** fused_kv=1 against 0 compares the schedules alone), FA4_FUSED_KV and
+** FA4_RESCALE_THRESHOLD (the config's rescale; kernels/sm80/softmax.cuh). */
 static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
 {
@@ -292,11 +299,13 @@ static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
     int n = snprintf(buf, size, "#define FA4_WARPS %d\n#define FA4_WARP_ROWS %d\n"
                      "#define FA4_Q_IN_REGS %d\n#define FA4_K_PAIRS %d\n"
                      "#define FA4_KV_PTRS %d\n#define FA4_FUSED_KV %d\n"
+                     "#define FA4_RESCALE_THRESHOLD %d\n"
                      "#define FA4_KV_SPLIT_WARPS %d\n#define FA4_PACK_GQA %d\n"
                      "#define FA4_VARLEN %d\n#define FA4_PAGED %d\n",
                      warps, rows, sm80_q_in_regs(pb->head_dim_qk, sm80_dv(pb), rows, kn),
-                     spare, spare, cfg->fused_kv, cfg->kv_split_warps, cfg->pack_gqa,
-                     pb->varlen != 0, pb->page_size > 0);
+                     spare, spare, cfg->fused_kv, cfg->rescale_threshold,
+                     cfg->kv_split_warps, cfg->pack_gqa, pb->varlen != 0,
+                     pb->page_size > 0);
     return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
