@@ -57,6 +57,12 @@
 #define SM80_SLACK      1024     /* the kernel aligns its base up to 1024 B */
 #define SM80_MAX_REGS   255
 #define SM80_FUSED_REGS 16       /* the fused schedule's extra registers */
+/* Estimates above this are at the edge: the plain variant's d128 and
+** d192/128 bn 64 at 32 rows (248) compile without spills on sm_80, 90a,
+** 100a and 120 only as bm 128 with 2 stages and d <= 128; bm 64, 1 or 3
+** stages and d192 spill 8-236 B on some of them (NVRTC 13.0,
+** FA4_TEST_ARCHS test_sm80_compile). */
+#define SM80_EDGE_REGS  (SM80_MAX_REGS - 16)
 #define SM80_MAX_RESCALE 8       /* lazy rescale: P <= 2^8, far inside fp16 */
 
 static const int sm80_bms[] = { 64, 128 };
@@ -264,6 +270,13 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
                  "P %d + Q %d + %d%s)", regs, SM80_MAX_REGS, rows, mt * dv / 2,
                  mt * 3 * kn / 4, regs - mt * (dv / 2 + 3 * kn / 4) - rest - fused,
                  rest, fused ? " + 16 fused_kv" : "");
+        return FA4_ENOFIT;
+    }
+    if (regs > SM80_EDGE_REGS && !(cfg->bm == 128 && cfg->stages == 2 && d <= 128)) {
+        snprintf(why, wn, "regs estimate %d within %d of %d: only bm=128 stages=2 with "
+                 "head_dim_qk <= 128 compile without spills there (bm=%d stages=%d "
+                 "head_dim_qk=%d)", regs, SM80_MAX_REGS - SM80_EDGE_REGS, SM80_MAX_REGS,
+                 cfg->bm, cfg->stages, d);
         return FA4_ENOFIT;
     }
     if (dev->regs_per_block > 0 && regs * threads > dev->regs_per_block) {
