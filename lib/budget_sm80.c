@@ -236,6 +236,13 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
                  "key block) needs 2 or more stages", cfg->fused_kv, cfg->stages);
         return FA4_EINVAL;
     }
+    if (cfg->fused_kv && rows == 32 &&
+        dv > 64) {
+        snprintf(why, wn, "sm80: fused_kv=1 with 32 rows per warp needs head_dim_v <= 64 "
+                 "(head_dim_v=%d; d96 and d128 spill 24-116 B on sm_120); use 16 rows "
+                 "(warps=%d)", dv, cfg->bm / 16);
+        return FA4_ENOFIT;
+    }
     threads = 32 * warps;
     kn = cfg->kv_split_warps ? cfg->bn / warps : cfg->bn;
 
@@ -294,7 +301,9 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
 ** (FA4_KV_PTRS; else formed from the block and thread index at each
 ** load).  Both cost ptxas's schedule registers: at d128 and d192/128 with
 ** bn 64 at 32 rows (estimate 248) the pairs alone spill 8-56 B on some of
-** sm_80, 90a, 100a and 120 (NVRTC 13.0), so those keep the older form. */
+** sm_80, 90a, 100a and 120 (NVRTC 13.0), and with both d128 bn 32 at 32
+** rows (200-216) spills 28-116 B on sm_120, so tiles of 32 rows with
+** head_dim_v over 96 (O alone 128 registers) keep the older form too. */
 #define SM80_SPARE_REGS_MAX 240
 
 /* family_ops.defines: FA4_WARPS, FA4_WARP_ROWS, FA4_Q_IN_REGS (the
@@ -308,7 +317,7 @@ static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
     int warps = l->threads / 32, rows = cfg->kv_split_warps ? 16 : cfg->bm / warps;
     int kn = cfg->kv_split_warps ? cfg->bn / warps : cfg->bn;
     int spare = l->regs_estimate - (cfg->fused_kv ? SM80_FUSED_REGS : 0) <=
-                SM80_SPARE_REGS_MAX;
+                SM80_SPARE_REGS_MAX && (rows == 16 || sm80_dv(pb) <= 96);
     int n = snprintf(buf, size, "#define FA4_WARPS %d\n#define FA4_WARP_ROWS %d\n"
                      "#define FA4_Q_IN_REGS %d\n#define FA4_K_PAIRS %d\n"
                      "#define FA4_KV_PTRS %d\n#define FA4_FUSED_KV %d\n"

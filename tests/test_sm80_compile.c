@@ -188,7 +188,8 @@ int main(void)
             /* The config switches on the default prefill tile: rescale=8
                (lazy rescale), and fused_kv=1 (one barrier per block) at the
                default's bn or, where that is over the register estimate,
-               the largest smaller bn that fits. */
+               the largest smaller bn that fits (at 16 rows per warp where
+               32 rows refuse it). */
             for (c = 0; c < 2; c++) {
                 fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, dims[i][0], dims[i][1], c);
                 fa4_config cfg;
@@ -204,6 +205,9 @@ int main(void)
                 cfg.fused_kv = 1;
                 if (cfg.stages < 2)
                     cfg.stages = 2;
+                if (budget_fit(&layout, &dev, &p, &cfg, why, sizeof why) != FA4_OK &&
+                    dims[i][1] > 64)
+                    cfg.warps = cfg.bm / 16;    /* 32 rows: fused only up to dv 64 */
                 while (cfg.bn > 32 &&
                        budget_fit(&layout, &dev, &p, &cfg, why, sizeof why) != FA4_OK)
                     cfg.bn /= 2;
