@@ -32,6 +32,9 @@
 **     + Q fragments MT x D/4 when kept in registers (sm80_q_in_regs)
 **     + 40 (fragment and cp.async addresses, softmax state, indices),
 **       24 for the plain variant at 32 rows (sm80_regs_rest)
+**     + 16 with fused_kv (one barrier per key block: ptxas holds both
+**       loads' addresses; d64 bn64 at 32 rows 243 registers, d128 bn64
+**       spills 128-320 B)
 ** e.g. d128 bm128 bn64, 16 rows: 64+48+32+40 = 184 (ptxas 174-190);
 **      d128 bm128 bn32, 32 rows: 2 x (64+24)+40 = 216 (ptxas 234-245);
 **      d64 bm128 bn64, 32 rows: 2 x (32+48)+32+40 = 232 (ptxas 207-225);
@@ -53,6 +56,14 @@
 #define SM80_ALIGN      1024     /* region alignment, bytes */
 #define SM80_SLACK      1024     /* the kernel aligns its base up to 1024 B */
 #define SM80_MAX_REGS   255
+#define SM80_FUSED_REGS 16       /* the fused schedule's extra registers */
+/* Estimates above this are at the edge: the plain variant's d128 and
+** d192/128 bn 64 at 32 rows (248) compile without spills on sm_80, 90a,
+** 100a and 120 only as bm 128 with 2 stages and d <= 128; bm 64, 1 or 3
+** stages and d192 spill 8-236 B on some of them (NVRTC 13.0,
+** FA4_TEST_ARCHS test_sm80_compile). */
+#define SM80_EDGE_REGS  (SM80_MAX_REGS - 16)
+#define SM80_MAX_RESCALE 8       /* lazy rescale: P <= 2^8, far inside fp16 */
 
 static const int sm80_bms[] = { 64, 128 };
 static const int sm80_rows[] = { 16, 32 };
@@ -209,12 +220,28 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
             return FA4_EINVAL;
         }
     }
-    if (cfg->fused_kv || cfg->q_tiles > 1 || cfg->cluster > 1 ||
-        cfg->scheduler != FA4_SCHED_PLAIN) {
-        snprintf(why, wn, "sm80: fused_kv=%d q_tiles=%d cluster=%d scheduler=%d; "
-                 "supported: split rings, 1 Q tile, no cluster, plain scheduler",
-                 cfg->fused_kv, cfg->q_tiles, cfg->cluster, (int)cfg->scheduler);
+    if (cfg->q_tiles > 1 || cfg->cluster > 1 || cfg->scheduler != FA4_SCHED_PLAIN) {
+        snprintf(why, wn, "sm80: q_tiles=%d cluster=%d scheduler=%d; "
+                 "supported: 1 Q tile, no cluster, plain scheduler",
+                 cfg->q_tiles, cfg->cluster, (int)cfg->scheduler);
         return FA4_EINVAL;
+    }
+    if (cfg->rescale_threshold < 0 || cfg->rescale_threshold > SM80_MAX_RESCALE) {
+        snprintf(why, wn, "sm80: rescale=%d; supported: 0 (every block) .. %d (lazy "
+                 "rescale threshold, log2 units)", cfg->rescale_threshold, SM80_MAX_RESCALE);
+        return FA4_EINVAL;
+    }
+    if (cfg->fused_kv != 0 && (cfg->fused_kv != 1 || cfg->stages < 2)) {
+        snprintf(why, wn, "sm80: fused_kv=%d with stages=%d; fused_kv 1 (one barrier per "
+                 "key block) needs 2 or more stages", cfg->fused_kv, cfg->stages);
+        return FA4_EINVAL;
+    }
+    if (cfg->fused_kv && rows == 32 &&
+        dv > 64) {
+        snprintf(why, wn, "sm80: fused_kv=1 with 32 rows per warp needs head_dim_v <= 64 "
+                 "(head_dim_v=%d; d96 and d128 spill 24-116 B on sm_120); use 16 rows "
+                 "(warps=%d)", dv, cfg->bm / 16);
+        return FA4_ENOFIT;
     }
     threads = 32 * warps;
     kn = cfg->kv_split_warps ? cfg->bn / warps : cfg->bn;
@@ -226,7 +253,8 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     add_region(out, "K", &off, k_bytes);
     add_region(out, "V", &off, cfg->stages * cfg->bn * dv * esize);
     smem = align_up(off, SM80_ALIGN) + SM80_SLACK;
-    regs = sm80_regs_estimate(d, dv, rows, kn, sm80_plain(pb));
+    regs = sm80_regs_estimate(d, dv, rows, kn, sm80_plain(pb)) +
+           (cfg->fused_kv ? SM80_FUSED_REGS : 0);
 
     out->threads = threads;
     out->smem_bytes = smem;
@@ -244,9 +272,18 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     if (regs > SM80_MAX_REGS) {
         int mt = rows / 16;
         const int rest = sm80_regs_rest(rows, sm80_plain(pb));
+        const int fused = cfg->fused_kv ? SM80_FUSED_REGS : 0;
         snprintf(why, wn, "regs estimate %d > %d per thread (%d rows per warp: O %d + S and "
-                 "P %d + Q %d + %d)", regs, SM80_MAX_REGS, rows, mt * dv / 2, mt * 3 * kn / 4,
-                 regs - mt * (dv / 2 + 3 * kn / 4) - rest, rest);
+                 "P %d + Q %d + %d%s)", regs, SM80_MAX_REGS, rows, mt * dv / 2,
+                 mt * 3 * kn / 4, regs - mt * (dv / 2 + 3 * kn / 4) - rest - fused,
+                 rest, fused ? " + 16 fused_kv" : "");
+        return FA4_ENOFIT;
+    }
+    if (regs > SM80_EDGE_REGS && !(cfg->bm == 128 && cfg->stages == 2 && d <= 128)) {
+        snprintf(why, wn, "regs estimate %d within %d of %d: only bm=128 stages=2 with "
+                 "head_dim_qk <= 128 compile without spills there (bm=%d stages=%d "
+                 "head_dim_qk=%d)", regs, SM80_MAX_REGS - SM80_EDGE_REGS, SM80_MAX_REGS,
+                 cfg->bm, cfg->stages, d);
         return FA4_ENOFIT;
     }
     if (dev->regs_per_block > 0 && regs * threads > dev->regs_per_block) {
@@ -257,20 +294,40 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     return FA4_OK;
 }
 
-/* family_ops.defines: FA4_WARPS, FA4_WARP_ROWS and FA4_Q_IN_REGS (the
-** register estimate above assumes the same choice). */
+/* The register estimate up to which the kernel trades registers for
+** instructions in its loop: K fragments read in mma pair order
+** (FA4_K_PAIRS; the order that pairs registers 0-2 and 1-3 costs ptxas a
+** move per K register) and K/V stream addresses held between blocks
+** (FA4_KV_PTRS; else formed from the block and thread index at each
+** load).  Both cost ptxas's schedule registers: at d128 and d192/128 with
+** bn 64 at 32 rows (estimate 248) the pairs alone spill 8-56 B on some of
+** sm_80, 90a, 100a and 120 (NVRTC 13.0), and with both d128 bn 32 at 32
+** rows (200-216) spills 28-116 B on sm_120, so tiles of 32 rows with
+** head_dim_v over 96 (O alone 128 registers) keep the older form too. */
+#define SM80_SPARE_REGS_MAX 240
+
+/* family_ops.defines: FA4_WARPS, FA4_WARP_ROWS, FA4_Q_IN_REGS (the
+** register estimate above assumes the same choice), FA4_K_PAIRS and
+** FA4_KV_PTRS (from the estimate without fused_kv's share, so that
+** fused_kv=1 against 0 compares the schedules alone), FA4_FUSED_KV and
+** FA4_RESCALE_THRESHOLD (the config's rescale; kernels/sm80/softmax.cuh). */
 static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
 {
     int warps = l->threads / 32, rows = cfg->kv_split_warps ? 16 : cfg->bm / warps;
     int kn = cfg->kv_split_warps ? cfg->bn / warps : cfg->bn;
+    int spare = l->regs_estimate - (cfg->fused_kv ? SM80_FUSED_REGS : 0) <=
+                SM80_SPARE_REGS_MAX && (rows == 16 || sm80_dv(pb) <= 96);
     int n = snprintf(buf, size, "#define FA4_WARPS %d\n#define FA4_WARP_ROWS %d\n"
-                     "#define FA4_Q_IN_REGS %d\n"
+                     "#define FA4_Q_IN_REGS %d\n#define FA4_K_PAIRS %d\n"
+                     "#define FA4_KV_PTRS %d\n#define FA4_FUSED_KV %d\n"
+                     "#define FA4_RESCALE_THRESHOLD %d\n"
                      "#define FA4_KV_SPLIT_WARPS %d\n#define FA4_PACK_GQA %d\n"
                      "#define FA4_VARLEN %d\n#define FA4_PAGED %d\n",
                      warps, rows, sm80_q_in_regs(pb->head_dim_qk, sm80_dv(pb), rows, kn),
-                     cfg->kv_split_warps,
-                     cfg->pack_gqa, pb->varlen != 0, pb->page_size > 0);
+                     spare, spare, cfg->fused_kv, cfg->rescale_threshold,
+                     cfg->kv_split_warps, cfg->pack_gqa, pb->varlen != 0,
+                     pb->page_size > 0);
     return n < 0 || (size_t)n >= size ? -1 : n;
 }
 

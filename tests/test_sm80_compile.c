@@ -3,10 +3,13 @@
 ** variants (kernels/sm80/) for sm_80 and sm_90a: the heuristic default of
 ** every head dim (64, 96, 128, 192/128, 256) in bf16 and fp16, causal and
 ** not, both row splits (16 and 32 query rows per warp) of the prefill
-** tile, the 32-row default over paged and varlen K/V, and a spread of
+** tile, the 32-row default over paged and varlen K/V, the default with
+** the config switches rescale=8 and fused_kv=1, and a spread of
 ** enumerated configs.  Each must compile with no spill, since the JIT
 ** rejects spilling variants.  No GPU needed; FA4_TEST_ALL=1 compiles every
-** enumerated config instead of a sample.
+** enumerated config instead of a sample.  FA4_TEST_ARCHS="sm_80 sm_90a
+** sm_100a sm_120" compiles for those archs instead; an arch without a
+** table of planned limits (sm_86, sm_120, ...) is planned with sm_80's.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -87,9 +90,42 @@ static int check_rows(const char *arch, const device_limits *dev, int d, int dv)
     return n32;
 }
 
+/* The budget's refusals of the config switches and of tiles at the
+** register edge, each with its reason. */
+static void check_refusals(const device_limits *dev)
+{
+    static const struct {
+        const char *text;
+        int d;
+        const char *why;
+    } cases[] = {
+        { "sm80 bm=128 bn=64 stages=1 swizzle=128 warps=4 fused_kv=1", 64, "stages" },
+        { "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4 rescale=9", 64, "rescale=9" },
+        { "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4 fused_kv=1", 128, "fused_kv" },
+        { "sm80 bm=64 bn=64 stages=2 swizzle=128 warps=2", 128, "bm=128 stages=2" },
+        { "sm80 bm=128 bn=64 stages=3 swizzle=128 warps=4", 128, "bm=128 stages=2" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, cases[i].d, cases[i].d, 0);
+        fa4_config cfg;
+        fa4_layout layout;
+        char why[512] = "";
+        fa4_status st = config_parse(&cfg, cases[i].text, why, sizeof why);
+        if (st == FA4_OK)
+            st = budget_fit(&layout, dev, &p, &cfg, why, sizeof why);
+        ok(st != FA4_OK && strstr(why, cases[i].why), "%s budget refuses \"%s\" at d%d (%s)",
+           dev->arch, cases[i].text, cases[i].d, why);
+    }
+}
+
 int main(void)
 {
-    static const char *archs[] = { "sm_80", "sm_90a" };
+    static const char *default_archs[] = { "sm_80", "sm_90a" };
+    const char *archs[8];
+    char arch_list[256];
+    int narchs = 0;
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
                                    { 256, 256 } };
     const int all = getenv("FA4_TEST_ALL") && atoi(getenv("FA4_TEST_ALL"));
@@ -98,14 +134,26 @@ int main(void)
 
     if (jit_nvrtc_version() == 0)
         skip_all("NVRTC not available");
+    if (getenv("FA4_TEST_ARCHS") && strlen(getenv("FA4_TEST_ARCHS")) < sizeof arch_list) {
+        char *tok, *save = NULL;
+        strcpy(arch_list, getenv("FA4_TEST_ARCHS"));
+        for (tok = strtok_r(arch_list, " ,", &save); tok && narchs < 8;
+             tok = strtok_r(NULL, " ,", &save))
+            archs[narchs++] = tok;
+    }
+    if (narchs == 0)
+        for (narchs = 0; narchs < 2; narchs++)
+            archs[narchs] = default_archs[narchs];
     plan_lazy();
-    for (a = 0; a < 2; a++) {
+    for (a = 0; a < narchs; a++) {
         device_limits dev;
-        if (device_limits_for_arch(&dev, archs[a], why, sizeof why) != FA4_OK) {
+        if (device_limits_for_arch(&dev, archs[a], why, sizeof why) != FA4_OK &&
+            device_limits_for_arch(&dev, "sm_80", why, sizeof why) != FA4_OK) {
             ok(0, "device limits for %s", archs[a]);
             diag("  %s", why);
             continue;
         }
+        check_refusals(&dev);
         for (i = 0; i < 5; i++) {
             /* The default, in both dtypes, causal and not. */
             for (t = 0; t < 2; t++)
@@ -136,6 +184,34 @@ int main(void)
                     check_compile(archs[a], &dev, &p, &cfg);
                 else
                     ok(0, "%s sm80 default with softcap and sinks: %s", archs[a], why);
+            }
+            /* The config switches on the default prefill tile: rescale=8
+               (lazy rescale), and fused_kv=1 (one barrier per block) at the
+               default's bn or, where that is over the register estimate,
+               the largest smaller bn that fits (at 16 rows per warp where
+               32 rows refuse it). */
+            for (c = 0; c < 2; c++) {
+                fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, dims[i][0], dims[i][1], c);
+                fa4_config cfg;
+                fa4_layout layout;
+                if (config_default(&cfg, &dev, &p, FA4_FAMILY_SM80, why, sizeof why) != FA4_OK) {
+                    ok(0, "%s has an sm80 default for d%d/%d", archs[a], dims[i][0],
+                       dims[i][1]);
+                    continue;
+                }
+                cfg.rescale_threshold = 8;
+                check_compile(archs[a], &dev, &p, &cfg);
+                cfg.rescale_threshold = 0;
+                cfg.fused_kv = 1;
+                if (cfg.stages < 2)
+                    cfg.stages = 2;
+                if (budget_fit(&layout, &dev, &p, &cfg, why, sizeof why) != FA4_OK &&
+                    dims[i][1] > 64)
+                    cfg.warps = cfg.bm / 16;    /* 32 rows: fused only up to dv 64 */
+                while (cfg.bn > 32 &&
+                       budget_fit(&layout, &dev, &p, &cfg, why, sizeof why) != FA4_OK)
+                    cfg.bn /= 2;
+                check_compile(archs[a], &dev, &p, &cfg);
             }
             /* Both row splits; head dims up to 192/128 have 32-row tiles. */
             {

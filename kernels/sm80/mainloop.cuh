@@ -12,6 +12,14 @@
 ** S = Q K(n)^T, K(n+1) during O += P V(n).  Loads past the last block are
 ** empty groups, which keeps the counting uniform.
 **
+** Fused schedule (FA4_FUSED_KV, the config's fused_kv=1; 2+ stages): one
+** barrier per key block.  Block it waits until its K and V both landed
+** (at most 2*(STAGES-2) newer groups pending), then __syncthreads() (every
+** warp is done with block it-1), then issues K and V of block
+** it+STAGES-1 into block it-1's slots.  Loads run one block (at 2 stages)
+** ahead instead of one and a half, and with no branch between the
+** softmax and O += P V ptxas interleaves the exponentials with the MMAs.
+**
 ** Key blocks are visited from the last to the first, so only the first few
 ** visited (ragged tail, diagonal) need the element mask.  A split (flash-
 ** decoding) visits only its share of the tile's block range.
@@ -82,6 +90,49 @@ __device__ __forceinline__ void load_tile(u32 smem, const Rows &src, int row0,
     }
 }
 
+/* One thread's share of the K or V tile stream, held between blocks
+ * (FA4_KV_PTRS): the global address of its first chunk in the next block
+ * to load and that chunk's offset in a ring slot.  Issuing a block is
+ * then a 64-bit add per row and one step down to the next block, instead
+ * of load_tile's address from the block index and the thread index (about
+ * 25 fewer instructions per tile at d64).  It costs 3 registers per tensor
+ * through the loop, so the budget enables it where the register estimate
+ * has room; it needs strided rows and rows RSTEP apart in one swizzle
+ * phase. */
+template <int COLS>
+struct kv_ptr {
+    static constexpr int CHUNKS = COLS / 8;
+    static constexpr int TOTAL = BN * CHUNKS;
+    static constexpr int RSTEP = THREADS / CHUNKS;
+    static constexpr bool OK = kv_rows::STRIDED && THREADS % CHUNKS == 0 &&
+                               TOTAL % THREADS == 0 && RSTEP % 8 == 0;
+    const unsigned char *g;
+    u32 soff;
+
+    __device__ __forceinline__ void init(const kv_rows &src, int n_block)
+    {
+        const unsigned tid = (unsigned)tid_x_fresh();
+        const int r0 = (int)(tid / CHUNKS), c = (int)(tid % CHUNKS);
+        g = src.addr(n_block * BN) + (i64)r0 * src.row_bytes() + c * 16;
+        soff = tile_offset<BN>(r0, c);
+    }
+
+    /* Copy this thread's chunks of the next block into the slot at SLOT
+     * (rows from ROWS_VALID on zero-filled), then step to the block below. */
+    __device__ __forceinline__ void issue(u32 slot, const kv_rows &src, int rows_valid)
+    {
+        const int r0 = (int)((unsigned)tid_x_fresh() / CHUNKS);
+        const i64 step = (i64)RSTEP * src.row_bytes();
+#pragma unroll
+        for (int k = 0; k < TOTAL / THREADS; k++)
+            cp_async_cg_16(slot + soff + (u32)(k * RSTEP * SWZ), g + k * step,
+                           r0 + k * RSTEP < rows_valid);
+        g -= (i64)BN * src.row_bytes();
+    }
+};
+
+constexpr bool KV_PTRS = FA4_KV_PTRS && kv_ptr<D>::OK && kv_ptr<DV>::OK;
+
 /* Everything one CTA needs to stream its key blocks. */
 struct kv_stream {
     kv_rows k, v;
@@ -89,20 +140,38 @@ struct kv_stream {
     int n_hi;       /* first block not visited; visiting n_hi-1 down */
     int nblocks;    /* blocks visited */
     u32 sk, sv;
+    kv_ptr<D> pk;   /* with KV_PTRS: the K and V streams (blocks in order) */
+    kv_ptr<DV> pv;
+
+    __device__ __forceinline__ void init_ptrs()
+    {
+        if (KV_PTRS) {
+            pk.init(k, n_hi - 1);
+            pv.init(v, n_hi - 1);
+        }
+    }
 
     /* Issue load T (K or V of the T/2-th visited block), or nothing when
-     * past the last block; then close the group. */
-    __device__ __forceinline__ void issue(int t) const
+     * past the last block; then close the group.  Loads are issued in
+     * order, one K and one V per block (the KV_PTRS streams rely on it). */
+    __device__ __forceinline__ void issue(int t)
     {
         const int it = t >> 1;
         if (it < nblocks) {
             const int n_block = n_hi - 1 - it;
             const int slot = it % STAGES;
             const int rows_valid = seqlen_k - n_block * BN;
-            if ((t & 1) == 0)
-                load_tile<BN, D>(sk + slot * K_TILE_BYTES, k, n_block * BN, rows_valid);
-            else
-                load_tile<BN, DV>(sv + slot * V_TILE_BYTES, v, n_block * BN, rows_valid);
+            if ((t & 1) == 0) {
+                if (KV_PTRS)
+                    pk.issue(sk + slot * K_TILE_BYTES, k, rows_valid);
+                else
+                    load_tile<BN, D>(sk + slot * K_TILE_BYTES, k, n_block * BN, rows_valid);
+            } else {
+                if (KV_PTRS)
+                    pv.issue(sv + slot * V_TILE_BYTES, v, rows_valid);
+                else
+                    load_tile<BN, DV>(sv + slot * V_TILE_BYTES, v, n_block * BN, rows_valid);
+            }
         }
         cp_async_commit_group();
     }
@@ -127,34 +196,56 @@ __device__ __forceinline__ u32 pack_2(float lo, float hi)
 }
 
 /*
-** ldmatrix addresses.  Every fragment is read with lane l at row R +
+** ldmatrix addresses.  Q and V fragments are read with lane l at row R +
 ** l % 16, 16 B chunk 2 KK + l / 16 (R a multiple of 16, KK the k-step, or
 ** the dv-step for V), which gives the matrices (rows 0-7, k 0-7), (rows
-** 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15).  As Q they are
-** a0..a3 of the A operand; as K, b0 b1 of n-block 2jp are matrices 0 and
-** 2, of 2jp+1 matrices 1 and 3; as V (.trans, keys along k) b0 b1 of
-** dv-block 2jp are 0 and 1, of 2jp+1 2 and 3.  With PH = SWZ / 32
+** 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15): as Q a0..a3 of
+** the A operand; as V (.trans, keys along k) b0 b1 of dv-block 2jp are 0
+** and 1, of 2jp+1 2 and 3.  K in that order gives b0 b1 of n-block 2jp in
+** matrices 0 and 2, which an mma cannot take (its B pair is two adjacent
+** registers): ptxas copies them into pairs, a move per register, about
+** 210 instructions per block at d128 bn64 (bench/NOTES.md, "sm80: the loop
+** against FlashAttention-2's").  With FA4_K_PAIRS K is read with lane l at
+** row R + l % 8 + 8 (l / 16), chunk 2 KK + (l / 8) % 2 instead, so that
+** n-block 2jp's b0 b1 are matrices 0 and 1 and 2jp+1's 2 and 3; it costs
+** ptxas's schedule a few registers, so the budget leaves it off where the
+** register estimate has no margin (budget_sm80.c).  With PH = SWZ / 32
 ** k-steps per swizzle box the offset is lane_part[KK % PH] + (KK / PH)
 ** ROWS SWZ + R SWZ (16 rows keep the swizzle phase), so every address is
 ** a region base, one of PH registers and an immediate.
 */
 constexpr int PH = SWZ / 32;
+constexpr bool K_PAIRS = FA4_K_PAIRS;
 
 struct frag_lanes {
-    u32 part[PH];   /* row l % 16, chunk 2i + l / 16 of a swizzled tile */
+    u32 part[PH];                  /* Q and V: row l % 16, chunk 2i + l / 16 */
+    u32 kpart[K_PAIRS ? PH : 1];   /* K: row l % 8 + 8 (l / 16), chunk 2i + (l / 8) % 2 */
 
     __device__ __forceinline__ void init(int lane)
     {
 #pragma unroll
-        for (int i = 0; i < PH; i++)
+        for (int i = 0; i < PH; i++) {
             part[i] = tile_offset<16>(lane & 15, 2 * i + (lane >> 4));
+            if (K_PAIRS)
+                kpart[K_PAIRS ? i : 0] = tile_offset<16>((lane & 7) + ((lane >> 4) << 3),
+                                                         2 * i + ((lane >> 3) & 1));
+        }
     }
 
-    /* Offset of the fragment at tile row R0, step KK of a ROWS-row tile. */
+    /* Offset of the Q or V fragment at tile row R0, step KK of a ROWS-row
+     * tile. */
     template <int ROWS>
     __device__ __forceinline__ u32 at(int r0, int kk) const
     {
         return part[kk % PH] + (u32)((kk / PH) * ROWS * SWZ + r0 * SWZ);
+    }
+
+    /* The same for a K fragment. */
+    template <int ROWS>
+    __device__ __forceinline__ u32 k_at(int r0, int kk) const
+    {
+        return (K_PAIRS ? kpart[K_PAIRS ? kk % PH : 0] : part[kk % PH]) +
+               (u32)((kk / PH) * ROWS * SWZ + r0 * SWZ);
     }
 };
 
@@ -187,11 +278,11 @@ __device__ __forceinline__ void gemm_qk(float (&s)[MT][KN / 8][4], const q_frags
 #pragma unroll
         for (int jp = 0; jp < KN / 16; jp++) {
             u32 b[4];
-            ldmatrix_x4(b, sk + fl.at<BN>(kofs + 16 * jp, kk));
+            ldmatrix_x4(b, sk + fl.k_at<BN>(kofs + 16 * jp, kk));
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
-                mma_16816(s[mt][2 * jp], a[mt], b[0], b[2]);
-                mma_16816(s[mt][2 * jp + 1], a[mt], b[1], b[3]);
+                mma_16816(s[mt][2 * jp], a[mt], b[0], b[K_PAIRS ? 1 : 2]);
+                mma_16816(s[mt][2 * jp + 1], a[mt], b[K_PAIRS ? 2 : 1], b[3]);
             }
         }
     }
@@ -233,6 +324,59 @@ __device__ __forceinline__ void gemm_pv(float (&o)[MT][DV / 8][4],
         }
 }
 
+/* Loads issued ahead of the block being consumed, and the cp.async groups
+ * younger than the one a block waits for: the two-barrier schedule issues
+ * V(it + STAGES - 1) after the first barrier of block it and K(it +
+ * STAGES) after the second; the fused one (FA4_FUSED_KV) both of block it
+ * + STAGES - 1 after its one barrier. */
+constexpr bool FUSED = FA4_FUSED_KV;
+constexpr int AHEAD = FUSED ? 2 * (STAGES - 1) : 2 * STAGES - 1;
+constexpr int YOUNGER = FUSED ? 2 * (STAGES - 2) : 2 * STAGES - 2;
+static_assert(!FUSED || STAGES >= 2, "sm80: the fused K/V schedule needs 2 stages");
+
+/* One key block IT (block n_hi - 1 - IT): the loop body.  (A second copy
+ * of it without the mask's branch, for the blocks that need no mask, costs
+ * ptxas 20-40 registers: O is live across both copies.) */
+__device__ __forceinline__ void mainloop_block(const fa4_params &p, const tile_info &t,
+                                               kv_stream &kv, const key_mask &mask,
+                                               const frag_lanes &fl, const q_frags &qf,
+                                               u32 sq_w, int it, int kofs, int lane,
+                                               float (&o)[MT][DV / 8][4],
+                                               online_softmax &sm)
+{
+    const int n_block = kv.n_hi - 1 - it;
+    const int slot = it % STAGES;
+    float s[MT][KN / 8][4];
+
+    /* K(it) landed for every thread; every warp is done with block it - 1
+     * (and, fused, with its V), whose slot the next loads reuse. */
+    cp_async_wait_group<YOUNGER>();
+    __syncthreads();
+    if (FUSED) {
+        kv.issue(2 * (it + STAGES - 1));
+        kv.issue(2 * (it + STAGES - 1) + 1);
+    } else {
+        kv.issue(2 * it + 2 * STAGES - 1);
+    }
+    gemm_qk(s, qf, fl, sq_w, kv.sk + slot * K_TILE_BYTES, kofs);
+#if FA4_SOFTCAP
+    softcap_scores(s, p.softcap_pre);
+#endif
+    if (key_mask::block_needs_mask(p, t, n_block))
+        mask.apply(p, t, s, n_block * BN + kofs, lane);
+    sm.step(s, o, p.scale_log2);
+    u32 pf[MT][KN / 16][4];
+    pack_p(pf, s);
+
+    if (!FUSED) {
+        /* V(it) landed; every warp is done with K(it). */
+        cp_async_wait_group<YOUNGER>();
+        __syncthreads();
+        kv.issue(2 * it + 2 * STAGES);
+    }
+    gemm_pv(o, pf, fl, kv.sv + slot * V_TILE_BYTES, kofs);
+}
+
 /* The whole main loop of one query tile (or its split's share of the key
  * range): leaves the unnormalised O and the softmax state (max, partial
  * sums) in registers. */
@@ -272,6 +416,7 @@ __device__ __forceinline__ void mainloop_run(const fa4_params &p, const fa4_serv
     kv.nblocks = n_hi > n_lo ? n_hi - n_lo : 0;
     kv.sk = sk;
     kv.sv = sv;
+    kv.init_ptrs();
 
     load_tile<BM, D>(sq, gq, 0, t.rows - t.m_start);
     cp_async_commit_group();
@@ -279,7 +424,7 @@ __device__ __forceinline__ void mainloop_run(const fa4_params &p, const fa4_serv
         return;   /* no key visible: O = 0, l = 0 (the epilogue waits) */
 
 #pragma unroll
-    for (int i = 0; i < 2 * STAGES - 1; i++)
+    for (int i = 0; i < AHEAD; i++)
         kv.issue(i);
 
     key_mask mask;
@@ -288,37 +433,21 @@ __device__ __forceinline__ void mainloop_run(const fa4_params &p, const fa4_serv
     fl.init(lane);
     const u32 sq_w = sq + row0 * SWZ;   /* the warp's first Q row */
 
+    /* Q's fragments, when kept in registers, before the loop: Q's group is
+     * the oldest, AHEAD loads are younger. */
     q_frags qf;
-    float s[MT][KN / 8][4];
+    if (Q_IN_REGS) {
+        cp_async_wait_group<AHEAD>();
+        __syncthreads();
+#pragma unroll
+        for (int mt = 0; mt < (Q_IN_REGS ? MT : 1); mt++)
+#pragma unroll
+            for (int kk = 0; kk < (Q_IN_REGS ? D / 16 : 1); kk++)
+                ldmatrix_x4(qf[mt][kk], sq_w + fl.at<BM>(16 * mt, kk));
+    }
 
     for (int it = 0; it < kv.nblocks; it++) {
-        const int n_block = n_hi - 1 - it;
-        const int slot = it % STAGES;
-
-        cp_async_wait_group<2 * STAGES - 2>();
-        __syncthreads();
-        kv.issue(2 * it + 2 * STAGES - 1);
-        if (Q_IN_REGS && it == 0) {
-#pragma unroll
-            for (int mt = 0; mt < (Q_IN_REGS ? MT : 1); mt++)
-#pragma unroll
-                for (int kk = 0; kk < (Q_IN_REGS ? D / 16 : 1); kk++)
-                    ldmatrix_x4(qf[mt][kk], sq_w + fl.at<BM>(16 * mt, kk));
-        }
-        gemm_qk(s, qf, fl, sq_w, sk + slot * K_TILE_BYTES, kofs);
-#if FA4_SOFTCAP
-        softcap_scores(s, p.softcap_pre);
-#endif
-        if (key_mask::block_needs_mask(p, t, n_block))
-            mask.apply(p, t, s, n_block * BN + kofs, lane);
-        sm.step(s, o, p.scale_log2);
-        u32 pf[MT][KN / 16][4];
-        pack_p(pf, s);
-
-        cp_async_wait_group<2 * STAGES - 2>();
-        __syncthreads();
-        kv.issue(2 * it + 2 * STAGES);
-        gemm_pv(o, pf, fl, sv + slot * V_TILE_BYTES, kofs);
+        mainloop_block(p, t, kv, mask, fl, qf, sq_w, it, kofs, lane, o, sm);
     }
 }
 

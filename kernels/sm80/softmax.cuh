@@ -9,6 +9,15 @@
 ** in log2 units (already multiplied by scale_log2), so P = 2^(s*scale_log2
 ** - max) is one FFMA and one ex2.approx per element.  The row sum stays
 ** per thread (partial over the quad) until the epilogue.
+**
+** Rescale (FA4_RESCALE_THRESHOLD, the config's rescale, log2 units): 0
+** moves a row's max whenever a block beats it and multiplies O and l by
+** 2^(m_old - m_new) on every block, as FlashAttention-2 does (a factor of
+** 1 where the max stayed).  T > 0 is FA4's lazy rescale: a row keeps its
+** stale max until a block's max beats it by more than T (P then stays <=
+** 2^T), and the multiply of O, MT x DV/2 FMULs, is skipped when no row of
+** the warp moved.  Exact either way: 1/l and the LSE use the max the sums
+** were taken against.
 */
 #ifndef FA4_SM80_SOFTMAX_CUH
 #define FA4_SM80_SOFTMAX_CUH
@@ -51,6 +60,7 @@ struct online_softmax {
                                          float (&o)[MT][DV / 8][4], float scale_log2)
     {
         float mx[TROWS], alpha[TROWS], m_use[TROWS];
+        bool moved = false;
 #pragma unroll
         for (int h = 0; h < TROWS; h++)
             mx[h] = FA4_NEG_INF;
@@ -67,12 +77,34 @@ struct online_softmax {
 #pragma unroll
         for (int h = 0; h < TROWS; h++) {
             mx[h] = fmaxf(mx[h], shfl_xor_sync_f32(mx[h], 2));
-            const float m_new = fmaxf(m[h], mx[h] * scale_log2);
+            float m_new;
+            if (FA4_RESCALE_THRESHOLD == 0) {
+                m_new = fmaxf(m[h], mx[h] * scale_log2);
+            } else {
+                /* m = -inf and a finite max: +inf > T, the row takes it
+                 * (alpha 0; O and l are still 0).  Both -inf: NaN compares
+                 * false and the row stays empty. */
+                const float mb = mx[h] * scale_log2;
+                const bool mv = mb - m[h] > (float)FA4_RESCALE_THRESHOLD;
+                m_new = mv ? mb : m[h];
+                moved |= mv;
+            }
             /* A fully masked row has max = -inf; use 0 so exp2(x - max)
              * gives 0, not NaN. */
             m_use[h] = m_new == FA4_NEG_INF ? 0.f : m_new;
             alpha[h] = ex2_approx_ftz_f32(m[h] - m_use[h]);
             m[h] = m_new;
+        }
+        if (FA4_RESCALE_THRESHOLD == 0 || __any_sync(0xffffffffu, moved)) {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int j = 0; j < DV / 8; j++) {
+                    o[mt][j][0] *= alpha[2 * mt];
+                    o[mt][j][1] *= alpha[2 * mt];
+                    o[mt][j][2] *= alpha[2 * mt + 1];
+                    o[mt][j][3] *= alpha[2 * mt + 1];
+                }
         }
         float sum[TROWS];
 #pragma unroll
@@ -91,15 +123,6 @@ struct online_softmax {
 #pragma unroll
         for (int h = 0; h < TROWS; h++)
             l[h] = l[h] * alpha[h] + sum[h];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int j = 0; j < DV / 8; j++) {
-                o[mt][j][0] *= alpha[2 * mt];
-                o[mt][j][1] *= alpha[2 * mt];
-                o[mt][j][2] *= alpha[2 * mt + 1];
-                o[mt][j][3] *= alpha[2 * mt + 1];
-            }
     }
 
     /* Sum the row sums over the quad (call once, before the epilogue). */
