@@ -36,17 +36,20 @@
 **   fixed   = TMEMPTR 4 B + CORR 2*128*4 = 1024 B + QSCALE BM*scale (0)
 **             + Q  BM * padded_dqk * esize
 **             + 8 B * (8 + 2*PV_STAGES + QK_CHUNKS) barriers        (a)
-**   per slot = BN * max(padded_dqk, padded_dv) * esize + 2 * 8 B    (b)
-**   slots   = (carveout - slack - fixed) / per slot, rounded down   (c)
-**   odd  -> fused ring of `slots` tiles;
+**   per slot = BN * padded_dv * esize + 2 * 8 B                     (b)
+**   per K    = BN * rope_depth * esize, rope_depth = padded_dqk
+**              - padded_dv (0 unless head_dim_v < head_dim_qk)      (e)
+**   slots   = the most n with n * per slot + ceil(n/2) * per K
+**             <= carveout - slack - fixed                            (c)
+**   odd  -> fused ring of `slots` tiles (and ceil(slots/2) ROPE
+**           buffers when rope_depth > 0);
 **   even -> split: slots/2 K stages and slots/2 V stages, and the K
 **           stages are staged by depth chunk: (QK_CHUNKS-1)*stages*2
 **           more barriers when they still fit, else QK_CHUNKS := 1. (d)
-**   The slot count (c) decides the ring; the bytes are then what the
-**   regions hold (sm100_shape's q/k/v/kv/bar fields, which sm100_fit
-**   places): a fused slot holds either tile, so BN * max(...) each; a
-**   split K stage BN * padded_dqk and a V stage BN * padded_dv, so with
-**   head_dim_v < head_dim_qk the split rings take less than (c) counted.
+**   The bytes are what the regions hold (sm100_shape's q/k/v/kv/rope/bar
+**   fields, which sm100_fit places): a fused slot BN * padded_dv, a
+**   split K stage BN * padded_dqk and a V stage BN * padded_dv, so an
+**   even count's split rings take exactly what (c) counted.
 **
 **   (a) The barriers of the kernel (kernels/sm100/kernel.cuh, enum
 **       sm100_bar) that do not scale with the ring: S_FULL[2], O_FULL[2],
@@ -63,9 +66,20 @@
 **       QSCALE/KSCALE are multiples of 8, so BAR is 8-aligned as is.
 **   (d) In split mode each K stage has one full/empty pair per depth
 **       chunk, so the MMA may start on chunk 0 while chunk 1 lands.
-**   ROPE: the fused ring keeps ceil(slots/2) rope buffers of
-**       BN * rope_depth; libfa4 problems carry no separate rope part of
-**       the depth, so rope_depth = 0 and the region is empty (omitted).
+**   (e) Rope mode (DeepSeek MLA's 192/128: 128 "nope" + 64 rope
+**       columns): a fused slot holds a V tile or K_j's first padded_dv
+**       columns, and K_j's last rope_depth columns (its last depth boxes,
+**       on the same barrier) go to ROPE buffer j % ceil(slots/2); S =
+**       Q K^T takes its k-steps from the slot, then from the buffer.  At
+**       most ceil(slots/2) K tiles are in the ring at once, and loading
+**       K_{j+ceil(slots/2)} waits for the release of the slot item two
+**       places after K_j (odd slots: V_j; even: K_j itself), which the
+**       MMA commits after S_j: so buffer j % ceil(slots/2) is free.  It
+**       is automatic, not a config field: it never takes more bytes than
+**       slots of BN * padded_dqk (ceil(n/2) <= n), adds no barrier, TMA
+**       load or MMA (the rope columns are the K boxes past padded_dv,
+**       moved), so nothing is left for the tuner to weigh.  Without a
+**       rope part (rope_depth 0) the region is empty and omitted.
 **
 **   bf16 d128: pad 128, BN 128, QK_CHUNKS 2 -> 14 fixed barriers.
 **       fixed = 4 + 1024 + 65536 + 112 = 66676; per slot 32768 + 16;
@@ -81,6 +95,18 @@
 **       barriers = 230,804 B.  Sized by the model (budget_sm100_shape),
 **       refused by budget_fit: the kernel has no fp8 path.
 **   d256: pad 256, BN = 0 < 64: unsupported in 2Q.
+**   bf16 d192/128 (rope mode): pads 192/128, rope_depth 64, BN 128,
+**       QK_CHUNKS gcd(3, 12) = 3 -> 15 fixed barriers.
+**       fixed = 4 + 1024 + 98304 + 120 = 99452; per slot 32768 + 16 =
+**       32784; per K 128 * 64 * 2 = 16384; room 232448 - 1024 - 99452 =
+**       131972; 131972 / (32784 + 8192) = 3, and 3 * 32784 + 2 * 16384 =
+**       131120 fits (odd: fused, 2 ROPE buffers of 16 KiB);
+**       99452 + 131120 = 230,572 B (21 barriers); request 231,596 B.
+**       (A slot of the whole K, 49,168 B, would hold 2: one split stage,
+**       and the automatic BN would drop to 96.)
+**   bf16 d128/64: BN 192, per slot 24592, per K 24576: 4 slots (even:
+**       2 K stages of 192 x 128, 2 V stages of 192 x 64), 147,520 B of
+**       ring, plus 4 K-chunk barriers.
 **
 ** CTA pair (cluster 2; the seeds give no numbers for it, these are
 ** derived): two CTAs of a 2x1x1 cluster share every MMA (cta_group::2,
@@ -90,9 +116,10 @@
 ** of its own rows at the same TMEM columns: per CTA, Q, CORR, the
 ** barriers and the TMEM map are those of one CTA alone, and only the
 ** ring's tiles halve:
-**   per slot = max(bn/2 * padded_dqk, bn * padded_dv/2) * esize + 16
-** with the same slot rule (odd: fused, even: split, K by depth chunk when
-** it fits).  padded_dv / 2 must be whole swizzle boxes (the MN-major V
+**   per slot = max(bn/2 * padded_dv, bn * padded_dv/2) * esize + 16
+**   per K    = bn/2 * rope_depth * esize
+** with the same slot rule (odd: fused, with ROPE buffers of bn/2 keys;
+** even: split, K by depth chunk when it fits).  padded_dv / 2 must be whole swizzle boxes (the MN-major V
 ** descriptor and the TMA box step by 64 columns): d96..d256, not dv 64.
 **   bf16 d128 2Q pair: bn 128 (TMEM bound as alone); per slot 16384 + 16;
 **       (232448 - 1024 - 66676) / 16400 = 10 (even: 5 K + 5 V stages of
@@ -187,22 +214,37 @@ static int sm100_tmem_bn(int tmem_max, int q_tiles, int pad_dv, int step)
     return bn > 0 ? align_down(bn, step) : 0;
 }
 
+/* The most ring slots ROOM bytes hold at PER_SLOT bytes a slot plus PER_K
+** bytes for each of the ceil(slots / 2) K tiles a fused ring has in flight
+** (the seeds' fused_stages): n * per_slot + ceil(n / 2) * per_k <= room. */
+static int sm100_slots(int room, int per_slot, int per_k)
+{
+    int n = room / (per_slot + per_k / 2);
+    if (n * per_slot + (n + 1) / 2 * per_k > room)
+        n--;
+    return n > 0 ? n : 0;
+}
+
 /* The ring of S->bn under CFG's stages (0: the slot rule) in CARVE bytes:
-** fills slots, fused, stages, the byte counts and barriers. */
+** fills slots, fused, stages, the rope buffers, the byte counts and
+** barriers. */
 static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
 {
     const int fixed_bar = sm100_fixed_bars(s->q_tiles, s->qk_chunks);
     const int fixed = SM100_TMEMPTR_BYTES + s->corr_bytes + s->q_bytes;
     const int k_tile = s->bn / s->pair * s->pad_qk * s->esize;   /* this CTA's part */
     const int v_tile = s->bn * s->v_cols * s->esize;
-    const int slot_bytes = k_tile > v_tile ? k_tile : v_tile;
+    /* K's columns past the padded V depth: a fused slot holds the rest */
+    const int rope_tile = s->bn / s->pair * s->rope_depth * s->esize;
+    const int k_slot = k_tile - rope_tile;
+    const int slot_bytes = k_slot > v_tile ? k_slot : v_tile;
     const int per_slot = slot_bytes + 2 * SM100_MBAR_BYTES;
 
     s->k_rows = s->bn / s->pair;
 
     if (cfg->stages == 0) {
         int room = carve - SM100_SLACK - fixed - SM100_MBAR_BYTES * fixed_bar;
-        s->slots = room > 0 ? room / per_slot : 0;
+        s->slots = room > 0 ? sm100_slots(room, per_slot, rope_tile) : 0;
         s->fused = s->slots % 2;
     } else {
         s->fused = cfg->fused_kv ? 1 : 0;
@@ -210,15 +252,19 @@ static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
     }
     s->stages = s->fused ? s->slots : s->slots / 2;
     s->kv_bytes = s->k_bytes = s->v_bytes = 0;
+    s->rope_bufs = s->rope_bytes = 0;
     if (s->fused) {
         s->kv_bytes = s->slots * slot_bytes;
+        s->rope_bufs = rope_tile > 0 ? (s->slots + 1) / 2 : 0;
+        s->rope_bytes = s->rope_bufs * rope_tile;
     } else {
         s->k_bytes = s->stages * k_tile;
         s->v_bytes = s->stages * v_tile;
     }
     s->k_chunks = 1;
     s->nbar = fixed_bar + (s->fused ? 2 * s->slots : 2 * s->stages * 2);
-    s->regions = fixed + s->kv_bytes + s->k_bytes + s->v_bytes + SM100_MBAR_BYTES * s->nbar;
+    s->regions = fixed + s->kv_bytes + s->rope_bytes + s->k_bytes + s->v_bytes
+                 + SM100_MBAR_BYTES * s->nbar;
     if (!s->fused && s->qk_chunks > 1) {
         int extra = (s->qk_chunks - 1) * s->stages * 2;
         if (s->regions + SM100_MBAR_BYTES * extra + SM100_SLACK <= carve) {
@@ -299,6 +345,7 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
     }
     s->pad_qk = align_up(s->dqk, s->swz_elems);
     s->pad_dv = align_up(s->dv, s->swz_elems);
+    s->rope_depth = s->pad_qk - s->pad_dv;
     s->v_cols = s->pad_dv / s->pair;
     /* A pair splits O = P V's N (the depth of V) between its CTAs: each
        half must be whole swizzle boxes, the unit the MN-major descriptor
@@ -422,6 +469,8 @@ static fa4_status sm100_fit(fa4_layout *out, const device_limits *dev,
     add_region(out, "Q", &off, s.q_bytes);
     if (s.fused) {
         add_region(out, "KV", &off, s.kv_bytes);
+        if (s.rope_bytes > 0)
+            add_region(out, "ROPE", &off, s.rope_bytes);
     } else {
         add_region(out, "K", &off, s.k_bytes);
         add_region(out, "V", &off, s.v_bytes);
@@ -459,6 +508,17 @@ static const budget_region *find_region(const fa4_layout *l, const char *name)
     return NULL;
 }
 
+/* The rope mode's constant: FA4_ROPE_CHUNKS, how many of K's swizzle-wide
+** depth boxes (SWZ elements each) go to the ROPE region instead of the
+** ring slot -- (padded dqk - padded dv) / SWZ with a ROPE region, else 0. */
+static int sm100_rope_defines(char *buf, size_t size, const fa4_layout *l, int pad_qk,
+                              int pad_dv, int swz)
+{
+    const int rope = find_region(l, "ROPE") != NULL;
+    return snprintf(buf, size, "#define FA4_ROPE_CHUNKS %d\n",
+                    rope ? (pad_qk - pad_dv) / swz : 0);
+}
+
 /* family_ops.defines: the sm100 constants of kernels/README.md, plus the
 ** pipeline counts the kernel's barrier enum is built from (the kernel
 ** static_asserts that its enum has FA4_NUM_BARRIERS entries) and
@@ -471,7 +531,7 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
     int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
     int fused = find_region(l, "KV") != NULL;
     int q_tiles = cfg->bm / SM100_MMA_M;
-    int swz, mma_k, pad_qk, pad_dv, qk_chunks, k_chunks = 1, nbar, n;
+    int swz, mma_k, pad_qk, pad_dv, qk_chunks, k_chunks = 1, nbar, n, m;
 
     if (esize == 0 || bar == NULL || l->kv_slots <= 0 || cfg->swizzle <= 0)
         return -1;
@@ -509,7 +569,10 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
                  pad_qk, pad_dv, qk_chunks, k_chunks, SM100_PV_STAGES, nbar,
                  SM100_SLACK, cfg->exp2_emu_pct, cfg->rescale_threshold,
                  cfg->cluster == 2 ? 2 : 1);
-    return n < 0 || (size_t)n >= size ? -1 : n;
+    if (n < 0 || (size_t)n >= size)
+        return -1;
+    m = sm100_rope_defines(buf + n, size - (size_t)n, l, pad_qk, pad_dv, swz);
+    return m < 0 || (size_t)m >= size - (size_t)n ? -1 : n + m;
 }
 
 /* Fill the fields every sm100 config of Q_TILES query tiles per CTA and

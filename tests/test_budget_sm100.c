@@ -72,10 +72,11 @@ static int contiguous(const fa4_layout *l)
     return off + SM100_SLACK == l->smem_bytes;
 }
 
-/* Check every enumerated config of (DTYPE, D); returns failures. */
-static int check_space(fa4_dtype dtype, int d, int *count)
+/* Check every enumerated config of (DTYPE, D/DV); returns failures.  A
+** ROPE region exactly in the fused rings of DV < D, 1024-aligned. */
+static int check_space_dv(fa4_dtype dtype, int d, int dv, int *count)
 {
-    fa4_problem p = problem(dtype, d);
+    fa4_problem p = ct_problem(dtype, 1, 4096, d, dv, 0);
     int n = family_sm100.candidates(NULL, 0, &dev, &p), i, bad = 0;
     fa4_config *c = calloc((size_t)(n ? n : 1), sizeof *c);
 
@@ -90,7 +91,9 @@ static int check_space(fa4_dtype dtype, int d, int *count)
         if (tmem_end(&l, &p, q_tiles) > 512 || l.tmem_columns > 512 || c[i].q_tiles != q_tiles
             || l.smem_bytes > dev.smem_per_block_optin || l.kv_slots < 2
             || !contiguous(&l) || roff(&l, "CORR") % 1024 != 0
-            || c[i].bn < 64 || c[i].bn % 16 != 0) {
+            || c[i].bn < 64 || c[i].bn % 16 != 0
+            || (budget_region_find(&l, "ROPE") != NULL) != (c[i].fused_kv && (dv + 63) / 64 < (d + 63) / 64)
+            || (budget_region_find(&l, "ROPE") && roff(&l, "ROPE") % 1024 != 0)) {
             char buf[256];
             diag("  bad: %s (smem %d, tmem to %d)",
                  fa4_config_format(&c[i], buf, sizeof buf), l.smem_bytes,
@@ -100,6 +103,126 @@ static int check_space(fa4_dtype dtype, int d, int *count)
     }
     free(c);
     return bad;
+}
+
+static int check_space(fa4_dtype dtype, int d, int *count)
+{
+    return check_space_dv(dtype, d, d, count);
+}
+
+/* Rope mode (budget_sm100.c, (e)): MLA's 192/128 and the other dv < dqk
+** shapes, against the numbers worked out in the header. */
+static void check_rope(void)
+{
+    fa4_problem p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 192, 128, 0);
+    fa4_config c = auto_config();
+    fa4_layout l;
+    sm100_shape s;
+    char why[256], defs[4096];
+    fa4_status st;
+    int n;
+
+    /* fixed 99452; per slot 32784, per K 16384: 3 slots, 2 ROPE buffers */
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.q_tiles == 2 && s.bn == 128 && s.rope_depth == 64 && s.fused
+       && s.slots == 3 && s.rope_bufs == 2 && s.kv_bytes == 3 * 32768
+       && s.rope_bytes == 2 * 16384 && s.nbar == 21 && s.regions == 230572
+       && s.smem == 231596 && s.tmem_used == 512,
+       "model: bf16 d192/128 is 2Q, bn 128, 3 fused slots of 128 x 128 and 2 ROPE buffers "
+       "of 128 x 64, 21 barriers, 230,572 B (request 231,596) (%s)",
+       st == FA4_OK ? "ok" : why);
+    c = resolved(&p);
+    ok(c.bn == 128 && c.stages == 3 && c.fused_kv == 1 && c.q_tiles == 2,
+       "the d192/128 heuristic keeps bn 128 (the TMEM bound) with 3 fused slots: slots "
+       "of the whole K (49,168 B) would hold one stage and drop bn to 96");
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && l.smem_bytes == 231596 && contiguous(&l) && roff(&l, "KV") == 98304
+       && rsize(&l, "KV") == 98304 && roff(&l, "ROPE") == 196608 && rsize(&l, "ROPE") == 32768
+       && roff(&l, "CORR") == 229376 && rsize(&l, "BAR") == 21 * 8,
+       "bf16 d192/128 fits: Q 0, KV 98304 (3 x 32 KiB), ROPE 196608 (2 x 16 KiB), CORR "
+       "229376, 21 barriers (%s)", st == FA4_OK ? "ok" : why);
+    ok(n > 0 && strstr(defs, "#define FA4_ROPE_CHUNKS 1\n")
+       && strstr(defs, "#define FA4_SMEM_ROPE_OFF 196608\n")
+       && strstr(defs, "#define FA4_KV_SLOTS 3\n") && strstr(defs, "#define FA4_FUSED_KV 1\n")
+       && strstr(defs, "#define FA4_NUM_BARRIERS 21\n"),
+       "budget_defines gives the rope kernel ROPE_CHUNKS 1 (K's third depth box) and the "
+       "ROPE offset");
+
+    /* an explicit even fused ring keeps slots / 2 buffers */
+    c.bn = 64;
+    c.stages = 4;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && rsize(&l, "KV") == 4 * 64 * 128 * 2 && rsize(&l, "ROPE") == 2 * 64 * 64 * 2
+       && contiguous(&l),
+       "an explicit fused ring of 4 slots at bn 64 has 2 ROPE buffers (%s)",
+       st == FA4_OK ? "ok" : why);
+    /* split rings hold the whole K in each stage: no ROPE region */
+    c.stages = 3;
+    c.fused_kv = 0;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && !budget_region_find(&l, "ROPE") && rsize(&l, "K") == 3 * 64 * 192 * 2
+       && n > 0 && strstr(defs, "#define FA4_ROPE_CHUNKS 0\n"),
+       "split rings at d192/128 keep K's 192 columns in each stage, no ROPE region");
+
+    /* d128/64: per slot 24592, per K 24576: 4 slots, even: 2 + 2 split stages */
+    p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 128, 64, 0);
+    c = auto_config();
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 192 && !s.fused && s.stages == 2 && s.rope_bytes == 0
+       && s.k_bytes == 2 * 192 * 128 * 2 && s.v_bytes == 2 * 192 * 64 * 2 && s.k_chunks == 2
+       && s.regions == 66676 + 147520 + 4 * 8,
+       "model: bf16 d128/64 is bn 192, 4 slots: 2 split stages (K 192 x 128, V 192 x 64), "
+       "%d B (%s)", s.regions, st == FA4_OK ? "ok" : why);
+
+    /* a CTA pair: per slot 16400, per K 64 x 64 x 2 = 8192: 6 slots, 3 split
+       stages, K by 3 depth chunks (12 more barriers) */
+    p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 192, 128, 0);
+    c = auto_config();
+    c.cluster = 2;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 128 && !s.fused && s.stages == 3 && s.k_chunks == 3
+       && s.nbar == 39 && s.regions == 99452 + 6 * 16400 + 3 * 8192 + 12 * 8,
+       "model: bf16 d192/128 CTA pair is bn 128, 3 split stages, K by 3 depth chunks, "
+       "%d B (%s)", s.regions, st == FA4_OK ? "ok" : why);
+    c.bn = 128;
+    c.stages = 5;
+    c.fused_kv = 1;
+    c.bm = 256;
+    c.q_tiles = 2;
+    c.swizzle = 128;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.fused && s.rope_bufs == 3 && s.rope_bytes == 3 * 64 * 64 * 2
+       && s.kv_bytes == 5 * 16384,
+       "a fused pair ring keeps ROPE buffers of bn / 2 keys: 5 slots of 16 KiB, 3 buffers "
+       "of 8 KiB (%s)", st == FA4_OK ? "ok" : why);
+
+    /* the enumerator offers the rope ring where the slot rule makes it fused */
+    {
+        config_space sp;
+        int i, rope = 0, other = 0;
+        p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 192, 128, 0);
+        st = config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+        for (i = 0; st == FA4_OK && i < sp.count; i++) {
+            const int has = budget_region_find(&sp.layouts[i], "ROPE") != NULL;
+            rope += has && sp.configs[i].bn == 128 && sp.configs[i].stages == 3
+                    && sp.configs[i].cluster == 1;
+            other += has != sp.configs[i].fused_kv;
+        }
+        ok(st == FA4_OK && rope == 6 && other == 0,
+           "d192/128 enumerates the rope ring (bn 128, 3 slots) with its 6 exp2/threshold "
+           "variants, and every fused ring has ROPE (%d configs fit)", sp.count);
+        config_space_free(&sp);
+    }
+    /* without a rope part the region is absent and the seeds' numbers hold */
+    p = problem(FA4_DTYPE_BF16, 128);
+    c = resolved(&p);
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && !budget_region_find(&l, "ROPE") && n > 0
+       && strstr(defs, "#define FA4_ROPE_CHUNKS 0\n") && l.smem_bytes == 231620,
+       "d128/128 has no ROPE region and FA4_ROPE_CHUNKS 0");
 }
 
 int main(void)
@@ -395,6 +518,7 @@ int main(void)
        "bf16 d192/128 split rings, bn 64, 3 stages fit with V of 3 x 64 x 128 (%s)",
        st == FA4_OK ? "ok" : why);
     p = problem(FA4_DTYPE_BF16, 128);
+    check_rope();
 
     /* the launch runs a CTA alone or a CTA pair: no other cluster */
     family_sm100.heuristic(&c, &dev, &p);
@@ -496,10 +620,15 @@ int main(void)
     bad += check_space(FA4_DTYPE_FP16, 128, &fitting);
     bad += check_space(FA4_DTYPE_BF16, 192, &fitting);
     bad += check_space(FA4_DTYPE_BF16, 256, &fitting);
+    bad += check_space_dv(FA4_DTYPE_BF16, 192, 128, &fitting);
+    bad += check_space_dv(FA4_DTYPE_FP16, 192, 128, &fitting);
+    bad += check_space_dv(FA4_DTYPE_BF16, 128, 64, &fitting);
+    bad += check_space_dv(FA4_DTYPE_BF16, 256, 128, &fitting);
     diag("%d enumerated sm100 configs fit", fitting);
     ok(fitting > 0 && bad == 0,
-       "every enumerated sm100 config (d64..256, 2Q and 1Q, alone and in pairs) keeps "
-       "TMEM <= 512 and smem <= carveout");
+       "every enumerated sm100 config (d64..256, 192/128, 128/64, 256/128, 2Q and 1Q, "
+       "alone and in pairs) keeps TMEM <= 512 and smem <= carveout, ROPE exactly in the "
+       "fused rings of dv < dqk");
     p = problem(FA4_DTYPE_BF16, 128);
     n = family_sm100.candidates(NULL, 0, &dev, &p);
     is_int(n, 2 * 3 * 6, "bf16 d128 enumerates bn {128, 96, 64} x 3 exp2 x 2 thresholds, "

@@ -56,6 +56,12 @@ static int define_of(const char *defs, const char *name)
 **   V_j full:     expect V_TILE; V_CHUNKS V boxes from depth box rank V_CHUNKS
 **   box ch lands at +ch * Q_CHUNK (Q), +ch * K_CHUNK (K) or +ch * V_CHUNK
 **   (V) of its tile.
+**   Rope mode (ROPE_CHUNKS > 0, a fused ring): K_j's first DV_CHUNKS boxes
+**   land in its slot (K_SLOT_BYTES = DV_CHUNKS * K_CHUNK, at most the
+**   slot), the last ROPE_CHUNKS in ROPE buffer j % ceil(KV_SLOTS / 2) of
+**   ROPE_BUF_BYTES = ROPE_CHUNKS * K_CHUNK; both on K_j's barrier, whose
+**   expect_tx (K_TILE) is then what the slot's and the rope's boxes
+**   bring; the ROPE region holds exactly the buffers.
 **   O: each warp w of the correction WG stores DV_CHUNKS boxes of {64, 32}
 **   from +ch * Q_CHUNK + 32 w * 128 of tile i's Q region, at (64 ch,
 **   m0 + 128 i + 32 w, head, batch): 32 rows x 128 B = 4096 B each, so
@@ -77,6 +83,10 @@ static void check_maps(char *bad, size_t n, const sm100_map m[4], const char *de
     const int k_loads = k_chunks > 1 ? 1 : dqk_chunks;       /* K boxes per K barrier */
     const long long k_tx = k_chunks > 1 ? k_chunk : k_tile;
     const int chunks[4] = { dqk_chunks, dqk_chunks, dv_chunks, dv_chunks };
+    const int rope_chunks = define_of(defs, "FA4_ROPE_CHUNKS");
+    const int slots = define_of(defs, "FA4_KV_SLOTS");
+    const int kv_size = define_of(defs, "FA4_SMEM_KV_SIZE");
+    const int rope_size = define_of(defs, "FA4_SMEM_ROPE_SIZE");
     int i;
 
     bad[0] = '\0';
@@ -102,6 +112,19 @@ static void check_maps(char *bad, size_t n, const sm100_map m[4], const char *de
         snprintf(bad, n, "box rows %d/%d/%d/%d; the kernel steps 128 query rows, %d keys "
                  "of K, %d of V and 32 output rows", m[0].box[1], m[1].box[1], m[2].box[1],
                  m[3].box[1], k_rows, bn);
+    else if (rope_chunks < 0 || (rope_chunks > 0 && (kv_size <= 0 || slots <= 0)))
+        snprintf(bad, n, "defines lack FA4_ROPE_CHUNKS (or rope mode without a fused ring)");
+    else if (rope_chunks > 0 &&
+             ((dqk_chunks - rope_chunks) * k + rope_chunks * k != k_tx ||
+              dqk_chunks - rope_chunks != dv_chunks ||
+              (dqk_chunks - rope_chunks) * k > kv_size / slots ||
+              rope_size != (slots + 1) / 2 * rope_chunks * k))
+        snprintf(bad, n, "rope mode: K_j's %d slot + %d rope boxes of %lld B against its "
+                 "barrier's %lld B, a slot of %d B, ROPE %d B for %d buffers",
+                 dqk_chunks - rope_chunks, rope_chunks, k, k_tx, kv_size / slots, rope_size,
+                 (slots + 1) / 2);
+    else if (rope_chunks == 0 && rope_size >= 0)
+        snprintf(bad, n, "a ROPE region of %d B without rope mode", rope_size);
     else if (4 * o != q_chunk)
         snprintf(bad, n, "an O box is %lld B; four warps' boxes must fill a Q chunk of %lld B",
                  o, q_chunk);
@@ -159,7 +182,7 @@ static int check_space(const device_limits *dev, fa4_dtype dtype, int d, int dv)
     fa4_problem p = FA4_PROBLEM_INIT;
     config_space sp;
     char why[512], defs[8192], bad[640] = "", text[256] = "";
-    int i, checked = 0;
+    int i, checked = 0, rope = 0;
 
     p.dtype = dtype;
     p.batch = 3;
@@ -187,11 +210,13 @@ static int check_space(const device_limits *dev, fa4_dtype dtype, int d, int dv)
             break;
         }
         check_maps(bad, sizeof bad, m, defs);
+        rope += define_of(defs, "FA4_ROPE_CHUNKS") > 0;
         checked++;
     }
-    ok(sp.count > 0 && !bad[0], "sm100 %s d%d/%d: the maps of all %d configs match the "
-       "kernel's expect_tx counts, boxes and chunk steps", dtype_of(dtype)->name, d, dv,
-       sp.count);
+    /* every fused ring of dv < dqk is in rope mode */
+    ok(sp.count > 0 && !bad[0] && (d == dv ? rope == 0 : rope > 0),
+       "sm100 %s d%d/%d: the maps of all %d configs (%d in rope mode) match the kernel's "
+       "expect_tx counts, boxes and chunk steps", dtype_of(dtype)->name, d, dv, sp.count, rope);
     if (bad[0])
         diag("  [%s]: %s", text, bad);
     config_space_free(&sp);
@@ -505,7 +530,7 @@ out:
 int main(void)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 }, { 128, 64 },
-                                   { 256, 256 } };
+                                   { 256, 256 }, { 256, 128 } };
     const char *kc = kernel_text("sm100/kernel.cuh"), *ml = kernel_text("sm100/mainloop.cuh");
     const char *cc = kernel_text("sm100/correction.cuh");
     device_limits dev;
@@ -532,6 +557,15 @@ int main(void)
        strstr(kc, "#define SM100_V_TILE_BYTES (FA4_BN * SM100_V_COLS * 2)\n") &&
        strstr(kc, "#define SM100_V_CHUNKS (SM100_V_COLS / SM100_SW_ELEMS) "),
        "kernel.cuh's tile and chunk byte counts are the ones this test checks the maps against");
+    ok(strstr(kc, "#define SM100_K_SLOT_CHUNKS (SM100_DQK_CHUNKS - FA4_ROPE_CHUNKS)\n") &&
+       strstr(kc, "#define SM100_ROPE_BUFS (FA4_ROPE_CHUNKS ? (FA4_KV_SLOTS + 1) / 2 : 0)\n") &&
+       strstr(kc, "#define SM100_ROPE_BUF_BYTES (FA4_ROPE_CHUNKS * SM100_K_CHUNK_BYTES)\n") &&
+       strstr(kc, "return c.smem + FA4_SMEM_ROPE_OFF + (u32)(j % SM100_ROPE_BUFS) * "
+              "SM100_ROPE_BUF_BYTES") &&
+       strstr(ml, "tma_load_4d(k_chunk(c, j, ch), tk, lead_bar(full),"),
+       "rope mode: kernel.cuh puts K's depth boxes past the slot's in ROPE buffer j %% "
+       "ceil(slots / 2), and mainloop.cuh loads every K box through k_chunk() on K_j's "
+       "barrier, as checked");
     ok(strstr(ml, "arm_full(c, bar, SM100_Q_CHUNK_BYTES);") &&
        strstr(ml, "mbarrier_arrive_expect_tx(bar, bytes * FA4_CTA_GROUP);") &&
        strstr(ml, "if (c.rank == 0)") &&

@@ -2,13 +2,15 @@
 ** test_sm100_compile.c -- NVRTC compiles the sm100 heuristic variants
 ** (kernels/sm100/) for sm_100a: bf16 d64 (split rings) and d128 (fused
 ** ring), with and without the causal mask, plus one split ring with K
-** staged by depth chunk, one with head_dim_v < head_dim_qk, d256 in its
+** staged by depth chunk, one with head_dim_v < head_dim_qk, rope rings
+** (MLA's 192/128 causal and not, 256/128: K's columns past head_dim_v in
+** ROPE buffers beside the fused ring), d256 in its
 ** 1Q mode (one query tile, S double-buffered), causal and not, and CTA
 ** pairs (cluster 2, cta_group::2): d128 2Q causal and not, d192/128 2Q
 ** and d256 1Q at their automatic pair configs.  Each must compile with no
 ** spill and within the 128 registers a 512-thread CTA has.  The kernel cannot run here (no sm_100 GPU), which the last
 ** line records as a skip.  FA4_TEST_ALL=1 compiles every enumerated bf16
-** and fp16 config of d64, 96, 128, 192/128, 128/64 and 256, causal and not,
+** and fp16 config of d64, 96, 128, 192/128, 128/64, 256 and 256/128, causal and not,
 ** instead (make check-compile-all).
 */
 #include <stdlib.h>
@@ -73,7 +75,7 @@ static void check_compile(const device_limits *dev, const fa4_problem *p,
 static void compile_all(const device_limits *dev)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
-                                   { 128, 64 }, { 256, 256 } };
+                                   { 128, 64 }, { 256, 256 }, { 256, 128 } };
     char why[512];
     int d, dt, causal, i;
 
@@ -114,7 +116,7 @@ int main(void)
         skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
         return done_testing() ? 1 : 0;
     }
-    plan(13);
+    plan(16);
     for (i = 0; i < 2; i++)
         for (causal = 0; causal < 2; causal++) {
             p = problem(dims[i], causal);
@@ -135,6 +137,19 @@ int main(void)
     cfg.stages = 2;
     cfg.fused_kv = 0;
     check_compile(&dev, &p, &cfg, "split rings, d128/64");
+    /* rope mode: MLA 192/128 at bn 128, 3 fused slots and 2 ROPE buffers
+       (causal and not), 256/128 with two rope boxes per K tile */
+    for (causal = 0; causal < 2; causal++) {
+        p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, causal);
+        family_sm100.heuristic(&cfg, &dev, &p);
+        check_compile(&dev, &p, &cfg, "rope ring, d192/128");
+    }
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 256, 128, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bn = 64;
+    cfg.stages = 3;
+    cfg.fused_kv = 1;
+    check_compile(&dev, &p, &cfg, "rope ring, d256/128");
     /* d256: 1Q, bn 96, 3 fused slots */
     for (causal = 0; causal < 2; causal++) {
         p = problem(256, causal);

@@ -5,6 +5,12 @@
 ** and not, bf16 and fp16) is compiled by NVRTC for sm_100a and its PTX is
 ** read for what the mode needs (G = the variant's cta_group: 1, or 2 for
 ** a CTA pair):
+**   - the K ring's placement: every S k-step's K descriptor and every TMA
+**     load of K starts in the K ring, or in rope mode (MLA 192/128 and
+**     other head_dim_v < head_dim_qk fused rings) the last rope_depth / 16
+**     k-steps of each tile and the K boxes past padded_dv start in the
+**     ROPE region (each address traced back to the smem base through its
+**     def chain: the immediates it adds give where it starts at least);
 **   - tcgen05.mma cta_group::G kind::f16 only; S = Q K^T from two smem
 **     descriptors (M 128 G, N = BN, both K-major), O += P V with P from
 **     TMEM (M 128 G, N = padded dv, V MN-major); whole k-steps; the
@@ -166,7 +172,221 @@ typedef struct expect {
     int bn, pad_dqk, pad_dv, q_tiles, bf16;
     int g;                       /* FA4_CTA_GROUP: 1, or 2 for a CTA pair */
     int bar_off, bar_size;
+    int rope_chunks;             /* FA4_ROPE_CHUNKS: K boxes in the ROPE buffers */
+    int k_off, k_end;            /* the K ring: KV (fused) or K (split) region */
+    int rope_off, rope_end;      /* the ROPE region; 0, 0 without */
 } expect;
+
+/* The operands of instruction LINE after its mnemonic, into OPS (at most
+** 4, each trimmed); returns how many. */
+static int operands(char ops[4][48], const char *line)
+{
+    const char *s = line;
+    int n = 0;
+
+    while (*s && !isspace((unsigned char)*s))
+        s++;
+    while (*s && n < 4) {
+        size_t k = 0;
+        while (isspace((unsigned char)*s) || *s == ',')
+            s++;
+        if (!*s || *s == ';')
+            break;
+        while (*s && *s != ',' && *s != ';' && k + 1 < sizeof ops[0])
+            ops[n][k++] = *s++;
+        while (k > 0 && isspace((unsigned char)ops[n][k - 1]))
+            k--;
+        ops[n++][k] = '\0';
+    }
+    return n;
+}
+
+static int is_imm(const char *op)
+{
+    return op[0] == '-' || isdigit((unsigned char)op[0]);
+}
+
+/* The line defining REG last before line AT (its first operand), or -1. */
+static int def_line(const ptx_text *t, int at, const char *reg)
+{
+    char buf[64];
+    int i;
+
+    for (i = at - 1; i >= 0; i--)
+        if (t->line[i][0] != '/' && t->line[i][0] != '$' &&
+            strcmp(first_operand(buf, sizeof buf, t->line[i]), reg) == 0)
+            return i;
+    return -1;
+}
+
+/* The shared-memory roots of a kernel's addresses: the 1024-aligned base
+** ("and.b32 BASE, RAW1023, -1024") and RAW1023 = RAW + 1023, RAW the
+** dynamic smem's own address. */
+typedef struct smem_roots {
+    char base[32], raw1023[32], raw[32];
+} smem_roots;
+
+static int find_roots(smem_roots *r, const ptx_text *t)
+{
+    char ops[4][48];
+    int i, d;
+
+    for (i = 0; i < t->n; i++)
+        if (starts(t->line[i], "and.b32") && strstr(t->line[i], ", -1024;"))
+            break;
+    if (i == t->n || operands(ops, t->line[i]) != 3)
+        return 0;
+    snprintf(r->base, sizeof r->base, "%.31s", ops[0]);
+    snprintf(r->raw1023, sizeof r->raw1023, "%.31s", ops[1]);
+    if ((d = def_line(t, i, r->raw1023)) < 0 || !starts(t->line[d], "add.s32") ||
+        operands(ops, t->line[d]) != 3 || strcmp(ops[2], "1023") != 0)
+        return 0;
+    snprintf(r->raw, sizeof r->raw, "%.31s", ops[1]);
+    return 1;
+}
+
+/*
+** Where the shared-memory address in REG (used at line AT) starts at the
+** least, as a byte offset from the 1024-aligned base: the immediates its
+** def chain adds (add.s32; mad.lo adds an index times a stride), through
+** the moves, conversions, shifts and
+** masks that encode a descriptor, down to the base (or the raw address it
+** is rounded from, less its 1023).  The run-time terms of the chain (ring
+** and buffer indices) are unsigned additions and left out.  1 with *OFF;
+** 0 when the chain is not of that form.
+*/
+static int smem_floor(const ptx_text *t, int at, const char *reg, const smem_roots *r,
+                      int depth, long long *off)
+{
+    char ops[4][48];
+    int d, n;
+
+    if (!strcmp(reg, r->base) || !strcmp(reg, r->raw1023)) {
+        *off = 0;
+        return 1;
+    }
+    if (!strcmp(reg, r->raw)) {
+        *off = -1023;
+        return 1;
+    }
+    if (depth > 24 || (d = def_line(t, at, reg)) < 0 || (n = operands(ops, t->line[d])) < 2)
+        return 0;
+    if (starts(t->line[d], "add.s32") && n == 3) {
+        long long sub;
+        if (is_imm(ops[2]) && smem_floor(t, d, ops[1], r, depth + 1, &sub)) {
+            *off = sub + strtoll(ops[2], NULL, 10);
+            return 1;
+        }
+        if (!is_imm(ops[2]) && !is_imm(ops[1]))
+            return smem_floor(t, d, ops[1], r, depth + 1, off) ||
+                   smem_floor(t, d, ops[2], r, depth + 1, off);
+        return 0;
+    }
+    if (starts(t->line[d], "mad.lo.s32") && n == 4)     /* index * stride + address */
+        return !is_imm(ops[3]) && smem_floor(t, d, ops[3], r, depth + 1, off);
+    if (starts(t->line[d], "mov.") || starts(t->line[d], "cvt.") ||
+        starts(t->line[d], "shr.") || starts(t->line[d], "and.") ||
+        starts(t->line[d], "or.b64"))
+        return !is_imm(ops[1]) && smem_floor(t, d, ops[1], r, depth + 1, off);
+    return 0;
+}
+
+/* 1 when map register REG at line AT is the kernel parameter fa4_fwd_param_N
+** (through cvta.param and moves). */
+static int is_param(const ptx_text *t, int at, const char *reg, int n)
+{
+    char ops[4][48], want[32];
+    int d, depth;
+
+    snprintf(want, sizeof want, "fa4_fwd_param_%d", n);
+    for (depth = 0; depth < 8; depth++) {
+        if ((d = def_line(t, at, reg)) < 0 || operands(ops, t->line[d]) != 2)
+            return 0;
+        if (!strcmp(ops[1], want))
+            return 1;
+        if (!starts(t->line[d], "mov.") && !starts(t->line[d], "cvta.param"))
+            return 0;
+        at = d;
+        reg = ops[1];
+    }
+    return 0;
+}
+
+/*
+** Rope mode's placement, "" into BAD when it holds: every S = Q K^T MMA's
+** K descriptor starts in the K ring or the ROPE region -- the ROPE one
+** for exactly the last 4 ROPE_CHUNKS k-steps of each tile's PAD_DQK / 16
+** (the slot's depth, then the rope's) and never without rope mode; and
+** every TMA load of the K map (fa4_fwd_param_2) lands in the ROPE region
+** when its depth coordinate (a constant) is past the slot's padded_dv
+** columns, in the K ring otherwise.  Counts the rope k-steps and loads.
+*/
+static void check_rope(char *bad, size_t bn, const ptx_text *t, const expect *e,
+                       int *nrope_mma, int *nrope_load)
+{
+    const int steps = e->pad_dqk / 16, rope_steps = 4 * e->rope_chunks;
+    const int slot_cols = e->pad_dqk - 64 * e->rope_chunks;
+    smem_roots r;
+    int i, nss = 0;
+
+    *nrope_mma = *nrope_load = 0;
+    bad[0] = '\0';
+    if (!find_roots(&r, t)) {
+        snprintf(bad, bn, "no 1024-aligned base rounded from the smem address");
+        return;
+    }
+    for (i = 0; i < t->n && !bad[0]; i++) {
+        const char *l = t->line[i];
+        char d[32], a[32], b[32], id[32], ops[4][48];
+        long long off, col;
+        int in_rope, in_k;
+
+        if (starts(l, "tcgen05.mma") && mma_operands(l, d, a, b, id) == 0) {
+            if (!smem_floor(t, i, b, &r, 0, &off)) {
+                snprintf(bad, bn, "line %d: the K descriptor %s is not base + offset", i + 1, b);
+                break;
+            }
+            in_rope = off >= e->rope_off && off < e->rope_end;
+            in_k = off >= e->k_off && off < e->k_end;
+            if (!in_rope && !in_k)
+                snprintf(bad, bn, "line %d: a K descriptor starts at smem +%lld, outside the "
+                         "K ring [%d, %d) and ROPE [%d, %d)", i + 1, off, e->k_off, e->k_end,
+                         e->rope_off, e->rope_end);
+            else if (in_rope != (nss % steps >= steps - rope_steps))
+                snprintf(bad, bn, "line %d: k-step %d of %d reads %s (smem +%lld)", i + 1,
+                         nss % steps, steps, in_rope ? "the ROPE region" : "the ring slot", off);
+            *nrope_mma += in_rope;
+            nss++;
+        } else if (starts(l, "cp.async.bulk.tensor") && strstr(l, ".global.tile.mbarrier") &&
+                   sscanf(l, "%*[^[][%31[^]]], [%31[^,], {%31[^,]", d, b, a) == 3 &&
+                   is_param(t, i, b, 2)) {
+            int dl = def_line(t, i, a);
+            if (dl < 0 || !starts(t->line[dl], "mov.b32") || operands(ops, t->line[dl]) != 2 ||
+                !is_imm(ops[1])) {
+                snprintf(bad, bn, "line %d: a K load's depth coordinate %s is not a constant",
+                         i + 1, a);
+                break;
+            }
+            col = strtoll(ops[1], NULL, 10);
+            if (!smem_floor(t, i, d, &r, 0, &off)) {
+                snprintf(bad, bn, "line %d: a K load's destination %s is not base + offset",
+                         i + 1, d);
+                break;
+            }
+            in_rope = off >= e->rope_off && off < e->rope_end;
+            in_k = off >= e->k_off && off < e->k_end;
+            if (col >= slot_cols ? !in_rope : !in_k)
+                snprintf(bad, bn, "line %d: K's depth box at column %lld lands at smem +%lld, "
+                         "not in %s", i + 1, col, off, col >= slot_cols ? "ROPE" : "the K ring");
+            *nrope_load += in_rope;
+        }
+    }
+    if (!bad[0] && (nss == 0 || nss % steps != 0 || *nrope_mma != nss / steps * rope_steps))
+        snprintf(bad, bn, "%d S MMAs (whole tiles of %d k-steps?), %d on ROPE (want %d per tile)",
+                 nss, steps, *nrope_mma, rope_steps);
+    else if (!bad[0] && (e->rope_chunks > 0) != (*nrope_load > 0))
+        snprintf(bad, bn, "%d K loads land in ROPE (rope chunks %d)", *nrope_load, e->rope_chunks);
+}
 
 /* Check the MMA instructions; "" into BAD when all hold.  Counts out. */
 static void check_mma(char *bad, size_t bn, const ptx_text *t, const expect *e, int *nss,
@@ -738,6 +958,15 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     e.bf16 = p->dtype == FA4_DTYPE_BF16;
     e.bar_off = budget_region_find(&l, "BAR")->offset;
     e.bar_size = budget_region_find(&l, "BAR")->size;
+    e.rope_chunks = define_of(defs, "FA4_ROPE_CHUNKS");
+    {
+        const budget_region *kr = budget_region_find(&l, cfg->fused_kv ? "KV" : "K");
+        const budget_region *rr = budget_region_find(&l, "ROPE");
+        e.k_off = kr ? kr->offset : 0;
+        e.k_end = kr ? kr->offset + kr->size : 0;
+        e.rope_off = rr ? rr->offset : 0;
+        e.rope_end = rr ? rr->offset + rr->size : 0;
+    }
     st = jit_compile_ptx(&k, &ptx, "sm_100a", p, cfg, &l, why, sizeof why);
     if (!ok(st == FA4_OK && k.spill_bytes == 0 && k.regs > 0 && k.regs <= 128 &&
             !strstr(k.log, "bytes smem"),
@@ -760,6 +989,20 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
        nts >= e.q_tiles * e.bn / 16 && nts % (e.bn / 32) == 0,
        "%s: %d S MMAs in whole %d-step tiles, %d PV MMAs in whole %d-step halves", name,
        nss, e.pad_dqk / 16, nts, e.bn / 32);
+
+    {
+        int nrope_mma, nrope_load;
+        check_rope(bad, sizeof bad, &t, &e, &nrope_mma, &nrope_load);
+        if (e.rope_chunks > 0)
+            ok(!bad[0], "%s: rope mode: %d TMA loads put K's last %d depth box(es) in the "
+               "ROPE region, and the last %d k-steps of each S tile (%d of them) read it, "
+               "the first %d the ring slot", name, nrope_load, e.rope_chunks,
+               4 * e.rope_chunks, nrope_mma, e.pad_dqk / 16 - 4 * e.rope_chunks);
+        else
+            ok(!bad[0], "%s: every S k-step and K load is in the K ring (no rope mode)", name);
+        if (bad[0])
+            diag("  %s", bad);
+    }
 
     check_ldst(bad, sizeof bad, &t, &nld, &nst, &ntma);
     ok(!bad[0] && nld > 0 && nst > 0, "%s: %d tcgen05.ld / %d st of 32x32b, each load waited "
@@ -872,9 +1115,18 @@ int main(void)
     cfg.fused_kv = 0;
     check_variant(&dev, &p, &cfg, "2Q split rings, K by depth chunk");
 
+    /* rope mode: MLA's 192/128 at its automatic bn 128, 3 fused slots and
+       2 ROPE buffers; 256/128 with two rope boxes per K tile */
     p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, 0);
     family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "2Q, dv < dqk");
+    check_variant(&dev, &p, &cfg, "2Q rope ring");
+
+    p = ct_problem(FA4_DTYPE_FP16, 2, 4096, 256, 128, 1);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bn = 64;
+    cfg.stages = 3;
+    cfg.fused_kv = 1;
+    check_variant(&dev, &p, &cfg, "2Q rope ring, two rope boxes");
 
     p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 256, 256, 0);
     family_sm100.heuristic(&cfg, &dev, &p);
@@ -903,6 +1155,15 @@ int main(void)
     cfg.stages = 5;
     cfg.fused_kv = 1;
     check_variant(&dev, &p, &cfg, "1Q CTA pair, fused ring");
+
+    /* a pair's rope ring: 5 slots of 64 keys of K / 64 columns of V, 3
+       ROPE buffers of 64 keys */
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, 1);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.cluster = 2;
+    cfg.stages = 5;
+    cfg.fused_kv = 1;
+    check_variant(&dev, &p, &cfg, "2Q CTA pair, rope ring");
 
     skip("sm100 kernels checked statically only; they need an sm_100 GPU to run");
     return done_testing() ? 1 : 0;

@@ -48,6 +48,12 @@
 **   runs rows (2q + r) * FA4_BM.., and both visit the key blocks of the
 **   pair's rows.
 **
+** Rope mode (FA4_ROPE_CHUNKS > 0: a fused ring with padded head_dim_qk >
+**   padded head_dim_v, MLA's 192/128): a ring slot holds V_j or K_j's
+**   first padded_dv columns, and K_j's remaining depth boxes (the rope
+**   columns) land in ROPE buffer j % ceil(slots / 2) on the same K
+**   barrier; S = Q K^T runs its k-steps over the slot, then the buffer.
+**
 ** TMA maps (host side, 4-D tiled, dims innermost first):
 **   tm_q: {head_dim_qk, seqlen_q, heads_q, batch}, box {64, 128, 1, 1}
 **   tm_k: {head_dim_qk, seqlen_k, heads_kv, batch}, box {64, FA4_BN / G, 1, 1}
@@ -126,9 +132,25 @@ static_assert(FA4_SMEM_SLACK >= 1024 - 16
               && FA4_SMEM_TMEMPTR_OFF + FA4_SMEM_TMEMPTR_SIZE + FA4_SMEM_SLACK == FA4_SMEM_BYTES,
               "layout + base-alignment slack == FA4_SMEM_BYTES");
 
+/* Rope mode (FA4_ROPE_CHUNKS > 0, budget_sm100.c (e)): in the fused ring
+ * a slot holds K_j's first SM100_K_SLOT_CHUNKS depth boxes (or V_j), and
+ * K_j's last FA4_ROPE_CHUNKS boxes go to ROPE buffer j % SM100_ROPE_BUFS
+ * -- at most that many K tiles are in the ring at once. */
+#define SM100_K_SLOT_CHUNKS (SM100_DQK_CHUNKS - FA4_ROPE_CHUNKS)
+#define SM100_K_SLOT_BYTES (SM100_K_SLOT_CHUNKS * SM100_K_CHUNK_BYTES)
+#define SM100_ROPE_BUFS (FA4_ROPE_CHUNKS ? (FA4_KV_SLOTS + 1) / 2 : 0)
+#define SM100_ROPE_BUF_BYTES (FA4_ROPE_CHUNKS * SM100_K_CHUNK_BYTES)
+static_assert(FA4_ROPE_CHUNKS == 0 || (FA4_FUSED_KV && SM100_K_SLOT_CHUNKS == SM100_DV_CHUNKS),
+              "rope mode: a fused ring whose slot holds K's first padded_dv columns");
+#if FA4_ROPE_CHUNKS
+static_assert(FA4_SMEM_ROPE_SIZE == SM100_ROPE_BUFS * SM100_ROPE_BUF_BYTES
+              && FA4_SMEM_ROPE_OFF % 1024 == 0
+              && FA4_SMEM_ROPE_OFF == FA4_SMEM_KV_OFF + FA4_SMEM_KV_SIZE, "ROPE region");
+#endif
+
 #if FA4_FUSED_KV
 #define SM100_SLOT_BYTES (FA4_SMEM_KV_SIZE / FA4_KV_SLOTS)
-static_assert(SM100_SLOT_BYTES >= SM100_K_TILE_BYTES && SM100_SLOT_BYTES >= SM100_V_TILE_BYTES
+static_assert(SM100_SLOT_BYTES >= SM100_K_SLOT_BYTES && SM100_SLOT_BYTES >= SM100_V_TILE_BYTES
               && SM100_SLOT_BYTES % 1024 == 0 && FA4_KV_SLOTS >= 2, "fused ring slot");
 static_assert(FA4_K_CHUNKS == 1, "the fused ring does not stage K by depth");
 #else
@@ -165,12 +187,13 @@ static_assert(BAR_TOTAL == FA4_NUM_BARRIERS && FA4_SMEM_BAR_SIZE == 8 * FA4_NUM_
 /* The kernel's own account of what it reaches, from its tile sizes and
  * barrier enum (not the budget's offsets), kept in the module so that
  * tests/test_sm100_ptx.c can hold it against the budget: bytes of dynamic
- * shared memory (Q tiles, the ring, CORR, barriers, TMEM pointer and the
- * 1024 B the base may be moved up by), and TMEM columns (S0, S1, then one
+ * shared memory (Q tiles, the ring with its ROPE buffers, CORR, barriers,
+ * TMEM pointer and the 1024 B the base may be moved up by), and TMEM columns (S0, S1, then one
  * O per query tile). */
 #if FA4_FUSED_KV
-#define SM100_RING_BYTES (FA4_KV_SLOTS * (SM100_K_TILE_BYTES > SM100_V_TILE_BYTES \
-                                          ? SM100_K_TILE_BYTES : SM100_V_TILE_BYTES))
+#define SM100_RING_BYTES (FA4_KV_SLOTS * (SM100_K_SLOT_BYTES > SM100_V_TILE_BYTES \
+                                          ? SM100_K_SLOT_BYTES : SM100_V_TILE_BYTES) \
+                          + SM100_ROPE_BUFS * SM100_ROPE_BUF_BYTES)
 #else
 #define SM100_RING_BYTES (FA4_KV_SLOTS * (SM100_K_TILE_BYTES + SM100_V_TILE_BYTES))
 #endif
@@ -248,6 +271,18 @@ FA4_DEV u32 v_empty(const sm100_ctx &c, int j)
 FA4_DEV u32 k_phase(int j) { return (u32)(j / FA4_KV_SLOTS) & 1u; }
 FA4_DEV u32 v_phase(int j) { return (u32)(j / FA4_KV_SLOTS) & 1u; }
 #endif
+
+/* Depth box CH (64 columns) of K_j in shared memory: the ring's tile, or
+ * in rope mode, for the boxes past padded_dv, its ROPE buffer. */
+FA4_DEV u32 k_chunk(const sm100_ctx &c, int j, int ch)
+{
+#if FA4_ROPE_CHUNKS
+    if (ch >= SM100_K_SLOT_CHUNKS)
+        return c.smem + FA4_SMEM_ROPE_OFF + (u32)(j % SM100_ROPE_BUFS) * SM100_ROPE_BUF_BYTES
+               + (u32)(ch - SM100_K_SLOT_CHUNKS) * SM100_K_CHUNK_BYTES;
+#endif
+    return k_tile(c, j) + (u32)ch * SM100_K_CHUNK_BYTES;
+}
 
 /* Key KEY is visible to query ROW (absolute indices), FlashAttention's
  * bottom-right aligned causal / sliding window. */
