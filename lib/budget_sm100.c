@@ -33,12 +33,14 @@
 ** How the byte counts come out (worked backwards from the seeds' numbers,
 ** and checked by tests/test_budget_sm100.c):
 **
-**   fixed   = TMEMPTR 4 B + CORR 2*128*4 = 1024 B + QSCALE BM*scale (0)
+**   fixed   = TMEMPTR 4 B + CORR 2*128*4 = 1024 B
+**             + QSCALE BM * 4 + 8 B (0 without per-token scales)     (f)
 **             + Q  BM * padded_dqk * esize
 **             + 8 B * (8 + 2*PV_STAGES + QK_CHUNKS) barriers        (a)
 **   per slot = BN * padded_dv * esize + 2 * 8 B                     (b)
 **   per K    = BN * rope_depth * esize, rope_depth = padded_dqk
 **              - padded_dv (0 unless head_dim_v < head_dim_qk)      (e)
+**              + BN * 4 + 2 * 8 B (0 without per-token scales)      (f)
 **   slots   = the most n with n * per slot + ceil(n/2) * per K
 **             <= carveout - slack - fixed                            (c)
 **   odd  -> fused ring of `slots` tiles (and ceil(slots/2) ROPE
@@ -80,6 +82,16 @@
 **       load or MMA (the rope columns are the K boxes past padded_dv,
 **       moved), so nothing is left for the tuner to weigh.  Without a
 **       rope part (rope_depth 0) the region is empty and omitted.
+**   (f) Per-token Q/K scales (problem token_scales, float32): QSCALE
+**       holds the CTA's BM query scales, KSCALE one buffer of BN key
+**       scales per K tile in flight (fused: ceil(slots/2), split: the
+**       stages), the seeds' q_scale / k_scale regions and their share of
+**       bytes_per_k.  Their consumer is the softmax, not the MMA, whose
+**       commit releases a ring slot before the softmax has read S: so the
+**       scales do not ride the ring's barriers but have their own, a
+**       QS_FULL and per buffer a KS_FULL / KS_EMPTY pair (8 B each), which
+**       the seeds do not count.  A plain-load warp fills them (any
+**       seqlen, no TMA alignment rule on the caller's arrays).
 **
 **   bf16 d128: pad 128, BN 128, QK_CHUNKS 2 -> 14 fixed barriers.
 **       fixed = 4 + 1024 + 65536 + 112 = 66676; per slot 32768 + 16;
@@ -104,6 +116,11 @@
 **       99452 + 131120 = 230,572 B (21 barriers); request 231,596 B.
 **       (A slot of the whole K, 49,168 B, would hold 2: one split stage,
 **       and the automatic BN would drop to 96.)
+**   bf16 d128 with per-token scales: fixed = 66676 + 1024 + 8 = 67708;
+**       per slot 32784, per K 512 + 16 = 528; room 232448 - 1024 - 67708
+**       = 163716; 163716 / (32784 + 264) = 4 (even: 2 K + 2 V stages,
+**       2 KSCALE buffers of 512 B); 67708 + 4 * 32784 + 2 * 528 =
+**       199,900 B, plus 4 K-chunk barriers = 199,932 B (31 barriers).
 **   bf16 d128/64: BN 192, per slot 24592, per K 24576: 4 slots (even:
 **       2 K stages of 192 x 128, 2 V stages of 192 x 64), 147,520 B of
 **       ring, plus 4 K-chunk barriers.
@@ -152,6 +169,7 @@
 #define SM100_MBAR_BYTES   8
 #define SM100_CORR_TILE    (128 * 4)      /* one f32 per row of a query tile */
 #define SM100_TMEMPTR_BYTES 4
+#define SM100_SCALE_BYTES  4        /* a per-token scale: float32 */
 #define SM100_THREADS      512
 #define SM100_SMEM_DEFAULT 232448   /* 228 KiB - 1 KiB reserved */
 
@@ -230,8 +248,11 @@ static int sm100_slots(int room, int per_slot, int per_k)
 ** barriers. */
 static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
 {
-    const int fixed_bar = sm100_fixed_bars(s->q_tiles, s->qk_chunks);
-    const int fixed = SM100_TMEMPTR_BYTES + s->corr_bytes + s->q_bytes;
+    /* per-token scales: QSCALE and its barrier; per K tile in flight BN
+       key scales and their full/empty barriers, (f) */
+    const int fixed_bar = sm100_fixed_bars(s->q_tiles, s->qk_chunks) + (s->scales ? 1 : 0);
+    const int fixed = SM100_TMEMPTR_BYTES + s->corr_bytes + s->q_bytes + s->qscale_bytes;
+    const int ks_tile = s->scales ? s->bn * SM100_SCALE_BYTES + 2 * SM100_MBAR_BYTES : 0;
     const int k_tile = s->bn / s->pair * s->pad_qk * s->esize;   /* this CTA's part */
     const int v_tile = s->bn * s->v_cols * s->esize;
     /* K's columns past the padded V depth: a fused slot holds the rest */
@@ -244,7 +265,7 @@ static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
 
     if (cfg->stages == 0) {
         int room = carve - SM100_SLACK - fixed - SM100_MBAR_BYTES * fixed_bar;
-        s->slots = room > 0 ? sm100_slots(room, per_slot, rope_tile) : 0;
+        s->slots = room > 0 ? sm100_slots(room, per_slot, rope_tile + ks_tile) : 0;
         s->fused = s->slots % 2;
     } else {
         s->fused = cfg->fused_kv ? 1 : 0;
@@ -261,10 +282,12 @@ static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
         s->k_bytes = s->stages * k_tile;
         s->v_bytes = s->stages * v_tile;
     }
+    s->ks_bufs = s->scales ? (s->fused ? (s->slots + 1) / 2 : s->stages) : 0;
+    s->kscale_bytes = s->ks_bufs * s->bn * SM100_SCALE_BYTES;
     s->k_chunks = 1;
-    s->nbar = fixed_bar + (s->fused ? 2 * s->slots : 2 * s->stages * 2);
+    s->nbar = fixed_bar + (s->fused ? 2 * s->slots : 2 * s->stages * 2) + 2 * s->ks_bufs;
     s->regions = fixed + s->kv_bytes + s->rope_bytes + s->k_bytes + s->v_bytes
-                 + SM100_MBAR_BYTES * s->nbar;
+                 + s->kscale_bytes + SM100_MBAR_BYTES * s->nbar;
     if (!s->fused && s->qk_chunks > 1) {
         int extra = (s->qk_chunks - 1) * s->stages * 2;
         if (s->regions + SM100_MBAR_BYTES * extra + SM100_SLACK <= carve) {
@@ -359,6 +382,8 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
     s->qk_chunks = gcd(s->pad_qk / s->swz_elems, s->pad_qk / s->mma_k);
     s->q_bytes = s->bm * s->pad_qk * s->esize;
     s->corr_bytes = s->q_tiles * SM100_CORR_TILE;
+    s->scales = pb->token_scales != 0;
+    s->qscale_bytes = s->scales ? s->bm * SM100_SCALE_BYTES : 0;
 
     /* BN: automatic (the TMEM bound, then the ring), or the config's checked. */
     step = SM100_PV_STAGES * s->mma_k;
@@ -476,8 +501,8 @@ static fa4_status sm100_fit(fa4_layout *out, const device_limits *dev,
         add_region(out, "V", &off, s.v_bytes);
     }
     add_region(out, "CORR", &off, s.corr_bytes);
-    add_region(out, "QSCALE", &off, 0);
-    add_region(out, "KSCALE", &off, 0);
+    add_region(out, "QSCALE", &off, s.qscale_bytes);
+    add_region(out, "KSCALE", &off, s.kscale_bytes);
     add_region(out, "BAR", &off, s.bar_bytes);
     add_region(out, "TMEMPTR", &off, SM100_TMEMPTR_BYTES);
     if (off != s.regions) {       /* the two accountings must agree */
@@ -519,6 +544,32 @@ static int sm100_rope_defines(char *buf, size_t size, const fa4_layout *l, int p
                     rope ? (pad_qk - pad_dv) / swz : 0);
 }
 
+/* The per-token scale buffers of L: KSCALE holds one of BN floats per K
+** tile in flight (0 without scales). */
+static int sm100_ks_bufs(const fa4_layout *l, const fa4_config *cfg)
+{
+    const budget_region *ks = find_region(l, "KSCALE");
+    return ks && cfg->bn > 0 ? ks->size / (cfg->bn * SM100_SCALE_BYTES) : 0;
+}
+
+/* The barriers the per-token scales add (kernel.cuh, enum sm100_bar):
+** QS_FULL, and KS_FULL / KS_EMPTY per K scale buffer; 0 without. */
+static int sm100_scale_bars(const fa4_layout *l, const fa4_config *cfg)
+{
+    const budget_region *qs = find_region(l, "QSCALE");
+    return qs && qs->size > 0 ? 1 + 2 * sm100_ks_bufs(l, cfg) : 0;
+}
+
+/* The per-token scales' constants: FA4_TOKEN_SCALES (1 with a QSCALE
+** region) and FA4_KSCALE_BUFS. */
+static int sm100_scale_defines(char *buf, size_t size, const fa4_layout *l,
+                               const fa4_config *cfg)
+{
+    const budget_region *qs = find_region(l, "QSCALE");
+    return snprintf(buf, size, "#define FA4_TOKEN_SCALES %d\n#define FA4_KSCALE_BUFS %d\n",
+                    qs && qs->size > 0, sm100_ks_bufs(l, cfg));
+}
+
 /* family_ops.defines: the sm100 constants of kernels/README.md, plus the
 ** pipeline counts the kernel's barrier enum is built from (the kernel
 ** static_asserts that its enum has FA4_NUM_BARRIERS entries) and
@@ -544,7 +595,8 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
     /* split: nbar = fixed + 2 * stages * (k_chunks + 1), see (d) above;
        k_chunks fell back to 1 when the extra barriers did not fit. */
     if (!fused)
-        k_chunks = (nbar - sm100_fixed_bars(q_tiles, qk_chunks)) / (2 * l->kv_slots) - 1;
+        k_chunks = (nbar - sm100_fixed_bars(q_tiles, qk_chunks) - sm100_scale_bars(l, cfg))
+                   / (2 * l->kv_slots) - 1;
     n = snprintf(buf, size,
                  "#define FA4_Q_TILES %d\n"
                  "#define FA4_KV_SLOTS %d\n"
@@ -572,6 +624,10 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
     if (n < 0 || (size_t)n >= size)
         return -1;
     m = sm100_rope_defines(buf + n, size - (size_t)n, l, pad_qk, pad_dv, swz);
+    if (m < 0 || (size_t)m >= size - (size_t)n)
+        return -1;
+    n += m;
+    m = sm100_scale_defines(buf + n, size - (size_t)n, l, cfg);
     return m < 0 || (size_t)m >= size - (size_t)n ? -1 : n + m;
 }
 

@@ -45,6 +45,11 @@ typedef struct sm100_shape {
     int rope_depth;         /* pad_qk - pad_dv, the seeds' rope_depth() */
     int rope_bufs;          /* ceil(slots / 2) in rope mode, else 0 */
     int rope_bytes;         /* the ROPE region: rope_bufs buffers */
+    /* Per-token Q/K scales (problem token_scales): QSCALE of bm floats,
+       KSCALE of ks_bufs buffers of bn floats, one per K tile in flight
+       (fused: ceil(slots / 2); split: stages); 0 without. */
+    int scales;
+    int ks_bufs, qscale_bytes, kscale_bytes;
 } sm100_shape;
 
 /*

@@ -72,14 +72,19 @@ static int contiguous(const fa4_layout *l)
     return off + SM100_SLACK == l->smem_bytes;
 }
 
-/* Check every enumerated config of (DTYPE, D/DV); returns failures.  A
-** ROPE region exactly in the fused rings of DV < D, 1024-aligned. */
-static int check_space_dv(fa4_dtype dtype, int d, int dv, int *count)
+/* Check every enumerated config of (DTYPE, D/DV), with per-token scales
+** when SCALES; returns failures.  A ROPE region exactly in the fused rings
+** of DV < D, 1024-aligned; QSCALE of bm floats and KSCALE of bn floats
+** per K tile in flight exactly with scales. */
+static int check_space_scaled(fa4_dtype dtype, int d, int dv, int scales, int *count)
 {
     fa4_problem p = ct_problem(dtype, 1, 4096, d, dv, 0);
-    int n = family_sm100.candidates(NULL, 0, &dev, &p), i, bad = 0;
-    fa4_config *c = calloc((size_t)(n ? n : 1), sizeof *c);
+    fa4_config *c;
+    int n, i, bad = 0;
 
+    p.token_scales = scales;
+    n = family_sm100.candidates(NULL, 0, &dev, &p);
+    c = calloc((size_t)(n ? n : 1), sizeof *c);
     family_sm100.candidates(c, n, &dev, &p);
     for (i = 0; i < n; i++) {
         fa4_layout l;
@@ -93,7 +98,10 @@ static int check_space_dv(fa4_dtype dtype, int d, int dv, int *count)
             || !contiguous(&l) || roff(&l, "CORR") % 1024 != 0
             || c[i].bn < 64 || c[i].bn % 16 != 0
             || (budget_region_find(&l, "ROPE") != NULL) != (c[i].fused_kv && (dv + 63) / 64 < (d + 63) / 64)
-            || (budget_region_find(&l, "ROPE") && roff(&l, "ROPE") % 1024 != 0)) {
+            || (budget_region_find(&l, "ROPE") && roff(&l, "ROPE") % 1024 != 0)
+            || rsize(&l, "QSCALE") != (scales ? c[i].bm * 4 : 0)
+            || rsize(&l, "KSCALE") != (scales ? (c[i].fused_kv ? (c[i].stages + 1) / 2
+                                                               : c[i].stages) * c[i].bn * 4 : 0)) {
             char buf[256];
             diag("  bad: %s (smem %d, tmem to %d)",
                  fa4_config_format(&c[i], buf, sizeof buf), l.smem_bytes,
@@ -103,6 +111,11 @@ static int check_space_dv(fa4_dtype dtype, int d, int dv, int *count)
     }
     free(c);
     return bad;
+}
+
+static int check_space_dv(fa4_dtype dtype, int d, int dv, int *count)
+{
+    return check_space_scaled(dtype, d, dv, 0, count);
 }
 
 static int check_space(fa4_dtype dtype, int d, int *count)
@@ -223,6 +236,87 @@ static void check_rope(void)
     ok(st == FA4_OK && !budget_region_find(&l, "ROPE") && n > 0
        && strstr(defs, "#define FA4_ROPE_CHUNKS 0\n") && l.smem_bytes == 231620,
        "d128/128 has no ROPE region and FA4_ROPE_CHUNKS 0");
+}
+
+/* Per-token Q/K scales (budget_sm100.c, (f)), against the header's numbers. */
+static void check_token_scales(void)
+{
+    fa4_problem p = problem(FA4_DTYPE_BF16, 128);
+    fa4_config c = auto_config();
+    fa4_layout l;
+    sm100_shape s;
+    char why[256], defs[4096];
+    fa4_status st;
+    int n;
+
+    /* fixed 67708; per slot 32784, per K 528: 4 slots, 2 + 2 split stages */
+    p.token_scales = 1;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 128 && !s.fused && s.stages == 2 && s.k_chunks == 2
+       && s.ks_bufs == 2 && s.qscale_bytes == 1024 && s.kscale_bytes == 1024 && s.nbar == 31
+       && s.regions == 199932 && s.smem == 200956,
+       "model: bf16 d128 with per-token scales is bn 128, 4 slots: 2 split stages, QSCALE "
+       "1 KiB, 2 KSCALE buffers of 512 B, 31 barriers, 199,932 B (%s)",
+       st == FA4_OK ? "ok" : why);
+    c = resolved(&p);
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && c.stages == 2 && !c.fused_kv && contiguous(&l)
+       && rsize(&l, "QSCALE") == 1024 && roff(&l, "QSCALE") == roff(&l, "CORR") + 1024
+       && rsize(&l, "KSCALE") == 1024 && roff(&l, "BAR") == roff(&l, "KSCALE") + 1024
+       && rsize(&l, "BAR") == 31 * 8 && l.smem_bytes == 200956,
+       "bf16 d128 with scales fits: QSCALE after CORR, KSCALE, then 31 barriers, %d B (%s)",
+       l.smem_bytes, st == FA4_OK ? "ok" : why);
+    ok(n > 0 && strstr(defs, "#define FA4_TOKEN_SCALES 1\n")
+       && strstr(defs, "#define FA4_KSCALE_BUFS 2\n") && strstr(defs, "#define FA4_K_CHUNKS 2\n")
+       && strstr(defs, "#define FA4_NUM_BARRIERS 31\n"),
+       "budget_defines gives the kernel TOKEN_SCALES 1, 2 key-scale buffers, and K still "
+       "staged by 2 depth chunks (the scale barriers counted apart)");
+
+    /* a fused ring: one KSCALE buffer per K tile in flight, ceil(slots / 2) */
+    p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 192, 128, 0);
+    p.token_scales = 1;
+    c = resolved(&p);
+    c.bn = 96;
+    c.stages = 3;
+    c.fused_kv = 1;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && rsize(&l, "KSCALE") == 2 * 96 * 4 && rsize(&l, "ROPE") == 2 * 96 * 64 * 2
+       && rsize(&l, "BAR") == (15 + 1 + 6 + 4) * 8 && contiguous(&l) && n > 0
+       && strstr(defs, "#define FA4_KSCALE_BUFS 2\n") && strstr(defs, "#define FA4_ROPE_CHUNKS 1\n"),
+       "a d192/128 rope ring of 3 slots at bn 96 with scales: 2 KSCALE buffers beside its "
+       "2 ROPE buffers, 26 barriers (%s)", st == FA4_OK ? "ok" : why);
+    /* 192/128 with scales: bn 128 leaves 2 slots (131,112 B of ring and
+       scales past 130,940), so the automatic bn is 96: 4 slots, 2 stages */
+    c = auto_config();
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 96 && !s.fused && s.stages == 2 && s.ks_bufs == 2,
+       "model: bf16 d192/128 with scales drops to bn 96 (2 split stages) (%s)",
+       st == FA4_OK ? "ok" : why);
+
+    /* 1Q: QSCALE of 128 rows */
+    p = problem(FA4_DTYPE_BF16, 256);
+    p.token_scales = 1;
+    c = resolved(&p);
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && c.q_tiles == 1 && rsize(&l, "QSCALE") == 512
+       && rsize(&l, "KSCALE") == (c.fused_kv ? (c.stages + 1) / 2 : c.stages) * c.bn * 4
+       && contiguous(&l),
+       "bf16 d256 1Q with scales: QSCALE 512 B, KSCALE %d B (%s)", rsize(&l, "KSCALE"),
+       st == FA4_OK ? "ok" : why);
+
+    /* a CTA pair stages every key's scale in each CTA (its rows see all bn) */
+    p = problem(FA4_DTYPE_BF16, 128);
+    p.token_scales = 1;
+    c = resolved(&p);
+    c.cluster = 2;
+    c.stages = 4;
+    c.fused_kv = 0;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && rsize(&l, "KSCALE") == 4 * 128 * 4 && rsize(&l, "QSCALE") == 1024,
+       "a d128 CTA pair of 4 stages with scales keeps 4 KSCALE buffers of all 128 keys (%s)",
+       st == FA4_OK ? "ok" : why);
 }
 
 int main(void)
@@ -519,6 +613,7 @@ int main(void)
        st == FA4_OK ? "ok" : why);
     p = problem(FA4_DTYPE_BF16, 128);
     check_rope();
+    check_token_scales();
 
     /* the launch runs a CTA alone or a CTA pair: no other cluster */
     family_sm100.heuristic(&c, &dev, &p);
@@ -624,11 +719,16 @@ int main(void)
     bad += check_space_dv(FA4_DTYPE_FP16, 192, 128, &fitting);
     bad += check_space_dv(FA4_DTYPE_BF16, 128, 64, &fitting);
     bad += check_space_dv(FA4_DTYPE_BF16, 256, 128, &fitting);
+    bad += check_space_scaled(FA4_DTYPE_BF16, 128, 128, 1, &fitting);
+    bad += check_space_scaled(FA4_DTYPE_FP16, 64, 64, 1, &fitting);
+    bad += check_space_scaled(FA4_DTYPE_BF16, 192, 128, 1, &fitting);
+    bad += check_space_scaled(FA4_DTYPE_BF16, 256, 256, 1, &fitting);
     diag("%d enumerated sm100 configs fit", fitting);
     ok(fitting > 0 && bad == 0,
        "every enumerated sm100 config (d64..256, 192/128, 128/64, 256/128, 2Q and 1Q, "
-       "alone and in pairs) keeps TMEM <= 512 and smem <= carveout, ROPE exactly in the "
-       "fused rings of dv < dqk");
+       "alone and in pairs, with and without per-token scales) keeps TMEM <= 512 and smem "
+       "<= carveout, ROPE exactly in the fused rings of dv < dqk, QSCALE / KSCALE exactly "
+       "with scales");
     p = problem(FA4_DTYPE_BF16, 128);
     n = family_sm100.candidates(NULL, 0, &dev, &p);
     is_int(n, 2 * 3 * 6, "bf16 d128 enumerates bn {128, 96, 64} x 3 exp2 x 2 thresholds, "

@@ -6,11 +6,15 @@
 ** mainloop.cuh and correction.cuh, with the constants budget_defines()
 ** compiles them with), CTA pairs included (half K boxes, half of V's
 ** depth boxes per CTA, the leader arming the pair's bytes); the kernel
-** text still holding the byte counts and coordinates this test mirrors; strides, GQA and a
+** text still holding the byte counts and coordinates this test mirrors
+** (and the per-token scales' indexing); strides, GQA and a
 ** call's own sizes; what it refuses; and fa4_forward() through a
 ** stand-in driver that records the maps it encodes and the launch it
-** queues (a pair's: clusters of 2 x 1 x 1 through cuLaunchKernelEx).
+** queues (a pair's: clusters of 2 x 1 x 1 through cuLaunchKernelEx;
+** per-token scales: the pointers in the argument block, refused when
+** missing or misaligned).
 */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -412,6 +416,8 @@ static void check_forward(void)
     ok(rec.params.m_blocks == 2 && rec.params.group == 4 && rec.params.seqlen_k == 500 &&
        rec.params.window_right == 0 && rec.params.lse == 0x7f4000000000ULL,
        "the argument block: 2 query blocks of 256, group 4, causal, LSE");
+    ok(rec.params.q_token_scale == 0 && rec.params.k_token_scale == 0,
+       "without token_scales the scale pointers stay 0");
     ok(rec.tags[0] == 0xA100 && rec.tags[1] == 0xA101 && rec.tags[2] == 0xA102 &&
        rec.tags[3] == 0xA103, "fa4_fwd gets the Q, K, V and O maps in order");
     ok(rec.addr[3] == t.o && rec.dims[3][0] == 128 && rec.dims[3][1] == 300 &&
@@ -511,6 +517,50 @@ static void check_forward(void)
     } else {
         ok(0, "plan with the caller's strides");
     }
+    /* per-token scales: both pointers reach the argument block; a missing
+       or misaligned one (or a caller's struct that predates them) is
+       refused before anything is encoded */
+    p.q_strides[0] = p.q_strides[1] = p.q_strides[2] = 0;
+    p.v_strides[0] = p.v_strides[1] = p.v_strides[2] = 0;
+    p.token_scales = 1;
+    if ((plan = fake_plan(ctx, &p)) != NULL) {
+        fa4_tensors s = t;
+        s.q_token_scale = (const float *)(uintptr_t)0x7f5000000000ULL;
+        s.k_token_scale = (const float *)(uintptr_t)0x7f6000000000ULL;
+        memset(&rec, 0, sizeof rec);
+        st = fa4_forward(plan, &s, NULL);
+        ok(st == FA4_OK && rec.params.q_token_scale == 0x7f5000000000ULL &&
+           rec.params.k_token_scale == 0x7f6000000000ULL && rec.encodes == 4 &&
+           (int)rec.smem == plan->layout.smem_bytes &&
+           budget_region_find(&plan->layout, "KSCALE")->size > 0,
+           "a token_scales plan passes q_token_scale and k_token_scale in the argument block, "
+           "the same four maps, %d B of shared memory with its scale regions (%s)",
+           plan->layout.smem_bytes, st ? fa4_context_errmsg(ctx) : "ok");
+        s.k_token_scale = (const float *)(uintptr_t)0x7f6000000002ULL;
+        memset(&rec, 0, sizeof rec);
+        st = fa4_forward(plan, &s, NULL);
+        ok(st == FA4_EINVAL && rec.encodes == 0 && rec.launches == 0 &&
+           strstr(fa4_context_errmsg(ctx), "tensors.k_token_scale is NULL or not 4-byte aligned"),
+           "a misaligned k_token_scale is FA4_EINVAL, nothing launched (%s)",
+           fa4_context_errmsg(ctx));
+        s.k_token_scale = (const float *)(uintptr_t)0x7f6000000000ULL;
+        s.q_token_scale = NULL;
+        st = fa4_forward(plan, &s, NULL);
+        ok(st == FA4_EINVAL &&
+           strstr(fa4_context_errmsg(ctx), "problem.token_scales=1 but tensors.q_token_scale"),
+           "a NULL q_token_scale is FA4_EINVAL (%s)", fa4_context_errmsg(ctx));
+        s.q_token_scale = (const float *)(uintptr_t)0x7f5000000000ULL;
+        s.struct_size = offsetof(fa4_tensors, q_token_scale);
+        st = fa4_forward(plan, &s, NULL);
+        ok(st == FA4_EINVAL && strstr(fa4_context_errmsg(ctx), "q_token_scale"),
+           "a tensors struct that predates the scale pointers is FA4_EINVAL for a token_scales "
+           "plan (%s)", fa4_context_errmsg(ctx));
+        fa4_plan_destroy(plan);
+    } else {
+        ok(0, "an sm100 plan with per-token scales");
+    }
+    p.token_scales = 0;
+
     /* fp8 exists in the sm100 budget only: the heuristic does not pick it */
     {
         fa4_problem f = FA4_PROBLEM_INIT;
@@ -586,6 +636,16 @@ int main(void)
        strstr(cc, "const u32 stage = c.smem + FA4_SMEM_Q_OFF + (u32)i * SM100_Q_TILE_BYTES;"),
        "correction.cuh stores O per warp as {64, 32} boxes from tile i's Q region at "
        "(64 ch, m0 + 128 i + 32 w, head, batch), as checked");
+    {
+        const char *sc = kernel_text("sm100/scales.cuh");
+        ok(strstr(sc, "((long long)c.batch * p.heads_q + c.head) * p.seqlen_q;") &&
+           strstr(sc, "((long long)c.batch * p.heads_kv + c.kv_head) * p.seqlen_k;") &&
+           strstr(sc, "c.m0 + r < p.seqlen_q ? qs[c.m0 + r] : 0.0f;") &&
+           strstr(sc, "key0 + r < p.seqlen_k ? ks[key0 + r] : 0.0f;") &&
+           strstr(kc, "scale_warp(p, c, (int)(threadIdx.x & 31));"),
+           "scales.cuh reads q_token_scale / k_token_scale as [batch, heads, seq] at the "
+           "call's seqlen_q / seqlen_k (the layout fa4.h documents), nothing past the end");
+    }
     ok(strstr(kc, "c.m0 = m_block * FA4_BM;") && strstr(kc, "c.head = (int)blockIdx.y;") &&
        strstr(kc, "c.batch = (int)blockIdx.z;") &&
        strstr(kc, "static_assert(FA4_THREADS == 512"),

@@ -11,6 +11,12 @@
 **     k-steps of each tile and the K boxes past padded_dv start in the
 **     ROPE region (each address traced back to the smem base through its
 **     def chain: the immediates it adds give where it starts at least);
+**   - per-token Q/K scales (problem token_scales): global loads from the
+**     argument block's q_token_scale / k_token_scale stored into QSCALE /
+**     KSCALE, every read of them after the wait on their full barrier
+**     (KS_FULL since the buffer was last given back), every refill of
+**     KSCALE after the wait on its KS_EMPTY, on every path; none of it
+**     without scales;
 **   - tcgen05.mma cta_group::G kind::f16 only; S = Q K^T from two smem
 **     descriptors (M 128 G, N = BN, both K-major), O += P V with P from
 **     TMEM (M 128 G, N = padded dv, V MN-major); whole k-steps; the
@@ -23,7 +29,8 @@
 **   - tcgen05.commit: the arrive::one form of cta_group::G (a pair's
 **     multicast to both CTAs, mask 0b11), each on a barrier of the BAR
 **     region initialised with count 1; every barrier's count the kernel's
-**     (P_FULL 128 G, C_FULL / C_EMPTY 128, the rest 1);
+**     (P_FULL 128 G, C_FULL / C_EMPTY 128, QS_FULL / KS_FULL 32, KS_EMPTY
+**     128 per query tile, the rest 1);
 **   - a pair: no tcgen05 instruction of the other cta_group; every TMA
 **     load the cta_group::2 form on a barrier mapped to rank 0 (the
 **     leader's), P_FULL reached by remote arrives on rank 0 with release
@@ -46,6 +53,7 @@
 ** access.  Without one that line is a skip.  Nothing here runs a kernel.
 */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +65,7 @@
 #include "family.h"
 #include "jit.h"
 #include "compile_test_util.h"
+#include "../kernels/common/params.h"
 
 /* The PTX as lines; each line's text trimmed of leading blanks. */
 typedef struct ptx_text {
@@ -175,6 +184,9 @@ typedef struct expect {
     int rope_chunks;             /* FA4_ROPE_CHUNKS: K boxes in the ROPE buffers */
     int k_off, k_end;            /* the K ring: KV (fused) or K (split) region */
     int rope_off, rope_end;      /* the ROPE region; 0, 0 without */
+    int scales, ks_bufs;         /* FA4_TOKEN_SCALES, FA4_KSCALE_BUFS */
+    int qs_off, ks_off, ks_end;  /* QSCALE, KSCALE regions */
+    int qs_bar;                  /* index of QS_FULL: KS_FULL, KS_EMPTY follow */
 } expect;
 
 /* The operands of instruction LINE after its mnemonic, into OPS (at most
@@ -245,14 +257,25 @@ static int find_roots(smem_roots *r, const ptx_text *t)
     return 1;
 }
 
+/* 1 when REG at line AT holds fa4_smem's own (generic) address. */
+static int is_smem_sym(const ptx_text *t, int at, const char *reg)
+{
+    char ops[4][48];
+    int d = def_line(t, at, reg);
+
+    return d >= 0 && starts(t->line[d], "mov.u64") && operands(ops, t->line[d]) == 2 &&
+           !strcmp(ops[1], "fa4_smem");
+}
+
 /*
 ** Where the shared-memory address in REG (used at line AT) starts at the
 ** least, as a byte offset from the 1024-aligned base: the immediates its
 ** def chain adds (add.s32; mad.lo adds an index times a stride), through
 ** the moves, conversions, shifts and
 ** masks that encode a descriptor, down to the base (or the raw address it
-** is rounded from, less its 1023).  The run-time terms of the chain (ring
-** and buffer indices) are unsigned additions and left out.  1 with *OFF;
+** is rounded from, less its 1023; for a generic 64-bit pointer, fa4_smem
+** plus the base's distance from it).  The run-time terms of the chain
+** (ring and buffer indices) are unsigned additions and left out.  1 with *OFF;
 ** 0 when the chain is not of that form.
 */
 static int smem_floor(const ptx_text *t, int at, const char *reg, const smem_roots *r,
@@ -271,7 +294,13 @@ static int smem_floor(const ptx_text *t, int at, const char *reg, const smem_roo
     }
     if (depth > 24 || (d = def_line(t, at, reg)) < 0 || (n = operands(ops, t->line[d])) < 2)
         return 0;
-    if (starts(t->line[d], "add.s32") && n == 3) {
+    if (starts(t->line[d], "add.s64") && n == 3 && !is_imm(ops[1]) && !is_imm(ops[2]) &&
+        (is_smem_sym(t, d, ops[1]) || is_smem_sym(t, d, ops[2]))) {
+        /* fa4_smem's generic address plus (base - raw): the base itself */
+        *off = 0;
+        return 1;
+    }
+    if ((starts(t->line[d], "add.s32") || starts(t->line[d], "add.s64")) && n == 3) {
         long long sub;
         if (is_imm(ops[2]) && smem_floor(t, d, ops[1], r, depth + 1, &sub)) {
             *off = sub + strtoll(ops[2], NULL, 10);
@@ -386,6 +415,194 @@ static void check_rope(char *bad, size_t bn, const ptx_text *t, const expect *e,
                  nss, steps, *nrope_mma, rope_steps);
     else if (!bad[0] && (e->rope_chunks > 0) != (*nrope_load > 0))
         snprintf(bad, bn, "%d K loads land in ROPE (rope chunks %d)", *nrope_load, e->rope_chunks);
+}
+
+/* The byte offset in the kernel's argument block (fa4_fwd_param_0) of the
+** field a global pointer REG at line AT was loaded from, through the
+** additions of an index and the move to the global window; -1 if none. */
+static long long param_field(const ptx_text *t, int at, const char *reg, int depth)
+{
+    char ops[4][48];
+    const char *plus;
+    long long f;
+    int d, n;
+
+    if (depth > 16 || (d = def_line(t, at, reg)) < 0 || (n = operands(ops, t->line[d])) < 2)
+        return -1;
+    if (starts(t->line[d], "ld.param.u64"))
+        return (plus = strchr(ops[1], '+')) ? strtoll(plus + 1, NULL, 10) : 0;
+    if (starts(t->line[d], "add.s64") && n == 3) {
+        if (!is_imm(ops[1]) && (f = param_field(t, d, ops[1], depth + 1)) >= 0)
+            return f;
+        return is_imm(ops[2]) ? -1 : param_field(t, d, ops[2], depth + 1);
+    }
+    if (starts(t->line[d], "cvta.to.global") || starts(t->line[d], "mov.u64") ||
+        starts(t->line[d], "mov.b64"))
+        return is_imm(ops[1]) ? -1 : param_field(t, d, ops[1], depth + 1);
+    return -1;
+}
+
+/* The address register and immediate of a memory operand "[%rd5+64]". */
+static int mem_operand(const char *line, char reg[48], long long *imm)
+{
+    const char *s = strchr(line, '['), *e;
+    size_t k = 0;
+
+    if (!s || !(e = strchr(s, ']')))
+        return 0;
+    for (s++; s < e && *s != '+' && k + 1 < 48; s++)
+        reg[k++] = *s;
+    reg[k] = '\0';
+    *imm = *s == '+' ? strtoll(s + 1, NULL, 10) : 0;
+    return reg[0] == '%';
+}
+
+static const char *branch_target(char *buf, size_t size, const char *line, int *uncond);
+
+/* The successors of every PTX line of T into SUCC[2 i], SUCC[2 i + 1]
+** (-1: none): the next line unless it ends the path, a branch's target. */
+static void ptx_successors(int *succ, const ptx_text *t)
+{
+    int i, k;
+
+    for (i = 0; i < t->n; i++) {
+        const char *l = t->line[i];
+        char label[96];
+        int uncond;
+        succ[2 * i] = i + 1;
+        succ[2 * i + 1] = -1;
+        if (branch_target(label, sizeof label, l, &uncond)) {
+            size_t len = strlen(label);
+            if (uncond)
+                succ[2 * i] = -1;
+            for (k = 0; k < t->n; k++)
+                if (!strncmp(t->line[k], label, len) && t->line[k][len] == ':')
+                    succ[2 * i + 1] = k;
+        } else if (starts(l, "ret;") || starts(l, "exit;")) {
+            succ[2 * i] = -1;
+        }
+    }
+}
+
+/* Which of E's scale barriers the mbarrier line AT names: 1 QS_FULL,
+** 2 a KS_FULL, 3 a KS_EMPTY (by where its address starts), else 0. */
+static int scale_bar(const ptx_text *t, int at, const expect *e, const smem_roots *r)
+{
+    char reg[48];
+    long long off, imm, idx;
+    const char *b = strchr(t->line[at], '[');
+
+    if (!e->scales || !b || !mem_operand(b, reg, &imm) || !smem_floor(t, at, reg, r, 0, &off))
+        return 0;
+    idx = (off + imm - e->bar_off) / 8;
+    if (off + imm < e->bar_off || idx < e->qs_bar)
+        return 0;
+    return idx == e->qs_bar ? 1 : idx <= e->qs_bar + e->ks_bufs ? 2
+           : idx <= e->qs_bar + 2 * e->ks_bufs ? 3 : 0;
+}
+
+/*
+** The per-token scales (FA4_TOKEN_SCALES), "" into BAD when they hold:
+** global loads of the query and key scales (pointers loaded from the
+** argument block's q_token_scale / k_token_scale) and stores of them
+** into QSCALE and KSCALE; and over every path of the control-flow graph,
+** no read of QSCALE before a wait on QS_FULL, no read of KSCALE without
+** a wait on a KS_FULL since the last arrive on KS_EMPTY (the buffer given
+** back), no store into KSCALE without a wait on a KS_EMPTY since the last
+** arrive on KS_FULL.  Without scales: no such load and no access to the
+** regions.  Counts loads, reads and the scale barriers' waits out.
+*/
+static void check_scales(char *bad, size_t bn, const ptx_text *t, const expect *e, int *nload,
+                         int *nread, int *nwait)
+{
+    const long long qf = (long long)offsetof(fa4_params, q_token_scale);
+    const long long kf = (long long)offsetof(fa4_params, k_token_scale);
+    unsigned char *in = calloc((size_t)t->n + 1, 1);
+    int *succ = malloc(sizeof *succ * 2 * ((size_t)t->n + 1));
+    int i, k, changed, nq = 0, nk = 0, nqs = 0, nks = 0, nqr = 0, nkr = 0;
+    smem_roots r;
+
+    *nload = *nread = *nwait = 0;
+    bad[0] = '\0';
+    if (!find_roots(&r, t)) {
+        snprintf(bad, bn, "no 1024-aligned base rounded from the smem address");
+        goto out;
+    }
+    ptx_successors(succ, t);
+    /* Flow bits, may-analysis from the entry (all set): 1 QS_FULL not
+       waited, 2 no KS_FULL wait since the last KS_EMPTY arrive, 4 no
+       KS_EMPTY wait since the last KS_FULL arrive. */
+    in[0] = 7;
+    for (changed = 1; changed; ) {
+        changed = 0;
+        for (i = 0; i < t->n; i++) {
+            unsigned char out = in[i];
+            const char *l = t->line[i];
+            int sb = starts(l, "mbarrier.") ? scale_bar(t, i, e, &r) : 0;
+            if (starts(l, "mbarrier.try_wait"))
+                out &= (unsigned char)~(sb == 1 ? 1 : sb == 2 ? 2 : sb == 3 ? 4 : 0);
+            else if (starts(l, "mbarrier.arrive"))
+                out |= (unsigned char)(sb == 3 ? 2 : sb == 2 ? 4 : 0);
+            for (k = 0; k < 2; k++)
+                if (succ[2 * i + k] >= 0 && succ[2 * i + k] < t->n &&
+                    (in[succ[2 * i + k]] | out) != in[succ[2 * i + k]]) {
+                    in[succ[2 * i + k]] |= out;
+                    changed = 1;
+                }
+        }
+    }
+    for (i = 0; i < t->n && !bad[0]; i++) {
+        const char *l = t->line[i];
+        char reg[48];
+        long long off, imm, f;
+        int in_q, in_k;
+
+        if (starts(l, "ld.global") && mem_operand(l, reg, &imm) &&
+            (f = param_field(t, i, reg, 0)) >= 0 && (f == qf || f == kf)) {
+            nq += f == qf;
+            nk += f == kf;
+            continue;
+        }
+        if (starts(l, "mbarrier.try_wait"))
+            *nwait += scale_bar(t, i, e, &r) != 0;
+        if ((!starts(l, "ld.shared") && !starts(l, "st.shared")) || !mem_operand(l, reg, &imm) ||
+            !smem_floor(t, i, reg, &r, 0, &off))
+            continue;
+        off += imm;
+        in_q = off >= e->qs_off && off < e->ks_off;
+        in_k = off >= e->ks_off && off < e->ks_end;
+        if (!in_q && !in_k)
+            continue;
+        if (starts(l, "st.shared")) {
+            nqs += in_q;
+            nks += in_k;
+            if (in_k && (in[i] & 4))
+                snprintf(bad, bn, "line %d: a store into KSCALE (+%lld) may come with no wait "
+                         "on KS_EMPTY since the last KS_FULL arrive", i + 1, off);
+        } else {
+            nqr += in_q;
+            nkr += in_k;
+            if (in[i] & (in_q ? 1 : 2))
+                snprintf(bad, bn, "line %d: a read of %s (+%lld) may come with no wait on %s",
+                         i + 1, in_q ? "QSCALE" : "KSCALE", off,
+                         in_q ? "QS_FULL" : "KS_FULL since the last KS_EMPTY arrive");
+        }
+    }
+    *nload = nq + nk;
+    *nread = nqr + nkr;
+    if (bad[0])
+        goto out;
+    if (e->scales && (nq < 1 || nk < 1 || nqs < 1 || nks < 1 || nqr < 1 || nkr < 1 ||
+                      *nwait < 3))
+        snprintf(bad, bn, "%d / %d loads of the Q / K scales, %d / %d stores into QSCALE / "
+                 "KSCALE, %d / %d reads, %d waits on their barriers", nq, nk, nqs, nks, nqr,
+                 nkr, *nwait);
+    else if (!e->scales && nq + nk + nqs + nks + nqr + nkr > 0)
+        snprintf(bad, bn, "no per-token scales, yet %d loads and %d accesses of QSCALE/KSCALE",
+                 nq + nk, nqs + nks + nqr + nkr);
+out:
+    free(in);
+    free(succ);
 }
 
 /* Check the MMA instructions; "" into BAD when all hold.  Counts out. */
@@ -679,7 +896,9 @@ static long long base_offset(const ptx_text *t, int at, const char *reg, const c
 
 /* The init count the kernel gives barrier IDX of E's map (kernel.cuh,
 ** enum sm100_bar): P_FULL[4] 128 per CTA of the group, C_FULL and C_EMPTY
-** 128, the rest (TMA, commits) 1. */
+** 128, the per-token scales' QS_FULL and KS_FULL 32 (the scale warp's
+** lanes) and KS_EMPTY 128 per query tile (the CTA's softmax threads), the
+** rest (TMA, commits) 1. */
 static int bar_count(const expect *e, int idx)
 {
     const int p_full = 2, o_full = p_full + 4, c_full = o_full + e->q_tiles;
@@ -687,6 +906,10 @@ static int bar_count(const expect *e, int idx)
         return 128 * e->g;
     if (idx >= c_full && idx < c_full + 2 * e->q_tiles)
         return 128;
+    if (e->scales && idx >= e->qs_bar && idx < e->qs_bar + 1 + e->ks_bufs)
+        return 32;
+    if (e->scales && idx >= e->qs_bar + 1 + e->ks_bufs)
+        return 128 * e->q_tiles;
     return 1;
 }
 
@@ -959,6 +1182,12 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     e.bar_off = budget_region_find(&l, "BAR")->offset;
     e.bar_size = budget_region_find(&l, "BAR")->size;
     e.rope_chunks = define_of(defs, "FA4_ROPE_CHUNKS");
+    e.scales = define_of(defs, "FA4_TOKEN_SCALES") == 1;
+    e.ks_bufs = define_of(defs, "FA4_KSCALE_BUFS");
+    e.qs_off = budget_region_find(&l, "QSCALE")->offset;
+    e.ks_off = budget_region_find(&l, "KSCALE")->offset;
+    e.ks_end = e.ks_off + budget_region_find(&l, "KSCALE")->size;
+    e.qs_bar = e.bar_size / 8 - (e.scales ? 1 + 2 * e.ks_bufs : 0);
     {
         const budget_region *kr = budget_region_find(&l, cfg->fused_kv ? "KV" : "K");
         const budget_region *rr = budget_region_find(&l, "ROPE");
@@ -1000,6 +1229,20 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
                4 * e.rope_chunks, nrope_mma, e.pad_dqk / 16 - 4 * e.rope_chunks);
         else
             ok(!bad[0], "%s: every S k-step and K load is in the K ring (no rope mode)", name);
+        if (bad[0])
+            diag("  %s", bad);
+    }
+
+    {
+        int nload, nread, nwait;
+        check_scales(bad, sizeof bad, &t, &e, &nload, &nread, &nwait);
+        if (e.scales)
+            ok(!bad[0], "%s: per-token scales: %d global loads of the Q and K scales staged "
+               "in QSCALE / KSCALE, %d reads by the softmax, each after its barrier's wait "
+               "on every path (%d waits), KSCALE refilled only after KS_EMPTY", name, nload,
+               nread, nwait);
+        else
+            ok(!bad[0], "%s: no per-token scale load and no QSCALE / KSCALE access", name);
         if (bad[0])
             diag("  %s", bad);
     }
@@ -1164,6 +1407,34 @@ int main(void)
     cfg.stages = 5;
     cfg.fused_kv = 1;
     check_variant(&dev, &p, &cfg, "2Q CTA pair, rope ring");
+
+    /* per-token Q/K scales: 2Q (bn 128, the slot rule's 2 split stages),
+       a rope ring, 1Q, and a CTA pair */
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 128, 128, 0);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "2Q per-token scales");
+
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, 1);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bn = 96;
+    cfg.stages = 3;
+    cfg.fused_kv = 1;
+    check_variant(&dev, &p, &cfg, "2Q rope ring, per-token scales");
+
+    p = ct_problem(FA4_DTYPE_FP16, 2, 4096, 256, 256, 1);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "1Q per-token scales");
+
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 128, 128, 1);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.cluster = 2;
+    cfg.stages = 4;          /* the slot rule's 9 fused slots pass the 8-stage limit */
+    cfg.fused_kv = 0;
+    check_variant(&dev, &p, &cfg, "2Q CTA pair, per-token scales");
 
     skip("sm100 kernels checked statically only; they need an sm_100 GPU to run");
     return done_testing() ? 1 : 0;

@@ -15,8 +15,8 @@
 ** with the sm80 reference.  The CTA-pair mode (below) adds the cluster
 ** rules of the PTX ISA (cta_group::2 operand split, multicast commit,
 ** barriers signalled across the pair), equally unchecked on hardware.
-** Not implemented: fp8 (budget_fit refuses it), per-token scales,
-** persistent schedulers, varlen/paged.
+** Not implemented: fp8 (budget_fit refuses it), persistent schedulers,
+** varlen/paged.
 **
 ** CTA: 512 threads, BM = 128 x FA4_Q_TILES query rows.
 **   warps 0-3   softmax WG 0 (query tile 0, one TMEM lane = one row each)
@@ -24,7 +24,9 @@
 **   warps 8-11  correction WG (rescales O_i in TMEM, epilogue O and 1/l)
 **   warp 12     TMA loads (Q once, then the K/V ring)
 **   warp 13     TMEM allocation and the tcgen05.mma issue (a pair: the leader's)
-**   warps 14-15 idle
+**   warp 14     per-token Q/K scales into shared memory (FA4_TOKEN_SCALES;
+**               sm100/scales.cuh), else idle
+**   warp 15     idle
 ** TMEM: S0/P0 at FA4_TMEM_S0, S1/P1 at FA4_TMEM_S1, O0, O1 (budget_sm100.c).
 ** 2Q (BM 256): S/P buffer i belongs to query tile i, and the MMA warp
 **   alternates the tiles (P0 V | S0 | P1 V | S1 per key block).
@@ -124,6 +126,7 @@ static_assert(FA4_TMEM_S0 == 0 && FA4_TMEM_S1 == FA4_BN && FA4_TMEM_O0 == 2 * FA
               && (FA4_Q_TILES == 1 || FA4_TMEM_O1 == FA4_TMEM_O0 + FA4_PAD_DV)
               && 2 * FA4_BN + FA4_Q_TILES * FA4_PAD_DV <= FA4_TMEM_COLS, "TMEM map");
 static_assert(FA4_SMEM_CORR_SIZE == FA4_Q_TILES * 128 * 4, "CORR: one f32 per row per tile");
+static_assert(FA4_TOKEN_SCALES == 0 || FA4_TOKEN_SCALES == 1, "per-token scales: on or off");
 static_assert(FA4_SMEM_Q_OFF % 1024 == 0, "swizzled tiles 1024-aligned");
 static_assert(FA4_SMEM_BAR_OFF % 8 == 0, "mbarriers 8-aligned");
 /* The base is rounded up to 1024 B at run time (fa4_fwd): the launch
@@ -175,11 +178,16 @@ enum sm100_bar {
     BAR_Q1_FULL = BAR_C_EMPTY + FA4_Q_TILES,       /* [QK_CHUNKS] Q tile 1 (2Q only) */
     BAR_RING = BAR_Q1_FULL + (FA4_Q_TILES == 2 ? FA4_QK_CHUNKS : 0),
 #if FA4_FUSED_KV
-    BAR_TOTAL = BAR_RING + 2 * FA4_KV_SLOTS   /* full[slots], empty[slots] */
+    BAR_RING_END = BAR_RING + 2 * FA4_KV_SLOTS,   /* full[slots], empty[slots] */
 #else
     /* K full[stages][K_CHUNKS], K empty[..], V full[stages], V empty[..] */
-    BAR_TOTAL = BAR_RING + 2 * FA4_KV_SLOTS * FA4_K_CHUNKS + 2 * FA4_KV_SLOTS
+    BAR_RING_END = BAR_RING + 2 * FA4_KV_SLOTS * FA4_K_CHUNKS + 2 * FA4_KV_SLOTS,
 #endif
+    /* per-token scales (sm100/scales.cuh): scale warp -> softmax */
+    BAR_QS_FULL = BAR_RING_END,                            /* [TOKEN_SCALES] QSCALE */
+    BAR_KS_FULL = BAR_QS_FULL + FA4_TOKEN_SCALES,          /* [KSCALE_BUFS] */
+    BAR_KS_EMPTY = BAR_KS_FULL + FA4_KSCALE_BUFS,          /* [KSCALE_BUFS] softmax -> warp */
+    BAR_TOTAL = BAR_KS_EMPTY + FA4_KSCALE_BUFS
 };
 static_assert(BAR_TOTAL == FA4_NUM_BARRIERS && FA4_SMEM_BAR_SIZE == 8 * FA4_NUM_BARRIERS,
               "barrier map differs from the budget's count");
@@ -187,7 +195,8 @@ static_assert(BAR_TOTAL == FA4_NUM_BARRIERS && FA4_SMEM_BAR_SIZE == 8 * FA4_NUM_
 /* The kernel's own account of what it reaches, from its tile sizes and
  * barrier enum (not the budget's offsets), kept in the module so that
  * tests/test_sm100_ptx.c can hold it against the budget: bytes of dynamic
- * shared memory (Q tiles, the ring with its ROPE buffers, CORR, barriers,
+ * shared memory (Q tiles, the ring with its ROPE buffers, CORR, the
+ * per-token scales, barriers,
  * TMEM pointer and the 1024 B the base may be moved up by), and TMEM columns (S0, S1, then one
  * O per query tile). */
 #if FA4_FUSED_KV
@@ -199,7 +208,7 @@ static_assert(BAR_TOTAL == FA4_NUM_BARRIERS && FA4_SMEM_BAR_SIZE == 8 * FA4_NUM_
 #endif
 extern "C" __device__ const u32 fa4_sm100_smem_reach =
     FA4_Q_TILES * SM100_Q_TILE_BYTES + SM100_RING_BYTES + FA4_Q_TILES * 128 * 4
-    + 8 * BAR_TOTAL + 4 + 1024;
+    + FA4_TOKEN_SCALES * 4 * (FA4_BM + FA4_KSCALE_BUFS * FA4_BN) + 8 * BAR_TOTAL + 4 + 1024;
 extern "C" __device__ const u32 fa4_sm100_tmem_reach = 2 * FA4_BN + FA4_Q_TILES * FA4_PAD_DV;
 
 /* The S/P buffer of query tile I at key block J (2Q: the tile's own; 1Q:
@@ -332,6 +341,7 @@ FA4_DEV void kv_range(const fa4_params &p, int row0, int rows, int &n_begin, int
 }
 
 #include "sm100/mainloop.cuh"
+#include "sm100/scales.cuh"
 #include "sm100/softmax.cuh"
 #include "sm100/correction.cuh"
 
@@ -379,12 +389,19 @@ fa4_fwd(const __grid_constant__ fa4_params p,
 
     if (threadIdx.x == 0) {
         int i;
+        /* unrolled: each init names its barrier and count as constants
+           (tests/test_sm100_ptx.c reads them) */
+#pragma unroll
         for (i = 0; i < BAR_TOTAL; i++) {
             u32 count = 1;                    /* TMA tx, tcgen05.commit */
             if (i >= BAR_P_FULL && i < BAR_O_FULL)
                 count = 128 * FA4_CTA_GROUP;  /* the softmax warpgroup(s) of the pair */
             else if (i >= BAR_C_FULL && i < BAR_Q1_FULL)
                 count = 128;                  /* one warpgroup's arrivals */
+            else if (i >= BAR_QS_FULL && i < BAR_KS_EMPTY)
+                count = 32;                   /* the scale warp's lanes */
+            else if (i >= BAR_KS_EMPTY)
+                count = 128 * FA4_Q_TILES;    /* every softmax thread of the CTA */
             mbarrier_init(bar_addr(c, i), count);
         }
         fence_mbarrier_init();
@@ -417,6 +434,8 @@ fa4_fwd(const __grid_constant__ fa4_params p,
         load_warp(p, c, &tm_q, &tm_k, &tm_v);
     else if (warp == 13)
         mma_warp(c);
+    else if (warp == 14 && FA4_TOKEN_SCALES)
+        scale_warp(p, c, (int)(threadIdx.x & 31));
 
     tcgen05_fence_before_thread_sync();
 #if FA4_CTA_GROUP == 2

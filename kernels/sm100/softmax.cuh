@@ -9,7 +9,10 @@
 ** only when the max grew by more than 2^FA4_RESCALE_THRESHOLD, and
 ** FA4_EXP2_EMU_PCT % of exp2 on the FMA units.  In a CTA pair each CTA's
 ** warpgroups work on their own rows as alone; only P_FULL goes to the
-** leader, whose MMA reads both CTAs' P.
+** leader, whose MMA reads both CTAs' P.  Per-token Q/K scales
+** (FA4_TOKEN_SCALES, sm100/scales.cuh): the row's query scale folds into
+** its scale, and each column of S is multiplied by its key's scale as it
+** is read, in both passes.
 ** UNVERIFIED ON HARDWARE (see kernel.cuh).
 */
 #ifndef FA4_SM100_SOFTMAX_CUH
@@ -29,10 +32,12 @@ FA4_DEV u32 pack_p(float lo, float hi)
 #endif
 }
 
-/* Pass 1 over S of key block KEY0: the row max of the scaled scores,
- * with the per-element mask when MASKED. */
+/* Pass 1 over S of key block KEY0: the row max of the scaled scores
+ * (per-token: each column times its key scale KS), with the per-element
+ * mask when MASKED. */
 template <bool MASKED>
-FA4_DEV float row_max(const fa4_params &p, u32 s_col, int row, int key0, float sc)
+FA4_DEV float row_max(const fa4_params &p, u32 s_col, int row, int key0, float sc,
+                      const float *ks)
 {
     float mx = SM100_NEG_INF;
     int ch, e;
@@ -41,6 +46,7 @@ FA4_DEV float row_max(const fa4_params &p, u32 s_col, int row, int key0, float s
         u32 v[16];
         tcgen05_ld_32x32b_x16(v, s_col + (u32)ch * 16);
         tcgen05_wait_ld();
+        scale_keys(v, ks, ch * 16);
 #pragma unroll
         for (e = 0; e < 16; e++)
             if (!MASKED || key_visible(p, row, key0 + ch * 16 + e))
@@ -49,11 +55,12 @@ FA4_DEV float row_max(const fa4_params &p, u32 s_col, int row, int key0, float s
     return mx;
 }
 
-/* Pass 2 over half H of S: P = exp2(s * sc - ms) (0 where masked, when
- * MASKED) packed back into TMEM over S; returns the half's row sum. */
+/* Pass 2 over half H of S: P = exp2(s * sc - ms) (s times its key scale
+ * KS with per-token scales; 0 where masked, when MASKED) packed back into
+ * TMEM over S; returns the half's row sum. */
 template <bool MASKED>
 FA4_DEV float exp_half(const fa4_params &p, u32 s_col, int row, int key0, int h,
-                       float sc, float ms)
+                       float sc, float ms, const float *ks)
 {
     const int emu = 16 * FA4_EXP2_EMU_PCT / 100;      /* per 16-column chunk */
     float sum = 0.0f;
@@ -64,6 +71,7 @@ FA4_DEV float exp_half(const fa4_params &p, u32 s_col, int row, int key0, int h,
         float pr[16];
         tcgen05_ld_32x32b_x16(v, s_col + (u32)ch * 16);
         tcgen05_wait_ld();
+        scale_keys(v, ks, ch * 16);
 #pragma unroll
         for (e = 0; e < 16; e++) {
             float x = __uint_as_float(v[e]) * sc - ms;
@@ -98,7 +106,8 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
     const int row = c.m0 + i * 128 + r;
     const u32 lane_base = (u32)(wq * 32) << 16;
     float *corr = (float *)(c.base + FA4_SMEM_CORR_OFF) + i * 128;
-    const float sc = p.scale_log2;
+    /* with per-token scales, the row's query scale folds in here */
+    const float sc = p.scale_log2 * q_token_scale(c, i, r);
     /* Masked-tile skipping: of the CTA's blocks, those this tile's rows
        never see are not computed (P = 0), and those they see whole skip
        the per-element mask (sm100/blocks.h; uniform over the warpgroup). */
@@ -113,14 +122,16 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
         const bool full = blk >= tb.full_begin && blk < tb.full_end;
         float mx = SM100_NEG_INF, alpha = 1.0f, ms, sum = 0.0f;
         int h;
+        /* key scales before S: the fence below orders TMEM after both waits */
+        const float *ks = k_token_scales(c, j);
 
         mbarrier_wait(bar_addr(c, BAR_S_FULL + b), s_phase(j));
         tcgen05_fence_after_thread_sync();
 
         /* pass 1: row max of the scaled, masked scores */
         if (!none)
-            mx = full ? row_max<false>(p, s_at, row, key0, sc)
-                      : row_max<true>(p, s_at, row, key0, sc);
+            mx = full ? row_max<false>(p, s_at, row, key0, sc, ks)
+                      : row_max<true>(p, s_at, row, key0, sc, ks);
 
         /* lazy rescale: keep the stale max unless it grew by > threshold;
            the final 1/l uses the same stale max, so results stay exact. */
@@ -138,9 +149,9 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
             if (none)
                 zero_half(s_at, h);
             else if (full)
-                sum += exp_half<false>(p, s_at, row, key0, h, sc, ms);
+                sum += exp_half<false>(p, s_at, row, key0, h, sc, ms, ks);
             else
-                sum += exp_half<true>(p, s_at, row, key0, h, sc, ms);
+                sum += exp_half<true>(p, s_at, row, key0, h, sc, ms, ks);
             tcgen05_wait_st();
             if (h == 0) { /* O_i must be rescaled before P_i V is added */
                 mbarrier_wait(bar_addr(c, BAR_C_EMPTY + i), (u32)j & 1u);
@@ -156,6 +167,7 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
             mbarrier_arrive(bar_addr(c, BAR_P_FULL + b * FA4_PV_STAGES + h));
 #endif
         }
+        release_k_token_scales(c, j);
         l = l * alpha + sum;
     }
 
