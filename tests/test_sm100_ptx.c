@@ -286,7 +286,8 @@ static int is_smem_sym(const ptx_text *t, int at, const char *reg)
 ** least, as a byte offset from the 1024-aligned base: the immediates its
 ** def chain adds (add.s32; mad.lo adds an index times a stride), through
 ** the moves, conversions, shifts and
-** masks that encode a descriptor, down to the base (or the raw address it
+** masks that encode a descriptor (a sub.s32 of a register: its minuend,
+** below), down to the base (or the raw address it
 ** is rounded from, less its 1023; for a generic 64-bit pointer, fa4_smem
 ** plus the base's distance from it).  The run-time terms of the chain
 ** (ring and buffer indices) are unsigned additions and left out.  1 with *OFF;
@@ -327,6 +328,11 @@ static int smem_floor(const ptx_text *t, int at, const char *reg, const smem_roo
     }
     if (starts(t->line[d], "mad.lo.s32") && n == 4)     /* index * stride + address */
         return !is_imm(ops[3]) && smem_floor(t, d, ops[3], r, depth + 1, off);
+    /* a ring index kept as a running offset less whole turns of the ring
+       (j % slots strength-reduced): the address is the minuend's, less a
+       run-time term that keeps it in the ring */
+    if (starts(t->line[d], "sub.s32") && n == 3 && !is_imm(ops[1]) && !is_imm(ops[2]))
+        return smem_floor(t, d, ops[1], r, depth + 1, off);
     if (starts(t->line[d], "mov.") || starts(t->line[d], "cvt.") ||
         starts(t->line[d], "shr.") || starts(t->line[d], "and.") ||
         starts(t->line[d], "or.b64"))
