@@ -33,22 +33,28 @@
 ** How the byte counts come out (worked backwards from the seeds' numbers,
 ** and checked by tests/test_budget_sm100.c):
 **
-**   fixed   = TMEMPTR 4 B + CORR 2*128*4 = 1024 B + QSCALE BM*scale (0)
+**   fixed   = TMEMPTR 4 B + CORR 2*128*4 = 1024 B
+**             + QSCALE BM * 4 + 8 B (0 without per-token scales)     (f)
 **             + Q  BM * padded_dqk * esize
 **             + 8 B * (8 + 2*PV_STAGES + QK_CHUNKS) barriers        (a)
-**   per slot = BN * max(padded_dqk, padded_dv) * esize + 2 * 8 B    (b)
-**   slots   = (carveout - slack - fixed) / per slot, rounded down   (c)
-**             (then within a config's 8 stages: sm100_cap_slots; no seed
-**             shape reaches that)
-**   odd  -> fused ring of `slots` tiles;
+**   per slot = BN * padded_dv * esize + 2 * 8 B                     (b)
+**   per K    = BN * rope_depth * esize, rope_depth = padded_dqk
+**              - padded_dv (0 unless head_dim_v < head_dim_qk)      (e)
+**              + BN * 4 + 2 * 8 B (0 without per-token scales)      (f)
+**   slots   = the most n with n * per slot + ceil(n/2) * per K
+**             <= carveout - slack - fixed                            (c)
+**             then within what a config names (stages <= 8,
+**             sm100_cap_slots): an odd n above 8 gives the split ring of
+**             n - 1, and at most 16 slots (8 split stages)
+**   odd  -> fused ring of `slots` tiles (and ceil(slots/2) ROPE
+**           buffers when rope_depth > 0);
 **   even -> split: slots/2 K stages and slots/2 V stages, and the K
 **           stages are staged by depth chunk: (QK_CHUNKS-1)*stages*2
 **           more barriers when they still fit, else QK_CHUNKS := 1. (d)
-**   The slot count (c) decides the ring; the bytes are then what the
-**   regions hold (sm100_shape's q/k/v/kv/bar fields, which sm100_fit
-**   places): a fused slot holds either tile, so BN * max(...) each; a
-**   split K stage BN * padded_dqk and a V stage BN * padded_dv, so with
-**   head_dim_v < head_dim_qk the split rings take less than (c) counted.
+**   The bytes are what the regions hold (sm100_shape's q/k/v/kv/rope/bar
+**   fields, which sm100_fit places): a fused slot BN * padded_dv, a
+**   split K stage BN * padded_dqk and a V stage BN * padded_dv, so an
+**   even count's split rings take exactly what (c) counted.
 **
 **   (a) The barriers of the kernel (kernels/sm100/kernel.cuh, enum
 **       sm100_bar) that do not scale with the ring: S_FULL[2], O_FULL[2],
@@ -65,9 +71,30 @@
 **       QSCALE/KSCALE are multiples of 8, so BAR is 8-aligned as is.
 **   (d) In split mode each K stage has one full/empty pair per depth
 **       chunk, so the MMA may start on chunk 0 while chunk 1 lands.
-**   ROPE: the fused ring keeps ceil(slots/2) rope buffers of
-**       BN * rope_depth; libfa4 problems carry no separate rope part of
-**       the depth, so rope_depth = 0 and the region is empty (omitted).
+**   (e) Rope mode (DeepSeek MLA's 192/128: 128 "nope" + 64 rope
+**       columns): a fused slot holds a V tile or K_j's first padded_dv
+**       columns, and K_j's last rope_depth columns (its last depth boxes,
+**       on the same barrier) go to ROPE buffer j % ceil(slots/2); S =
+**       Q K^T takes its k-steps from the slot, then from the buffer.  At
+**       most ceil(slots/2) K tiles are in the ring at once, and loading
+**       K_{j+ceil(slots/2)} waits for the release of the slot item two
+**       places after K_j (odd slots: V_j; even: K_j itself), which the
+**       MMA commits after S_j: so buffer j % ceil(slots/2) is free.  It
+**       is automatic, not a config field: it never takes more bytes than
+**       slots of BN * padded_dqk (ceil(n/2) <= n), adds no barrier, TMA
+**       load or MMA (the rope columns are the K boxes past padded_dv,
+**       moved), so nothing is left for the tuner to weigh.  Without a
+**       rope part (rope_depth 0) the region is empty and omitted.
+**   (f) Per-token Q/K scales (problem token_scales, float32): QSCALE
+**       holds the CTA's BM query scales, KSCALE one buffer of BN key
+**       scales per K tile in flight (fused: ceil(slots/2), split: the
+**       stages), the seeds' q_scale / k_scale regions and their share of
+**       bytes_per_k.  Their consumer is the softmax, not the MMA, whose
+**       commit releases a ring slot before the softmax has read S: so the
+**       scales do not ride the ring's barriers but have their own, a
+**       QS_FULL and per buffer a KS_FULL / KS_EMPTY pair (8 B each), which
+**       the seeds do not count.  A plain-load warp fills them (any
+**       seqlen, no TMA alignment rule on the caller's arrays).
 **
 **   bf16 d128: pad 128, BN 128, QK_CHUNKS 2 -> 14 fixed barriers.
 **       fixed = 4 + 1024 + 65536 + 112 = 66676; per slot 32768 + 16;
@@ -82,6 +109,23 @@
 **       12 slots (even: 6 K + 6 V stages) = 230,708 B, plus 12 K-chunk
 **       barriers = 230,804 B (50 barriers); request 231,828 B.
 **   d256: pad 256, BN = 0 < 64: unsupported in 2Q.
+**   bf16 d192/128 (rope mode): pads 192/128, rope_depth 64, BN 128,
+**       QK_CHUNKS gcd(3, 12) = 3 -> 15 fixed barriers.
+**       fixed = 4 + 1024 + 98304 + 120 = 99452; per slot 32768 + 16 =
+**       32784; per K 128 * 64 * 2 = 16384; room 232448 - 1024 - 99452 =
+**       131972; 131972 / (32784 + 8192) = 3, and 3 * 32784 + 2 * 16384 =
+**       131120 fits (odd: fused, 2 ROPE buffers of 16 KiB);
+**       99452 + 131120 = 230,572 B (21 barriers); request 231,596 B.
+**       (A slot of the whole K, 49,168 B, would hold 2: one split stage,
+**       and the automatic BN would drop to 96.)
+**   bf16 d128 with per-token scales: fixed = 66676 + 1024 + 8 = 67708;
+**       per slot 32784, per K 512 + 16 = 528; room 232448 - 1024 - 67708
+**       = 163716; 163716 / (32784 + 264) = 4 (even: 2 K + 2 V stages,
+**       2 KSCALE buffers of 512 B); 67708 + 4 * 32784 + 2 * 528 =
+**       199,900 B, plus 4 K-chunk barriers = 199,932 B (31 barriers).
+**   bf16 d128/64: BN 192, per slot 24592, per K 24576: 4 slots (even:
+**       2 K stages of 192 x 128, 2 V stages of 192 x 64), 147,520 B of
+**       ring, plus 4 K-chunk barriers.
 **
 ** fp8 (e4m3; kernels/sm100/kernel.cuh "element type"): 1-byte tiles, MMA_K
 ** 32 (kind::f8f6f4 k32 = 32 bytes of a row, as kind::f16's k16), so BN
@@ -115,6 +159,37 @@
 **       capped to 16 (sm100_cap_slots: 8 split stages); 17516 + 16 *
 **       12304 = 214,380 B (45 barriers); request 215,404 B.  At 128 B it
 **       would pad to 128 (not offered).
+**   fp8 d128 with per-token scales (64 B): fixed = 33908 + 1024 + 8 =
+**       34940; per slot 16400, per K 512 + 16 = 528; room 232448 - 1024
+**       - 34940 = 196484; 196484 / (16400 + 264) = 11, and 11 * 16400 +
+**       6 * 528 = 183,568 fits: odd but above 8, so capped to 10 (5 K + 5
+**       V stages, 5 KSCALE buffers of 512 B), K by 2 depth chunks (10
+**       more barriers): 34940 + 10 * 16400 + 5 * 528 + 80 = 201,660 B
+**       (55 barriers); request 202,684 B.
+**   fp8 d192/128 (64 B; rope_depth 64): BN 128, QK_CHUNKS gcd(3, 6) =
+**       3 -> 15 fixed barriers; fixed = 4 + 1024 + 49152 + 120 = 50300;
+**       per slot 16384 + 16, per K 128 * 64 = 8192; room 232448 - 1024 -
+**       50300 = 181124; 181124 / (16400 + 4096) = 8, and 8 * 16400 + 4 *
+**       8192 = 163,968 fits (9 would take 188,560): even, so split: 4 K
+**       stages of 128 x 192 and 4 V stages of 128 x 128, K by 3 depth
+**       chunks (16 more barriers): 50300 + 163840 + 32 * 8 = 214,396 B
+**       (47 barriers); request 215,420 B.  (Slots of the whole K, 24,592
+**       B, would hold 7: a fused ring of whole-K slots.)  An explicit
+**       fused ring of 5 at bn 128 is rope mode: 5 slots of 128 x 128 and
+**       3 ROPE buffers of 128 x 64: 50300 + 81920 + 24576 + 80 = 156,876
+**       B (25 barriers).
+**   fp8 d256/128, 128 B swizzle (rope_depth 128): 2Q: BN 128,
+**       QK_CHUNKS gcd(2, 8) = 2, fixed = 4 + 1024 + 65536 + 112 = 66676;
+**       per slot 16400, per K 128 * 128 = 16384; room 164748; 164748 /
+**       (16400 + 8192) = 6, and 6 * 16400 + 3 * 16384 = 147,552 fits (7:
+**       180,336 does not): split, 3 K stages of 128 x 256, 3 V stages of
+**       128 x 128, K by 2 chunks: 66676 + 147456 + 18 * 8 = 214,276 B (32
+**       barriers); request 215,300 B.  1Q (bm 128): BN (512 - 128) / 2 =
+**       192, fixed = 4 + 512 + 32768 + 72 = 33356; per slot 24576 + 16,
+**       per K 24576; room 198068; 198068 / (24592 + 12288) = 5, and 5 *
+**       24592 + 3 * 24576 = 196,688 fits: fused, 5 slots of 192 x 128
+**       and 3 ROPE buffers of 192 x 128: 33356 + 122880 + 73728 + 80 =
+**       230,044 B (19 barriers); request 231,068 B.
 **
 ** CTA pair (cluster 2; the seeds give no numbers for it, these are
 ** derived): two CTAs of a 2x1x1 cluster share every MMA (cta_group::2,
@@ -124,10 +199,12 @@
 ** of its own rows at the same TMEM columns: per CTA, Q, CORR, the
 ** barriers and the TMEM map are those of one CTA alone, and only the
 ** ring's tiles halve:
-**   per slot = max(bn/2 * padded_dqk, bn * padded_dv/2) * esize + 16
-** with the same slot rule (odd: fused, even: split, K by depth chunk when
-** it fits).  padded_dv / 2 must be whole swizzle boxes (the MN-major V
-** descriptor and the TMA box step by 64 columns): d96..d256, not dv 64.
+**   per slot = max(bn/2 * padded_dv, bn * padded_dv/2) * esize + 16
+**   per K    = bn/2 * rope_depth * esize
+** with the same slot rule (odd: fused, with ROPE buffers of bn/2 keys;
+** even: split, K by depth chunk when it fits).  padded_dv / 2 must be
+** whole swizzle boxes (the MN-major V descriptor and the TMA box step by
+** one swizzle row): d96..d256, not dv 64.
 **   bf16 d128 2Q pair: bn 128 (TMEM bound as alone); per slot 16384 + 16;
 **       (232448 - 1024 - 66676) / 16400 = 10 (even: 5 K + 5 V stages of
 **       64 x 128 and 128 x 64); 66676 + 10 * 16400 = 230,676 B, plus 10
@@ -168,6 +245,7 @@
 #define SM100_MBAR_BYTES   8
 #define SM100_CORR_TILE    (128 * 4)      /* one f32 per row of a query tile */
 #define SM100_TMEMPTR_BYTES 4
+#define SM100_SCALE_BYTES  4        /* a per-token scale: float32 */
 #define SM100_THREADS      512
 #define SM100_SMEM_DEFAULT 232448   /* 228 KiB - 1 KiB reserved */
 #define SM100_MAX_STAGES   8        /* the most a config names (config_validate) */
@@ -235,7 +313,10 @@ static int sm100_tmem_bn(int tmem_max, int q_tiles, int pad_dv, int step)
 ** an odd count above 8 slots gives the split ring of one slot fewer, and a
 ** split ring stops at 8 stages.  Only rings deeper than 8 stages change
 ** (before, their configs were refused as stages > 8), so every ring of the
-** seeds stays as it was; it gives fp8 d64 (17 slots of 12,304 B) its ring. */
+** seeds stays as it was; it gives fp8 d64 (17 slots of 12,304 B) its ring.
+** The split ring of fewer slots never takes more than the count (c) was
+** sized by: a K stage is a slot plus one per K share (rope columns and key
+** scales), and a split ring of n slots has n / 2 of them. */
 static int sm100_cap_slots(int slots)
 {
     if (slots > SM100_MAX_STAGES && slots % 2)
@@ -243,22 +324,41 @@ static int sm100_cap_slots(int slots)
     return slots > 2 * SM100_MAX_STAGES ? 2 * SM100_MAX_STAGES : slots;
 }
 
+/* The most ring slots ROOM bytes hold at PER_SLOT bytes a slot plus PER_K
+** bytes for each of the ceil(slots / 2) K tiles a fused ring has in flight
+** (the seeds' fused_stages): n * per_slot + ceil(n / 2) * per_k <= room. */
+static int sm100_slots(int room, int per_slot, int per_k)
+{
+    int n = room / (per_slot + per_k / 2);
+    if (n * per_slot + (n + 1) / 2 * per_k > room)
+        n--;
+    return n > 0 ? n : 0;
+}
+
 /* The ring of S->bn under CFG's stages (0: the slot rule) in CARVE bytes:
-** fills slots, fused, stages, the byte counts and barriers. */
+** fills slots, fused, stages, the rope buffers, the byte counts and
+** barriers. */
 static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
 {
-    const int fixed_bar = sm100_fixed_bars(s->q_tiles, s->qk_chunks);
-    const int fixed = SM100_TMEMPTR_BYTES + s->corr_bytes + s->q_bytes;
+    /* per-token scales: QSCALE and its barrier; per K tile in flight BN
+       key scales and their full/empty barriers, (f) */
+    const int fixed_bar = sm100_fixed_bars(s->q_tiles, s->qk_chunks) + (s->scales ? 1 : 0);
+    const int fixed = SM100_TMEMPTR_BYTES + s->corr_bytes + s->q_bytes + s->qscale_bytes;
+    const int ks_tile = s->scales ? s->bn * SM100_SCALE_BYTES + 2 * SM100_MBAR_BYTES : 0;
     const int k_tile = s->bn / s->pair * s->pad_qk * s->esize;   /* this CTA's part */
     const int v_tile = s->bn * s->v_cols * s->esize;
-    const int slot_bytes = k_tile > v_tile ? k_tile : v_tile;
+    /* K's columns past the padded V depth: a fused slot holds the rest */
+    const int rope_tile = s->bn / s->pair * s->rope_depth * s->esize;
+    const int k_slot = k_tile - rope_tile;
+    const int slot_bytes = k_slot > v_tile ? k_slot : v_tile;
     const int per_slot = slot_bytes + 2 * SM100_MBAR_BYTES;
 
     s->k_rows = s->bn / s->pair;
 
     if (cfg->stages == 0) {
         int room = carve - SM100_SLACK - fixed - SM100_MBAR_BYTES * fixed_bar;
-        s->slots = room > 0 ? sm100_cap_slots(room / per_slot) : 0;
+        s->slots = room > 0 ? sm100_cap_slots(sm100_slots(room, per_slot, rope_tile + ks_tile))
+                            : 0;
         s->fused = s->slots % 2;
     } else {
         s->fused = cfg->fused_kv ? 1 : 0;
@@ -266,15 +366,21 @@ static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
     }
     s->stages = s->fused ? s->slots : s->slots / 2;
     s->kv_bytes = s->k_bytes = s->v_bytes = 0;
+    s->rope_bufs = s->rope_bytes = 0;
     if (s->fused) {
         s->kv_bytes = s->slots * slot_bytes;
+        s->rope_bufs = rope_tile > 0 ? (s->slots + 1) / 2 : 0;
+        s->rope_bytes = s->rope_bufs * rope_tile;
     } else {
         s->k_bytes = s->stages * k_tile;
         s->v_bytes = s->stages * v_tile;
     }
+    s->ks_bufs = s->scales ? (s->fused ? (s->slots + 1) / 2 : s->stages) : 0;
+    s->kscale_bytes = s->ks_bufs * s->bn * SM100_SCALE_BYTES;
     s->k_chunks = 1;
-    s->nbar = fixed_bar + (s->fused ? 2 * s->slots : 2 * s->stages * 2);
-    s->regions = fixed + s->kv_bytes + s->k_bytes + s->v_bytes + SM100_MBAR_BYTES * s->nbar;
+    s->nbar = fixed_bar + (s->fused ? 2 * s->slots : 2 * s->stages * 2) + 2 * s->ks_bufs;
+    s->regions = fixed + s->kv_bytes + s->rope_bytes + s->k_bytes + s->v_bytes
+                 + s->kscale_bytes + SM100_MBAR_BYTES * s->nbar;
     if (!s->fused && s->qk_chunks > 1) {
         int extra = (s->qk_chunks - 1) * s->stages * 2;
         if (s->regions + SM100_MBAR_BYTES * extra + SM100_SLACK <= carve) {
@@ -355,6 +461,7 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
     }
     s->pad_qk = align_up(s->dqk, s->swz_elems);
     s->pad_dv = align_up(s->dv, s->swz_elems);
+    s->rope_depth = s->pad_qk - s->pad_dv;
     s->v_cols = s->pad_dv / s->pair;
     /* A pair splits O = P V's N (the depth of V) between its CTAs: each
        half must be whole swizzle boxes, the unit the MN-major descriptor
@@ -368,6 +475,8 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
     s->qk_chunks = gcd(s->pad_qk / s->swz_elems, s->pad_qk / s->mma_k);
     s->q_bytes = s->bm * s->pad_qk * s->esize;
     s->corr_bytes = s->q_tiles * SM100_CORR_TILE;
+    s->scales = pb->token_scales != 0;
+    s->qscale_bytes = s->scales ? s->bm * SM100_SCALE_BYTES : 0;
 
     /* BN: automatic (the TMEM bound, then the ring), or the config's checked. */
     step = SM100_PV_STAGES * s->mma_k;
@@ -487,13 +596,15 @@ static fa4_status sm100_fit(fa4_layout *out, const device_limits *dev,
     add_region(out, "Q", &off, s.q_bytes);
     if (s.fused) {
         add_region(out, "KV", &off, s.kv_bytes);
+        if (s.rope_bytes > 0)
+            add_region(out, "ROPE", &off, s.rope_bytes);
     } else {
         add_region(out, "K", &off, s.k_bytes);
         add_region(out, "V", &off, s.v_bytes);
     }
     add_region(out, "CORR", &off, s.corr_bytes);
-    add_region(out, "QSCALE", &off, 0);
-    add_region(out, "KSCALE", &off, 0);
+    add_region(out, "QSCALE", &off, s.qscale_bytes);
+    add_region(out, "KSCALE", &off, s.kscale_bytes);
     add_region(out, "BAR", &off, s.bar_bytes);
     add_region(out, "TMEMPTR", &off, SM100_TMEMPTR_BYTES);
     if (off != s.regions) {       /* the two accountings must agree */
@@ -524,6 +635,43 @@ static const budget_region *find_region(const fa4_layout *l, const char *name)
     return NULL;
 }
 
+/* The rope mode's constant: FA4_ROPE_CHUNKS, how many of K's swizzle-wide
+** depth boxes (SWZ elements each) go to the ROPE region instead of the
+** ring slot -- (padded dqk - padded dv) / SWZ with a ROPE region, else 0. */
+static int sm100_rope_defines(char *buf, size_t size, const fa4_layout *l, int pad_qk,
+                              int pad_dv, int swz)
+{
+    const int rope = find_region(l, "ROPE") != NULL;
+    return snprintf(buf, size, "#define FA4_ROPE_CHUNKS %d\n",
+                    rope ? (pad_qk - pad_dv) / swz : 0);
+}
+
+/* The per-token scale buffers of L: KSCALE holds one of BN floats per K
+** tile in flight (0 without scales). */
+static int sm100_ks_bufs(const fa4_layout *l, const fa4_config *cfg)
+{
+    const budget_region *ks = find_region(l, "KSCALE");
+    return ks && cfg->bn > 0 ? ks->size / (cfg->bn * SM100_SCALE_BYTES) : 0;
+}
+
+/* The barriers the per-token scales add (kernel.cuh, enum sm100_bar):
+** QS_FULL, and KS_FULL / KS_EMPTY per K scale buffer; 0 without. */
+static int sm100_scale_bars(const fa4_layout *l, const fa4_config *cfg)
+{
+    const budget_region *qs = find_region(l, "QSCALE");
+    return qs && qs->size > 0 ? 1 + 2 * sm100_ks_bufs(l, cfg) : 0;
+}
+
+/* The per-token scales' constants: FA4_TOKEN_SCALES (1 with a QSCALE
+** region) and FA4_KSCALE_BUFS. */
+static int sm100_scale_defines(char *buf, size_t size, const fa4_layout *l,
+                               const fa4_config *cfg)
+{
+    const budget_region *qs = find_region(l, "QSCALE");
+    return snprintf(buf, size, "#define FA4_TOKEN_SCALES %d\n#define FA4_KSCALE_BUFS %d\n",
+                    qs && qs->size > 0, sm100_ks_bufs(l, cfg));
+}
+
 /* family_ops.defines: the sm100 constants of kernels/README.md, plus the
 ** pipeline counts the kernel's barrier enum is built from (the kernel
 ** static_asserts that its enum has FA4_NUM_BARRIERS entries) and
@@ -536,7 +684,7 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
     int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
     int fused = find_region(l, "KV") != NULL;
     int q_tiles = cfg->bm / SM100_MMA_M;
-    int swz, mma_k, pad_qk, pad_dv, qk_chunks, k_chunks = 1, nbar, n;
+    int swz, mma_k, pad_qk, pad_dv, qk_chunks, k_chunks = 1, nbar, n, m;
 
     if (esize == 0 || bar == NULL || l->kv_slots <= 0 || cfg->swizzle <= 0)
         return -1;
@@ -549,7 +697,8 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
     /* split: nbar = fixed + 2 * stages * (k_chunks + 1), see (d) above;
        k_chunks fell back to 1 when the extra barriers did not fit. */
     if (!fused)
-        k_chunks = (nbar - sm100_fixed_bars(q_tiles, qk_chunks)) / (2 * l->kv_slots) - 1;
+        k_chunks = (nbar - sm100_fixed_bars(q_tiles, qk_chunks) - sm100_scale_bars(l, cfg))
+                   / (2 * l->kv_slots) - 1;
     n = snprintf(buf, size,
                  "#define FA4_Q_TILES %d\n"
                  "#define FA4_KV_SLOTS %d\n"
@@ -574,7 +723,14 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
                  pad_qk, pad_dv, qk_chunks, k_chunks, SM100_PV_STAGES, nbar,
                  SM100_SLACK, cfg->exp2_emu_pct, cfg->rescale_threshold,
                  cfg->cluster == 2 ? 2 : 1);
-    return n < 0 || (size_t)n >= size ? -1 : n;
+    if (n < 0 || (size_t)n >= size)
+        return -1;
+    m = sm100_rope_defines(buf + n, size - (size_t)n, l, pad_qk, pad_dv, swz);
+    if (m < 0 || (size_t)m >= size - (size_t)n)
+        return -1;
+    n += m;
+    m = sm100_scale_defines(buf + n, size - (size_t)n, l, cfg);
+    return m < 0 || (size_t)m >= size - (size_t)n ? -1 : n + m;
 }
 
 /* Fill the fields every sm100 config of Q_TILES query tiles per CTA and

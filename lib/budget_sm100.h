@@ -39,6 +39,17 @@ typedef struct sm100_shape {
     int smem;               /* regions + SM100_SLACK: what a launch requests */
     int tmem_used;          /* columns the map reaches: 2 * bn + q_tiles * pad_dv */
     int tmem_s1, tmem_o0, tmem_o1;   /* o1: -1 with one query tile */
+    /* Rope mode (a fused ring with pad_qk > pad_dv): a slot holds a V
+       tile or K's first pad_dv columns, and K's last rope_depth columns
+       go to one of rope_bufs buffers of k_rows x rope_depth (ROPE). */
+    int rope_depth;         /* pad_qk - pad_dv, the seeds' rope_depth() */
+    int rope_bufs;          /* ceil(slots / 2) in rope mode, else 0 */
+    int rope_bytes;         /* the ROPE region: rope_bufs buffers */
+    /* Per-token Q/K scales (problem token_scales): QSCALE of bm floats,
+       KSCALE of ks_bufs buffers of bn floats, one per K tile in flight
+       (fused: ceil(slots / 2); split: stages); 0 without. */
+    int scales;
+    int ks_bufs, qscale_bytes, kscale_bytes;
 } sm100_shape;
 
 /*

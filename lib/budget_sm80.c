@@ -159,6 +159,11 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "sm80 kernels run bf16 and fp16 only (dtype=%d)", (int)pb->dtype);
         return FA4_ENOTSUP;
     }
+    if (pb->token_scales) {
+        snprintf(why, wn, "sm80 kernels: token_scales=1 (per-token Q/K scales) not "
+                 "implemented; only the sm100 family applies them");
+        return FA4_ENOTSUP;
+    }
     if (d <= 0 || d > 256 || d % 32 != 0 || dv <= 0 || dv > d || dv % 32 != 0) {
         snprintf(why, wn, "sm80 kernels need head dims multiple of 32, head_dim_v <= "
                  "head_dim_qk <= 256 (head_dim_qk=%d head_dim_v=%d)", d, dv);

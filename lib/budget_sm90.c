@@ -166,6 +166,11 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "sm90 kernels run bf16, fp16 and fp8 e4m3 (dtype=%d)", (int)pb->dtype);
         return FA4_ENOTSUP;
     }
+    if (pb->token_scales) {
+        snprintf(why, wn, "sm90 kernels: token_scales=1 (per-token Q/K scales) not "
+                 "implemented; only the sm100 family applies them");
+        return FA4_ENOTSUP;
+    }
     if (d < 64 || d > 256 || d % 8 != 0 || dv < 8 || dv > d || dv % 8 != 0) {
         snprintf(why, wn, "sm90 kernels need 64 <= head_dim_qk <= 256, head_dim_v <= "
                  "head_dim_qk, both multiples of 8 (head_dim_qk=%d head_dim_v=%d)", d, dv);

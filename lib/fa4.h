@@ -237,12 +237,27 @@ typedef struct fa4_problem {
     ** 16-bit inputs write O in their own type.
     */
     fa4_dtype out_dtype;
+    /*
+    ** Per-token Q/K scales (the dequantisation scales of fp8/int8-style
+    ** activations): with token_scales = 1 each query row i and key j
+    ** carries a float32 factor (fa4_tensors.q_token_scale, k_token_scale,
+    ** laid out [batch, heads, seq] like LSE) and the score becomes
+    ** softmax_scale * q_token_scale[i] * k_token_scale[j] * (q_i . k_j),
+    ** before softcap, masking and the softmax; LSE is of those scores.
+    ** With fp8 inputs q_i and k_j are the dequantised values (times
+    ** q_descale and k_descale), so both kinds of factor multiply the
+    ** score.  Dense batches only; the sm100 family alone applies them
+    ** (sm80 and sm90: FA4_ENOTSUP).  0: none.
+    */
+    int token_scales;
+    int reserved2;         /* ignored; keeps the next field appended past
+                              the tail padding this size covers */
 } fa4_problem;
 
 #define FA4_PROBLEM_INIT { sizeof(fa4_problem), FA4_DTYPE_BF16, 0, 0, 0, 0, 0, \
                            0, 0, 0, -1, -1, 0.0f, 0, {0, 0, 0}, {0, 0, 0},    \
                            {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0, 0, 0, 0.0f,      \
-                           (fa4_dtype)0 }
+                           (fa4_dtype)0, 0, 0 }
 
 /*
 ** Check PROBLEM without a context.  Returns FA4_OK, FA4_EINVAL (a bad
@@ -435,11 +450,17 @@ typedef struct fa4_tensors {
        fa4_plan_workspace_size()).  A smaller size than the call needs is
        FA4_EINVAL, not a write past the buffer. */
     size_t workspace_size;
+    /* fa4_problem.token_scales: float32 per-token factors (device memory,
+       4-byte aligned) multiplied into the scores: q_token_scale
+       [batch, heads_q, seqlen_q], k_token_scale [batch, heads_kv,
+       seqlen_k], contiguous at this call's sizes.  NULL otherwise. */
+    const float *q_token_scale;
+    const float *k_token_scale;
 } fa4_tensors;
 
 #define FA4_TENSORS_INIT { sizeof(fa4_tensors), NULL, NULL, NULL, NULL, NULL, \
                            NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, \
-                           NULL, NULL, 0 }
+                           NULL, NULL, 0, NULL, NULL }
 
 /*
 ** The device workspace PLAN's launches use, in *BYTES: 0 for most configs,

@@ -176,6 +176,10 @@ static void fill_params(fa4_params *k, const fa4_problem *p, const fa4_config *c
         k->k_descale = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, k_descale);
         k->v_descale = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, v_descale);
     }
+    if (p->token_scales) {
+        k->q_token_scale = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, q_token_scale);
+        k->k_token_scale = (unsigned long long)(uintptr_t)TENSORS_FIELD(t, k_token_scale);
+    }
     k->window_left = p->window_left;
     k->window_right = p->window_right;
     k->m_blocks = (int)(((int64_t)p->seqlen_q + cfg->bm - 1) / cfg->bm);
@@ -205,6 +209,12 @@ static fa4_status check_serving_pointers(const fa4_plan *plan, const fa4_tensors
     if (p->attention_sinks && bad_pointer(TENSORS_FIELD(t, sinks), 4))
         return error_set(plan->ctx, FA4_EINVAL, "problem.attention_sinks=1 but tensors.sinks is NULL "
                          "or not 4-byte aligned");
+    if (p->token_scales && (bad_pointer(TENSORS_FIELD(t, q_token_scale), 4) ||
+                            bad_pointer(TENSORS_FIELD(t, k_token_scale), 4)))
+        return error_set(plan->ctx, FA4_EINVAL, "problem.token_scales=1 but tensors.%s is "
+                         "NULL or not 4-byte aligned",
+                         bad_pointer(TENSORS_FIELD(t, q_token_scale), 4) ? "q_token_scale"
+                                                                         : "k_token_scale");
     if (used && ((uintptr_t)used & 3) != 0)
         return error_set(plan->ctx, FA4_EINVAL, "tensors.seqused_k is not 4-byte aligned");
     if (p->dtype == FA4_DTYPE_FP8_E4M3 &&

@@ -35,6 +35,9 @@
 **     them as boxes of {64, 32} at (64 ch, m0 + 128 i + 32 w, head,
 **     batch) (fp8: above); the map clips rows past seqlen_q and columns
 **     past head_dim_v.  O's strides follow the TMA rules, as Q's.
+**   - Per-token Q/K scales (problem token_scales) take no map: the
+**     kernel's scale warp reads fa4_params.q_token_scale / k_token_scale
+**     ([batch, heads, seq] float32 at the call's sizes) with plain loads.
 **   - One CTA of 512 threads per (bm query rows, head, batch), no
 **     cluster; a pair: the same CTAs, grid rounded up to an even number
 **     of query blocks, in clusters of 2 x 1 x 1 (cuLaunchKernelEx).

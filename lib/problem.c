@@ -137,6 +137,12 @@ fa4_status problem_resolve(fa4_problem *out, const fa4_problem *in,
     if (!(p.softcap >= 0) || isinf(p.softcap))
         FAIL(FA4_EINVAL, "softcap=%g; must be 0 (none) or a finite positive cap",
              (double)p.softcap);
+    if (p.token_scales != 0 && p.token_scales != 1)
+        FAIL(FA4_EINVAL, "token_scales=%d; must be 0 or 1", p.token_scales);
+    if (p.token_scales && (p.varlen || p.page_size))
+        FAIL(FA4_ENOTSUP, "token_scales=1 with varlen=%d page_size=%d: per-token Q/K scales "
+             "are defined for dense batches only ([batch, heads, seq] float32)", p.varlen,
+             p.page_size);
     /* fp8 runs on the sm90 family alone: what it cannot serve, no family can. */
     if (p.dtype == FA4_DTYPE_FP8_E4M3 && p.varlen && p.page_size)
         FAIL(FA4_ENOTSUP, "dtype=fp8_e4m3 with varlen=1 and page_size=%d: varlen queries over "

@@ -109,8 +109,23 @@ void ref_attention_row_scaled(double *o, double *lse, const fa4_problem *p, cons
                               const float *q_descale, const float *k_descale,
                               const float *v_descale, int b, int i, int h)
 {
+    ref_attention_row_tokens(o, lse, p, q, k, v, sinks, q_descale, k_descale, v_descale, NULL,
+                             NULL, b, i, h);
+}
+
+void ref_attention_row_tokens(double *o, double *lse, const fa4_problem *p, const void *q,
+                              const void *k, const void *v, const float *sinks,
+                              const float *q_descale, const float *k_descale,
+                              const float *v_descale, const float *q_token_scale,
+                              const float *k_token_scale, int b, int i, int h)
+{
     const int d = p->head_dim_qk, dv = p->head_dim_v ? p->head_dim_v : d;
     const int hk = h / (p->heads_q / p->heads_kv);
+    /* This row's and its KV head's per-token factors ([batch, heads, seq]). */
+    const float *kt = k_token_scale
+                      ? k_token_scale + ((size_t)b * p->heads_kv + hk) * p->seqlen_k : NULL;
+    const double qt = q_token_scale
+                      ? q_token_scale[((size_t)b * p->heads_q + h) * p->seqlen_q + i] : 1.0;
     /* Stored values times their (batch, KV head) factor: the real inputs. */
     const double qf = q_descale ? q_descale[b * p->heads_kv + hk] : 1.0;
     const double kf = k_descale ? k_descale[b * p->heads_kv + hk] : 1.0;
@@ -136,7 +151,7 @@ void ref_attention_row_scaled(double *o, double *lse, const fa4_problem *p, cons
         for (x = 0; x < d; x++)
             acc += at(q, p->dtype, p->seqlen_q, p->heads_q, d, b, i, h, x) *
                    at(k, p->dtype, p->seqlen_k, p->heads_kv, d, b, j, hk, x);
-        s[j] = acc * qf * kf * scale;
+        s[j] = acc * qf * kf * scale * qt * (kt ? (double)kt[j] : 1.0);
         if (p->softcap > 0)
             s[j] = p->softcap * tanh(s[j] / p->softcap);
         if (s[j] > m)
@@ -185,6 +200,25 @@ void ref_attention_sinks(double *o, double *lse, const fa4_problem *p, const uin
                 double l;
                 ref_attention_row_sinks(o + (((size_t)b * p->seqlen_q + i) * p->heads_q + h) * dv,
                                         &l, p, q, k, v, sinks, b, i, h);
+                if (lse)
+                    lse[((size_t)b * p->heads_q + h) * p->seqlen_q + i] = l;
+            }
+}
+
+void ref_attention_tokens(double *o, double *lse, const fa4_problem *p, const uint16_t *q,
+                          const uint16_t *k, const uint16_t *v, const float *q_token_scale,
+                          const float *k_token_scale)
+{
+    const int dv = p->head_dim_v ? p->head_dim_v : p->head_dim_qk;
+    int b, i, h;
+
+    for (b = 0; b < p->batch; b++)
+        for (i = 0; i < p->seqlen_q; i++)
+            for (h = 0; h < p->heads_q; h++) {
+                double l;
+                ref_attention_row_tokens(o + (((size_t)b * p->seqlen_q + i) * p->heads_q + h) * dv,
+                                         &l, p, q, k, v, NULL, NULL, NULL, NULL, q_token_scale,
+                                         k_token_scale, b, i, h);
                 if (lse)
                     lse[((size_t)b * p->heads_q + h) * p->seqlen_q + i] = l;
             }

@@ -50,6 +50,25 @@ void ref_attention_row_scaled(double *o_row, double *lse, const fa4_problem *pro
                               const float *v_descale, int b, int i, int h);
 
 /*
+** ref_attention_row_scaled() with per-token scales (fa4_problem.token_scales):
+** the score of query row I and key j is multiplied by Q_TOKEN_SCALE[(B *
+** heads_q + H) * seqlen_q + I] and K_TOKEN_SCALE[(B * heads_kv + H / group)
+** * seqlen_k + j] (float32 [batch, heads, seq]; either NULL: 1) with the
+** softmax scale, before softcap, masking and the softmax, as the sm100
+** kernels do; LSE is of those scores.
+*/
+void ref_attention_row_tokens(double *o_row, double *lse, const fa4_problem *problem,
+                              const void *q, const void *k, const void *v, const float *sinks,
+                              const float *q_descale, const float *k_descale,
+                              const float *v_descale, const float *q_token_scale,
+                              const float *k_token_scale, int b, int i, int h);
+
+/* ref_attention() with per-token scales (as ref_attention_row_tokens()). */
+void ref_attention_tokens(double *o, double *lse, const fa4_problem *problem,
+                          const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                          const float *q_token_scale, const float *k_token_scale);
+
+/*
 ** Compare OUT (16-bit, contiguous) with REF: returns ||out - ref|| / ||ref||
 ** (Frobenius), or +inf when any output is NaN/Inf.  N elements.
 */
@@ -68,8 +87,9 @@ void ref_fill_random(uint16_t *x, size_t n, fa4_dtype dtype, uint64_t *seed);
 */
 void ref_fill_inputs(void *x, size_t n, fa4_dtype dtype, uint64_t *seed);
 
-/* Fill N descale factors (fp8) uniform in [0.5, 2) from *SEED: a kernel
-** that ignores one, or applies Q's to K, is then off by tens of percent. */
+/* Fill N descale factors (fp8) or per-token scales uniform in [0.5, 2)
+** from *SEED: a kernel that ignores one, or applies Q's to K, is then off
+** by tens of percent. */
 void ref_fill_descale(float *x, size_t n, uint64_t *seed);
 
 #endif

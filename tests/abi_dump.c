@@ -83,6 +83,8 @@ static void problem(void)
     FIELD(fa4_problem, reserved);
     FIELD(fa4_problem, softcap);
     FIELD(fa4_problem, out_dtype);
+    FIELD(fa4_problem, token_scales);
+    FIELD(fa4_problem, reserved2);
     INIT_INT(x, fa4_problem, struct_size);
     INIT_INT(x, fa4_problem, dtype);
     INIT_INT(x, fa4_problem, batch);
@@ -109,6 +111,8 @@ static void problem(void)
     INIT_INT(x, fa4_problem, reserved);
     INIT_FLOAT(x, fa4_problem, softcap);
     INIT_INT(x, fa4_problem, out_dtype);
+    INIT_INT(x, fa4_problem, token_scales);
+    INIT_INT(x, fa4_problem, reserved2);
 }
 
 static void config(void)
@@ -197,6 +201,8 @@ static void tensors(void)
     FIELD(fa4_tensors, k_descale);
     FIELD(fa4_tensors, v_descale);
     FIELD(fa4_tensors, workspace_size);
+    FIELD(fa4_tensors, q_token_scale);
+    FIELD(fa4_tensors, k_token_scale);
     INIT_INT(x, fa4_tensors, struct_size);
     INIT_PTR(x, fa4_tensors, q);
     INIT_PTR(x, fa4_tensors, k);
@@ -216,6 +222,8 @@ static void tensors(void)
     INIT_PTR(x, fa4_tensors, k_descale);
     INIT_PTR(x, fa4_tensors, v_descale);
     INIT_INT(x, fa4_tensors, workspace_size);
+    INIT_PTR(x, fa4_tensors, q_token_scale);
+    INIT_PTR(x, fa4_tensors, k_token_scale);
 }
 
 /* Enum types are passed as C int by the binding: their size must say so. */

@@ -190,13 +190,19 @@ static void check_fp8(void)
     config_space_free(&sp);
 }
 
-/* Check every enumerated config of (DTYPE, D); returns failures. */
-static int check_space(fa4_dtype dtype, int d, int *count)
+/* Check every enumerated config of (DTYPE, D/DV), with per-token scales
+** when SCALES; returns failures.  A ROPE region exactly in the fused rings
+** of DV < D, 1024-aligned; QSCALE of bm floats and KSCALE of bn floats
+** per K tile in flight exactly with scales. */
+static int check_space_scaled(fa4_dtype dtype, int d, int dv, int scales, int *count)
 {
-    fa4_problem p = problem(dtype, d);
-    int n = family_sm100.candidates(NULL, 0, &dev, &p), i, bad = 0;
-    fa4_config *c = calloc((size_t)(n ? n : 1), sizeof *c);
+    fa4_problem p = ct_problem(dtype, 1, 4096, d, dv, 0);
+    fa4_config *c;
+    int n, i, bad = 0;
 
+    p.token_scales = scales;
+    n = family_sm100.candidates(NULL, 0, &dev, &p);
+    c = calloc((size_t)(n ? n : 1), sizeof *c);
     family_sm100.candidates(c, n, &dev, &p);
     for (i = 0; i < n; i++) {
         fa4_layout l;
@@ -205,10 +211,18 @@ static int check_space(fa4_dtype dtype, int d, int *count)
             continue;
         ++*count;
         const int q_tiles = c[i].bm / 128;
+        /* depth boxes: 64 columns for 16-bit types, fp8's swizzle in bytes */
+        const int swz = dtype == FA4_DTYPE_FP8_E4M3 ? c[i].swizzle : 64;
         if (tmem_end(&l, &p, q_tiles) > 512 || l.tmem_columns > 512 || c[i].q_tiles != q_tiles
             || l.smem_bytes > dev.smem_per_block_optin || l.kv_slots < 2
             || !contiguous(&l) || roff(&l, "CORR") % 1024 != 0
-            || c[i].bn < 64 || c[i].bn % 16 != 0) {
+            || c[i].bn < 64 || c[i].bn % 16 != 0
+            || (budget_region_find(&l, "ROPE") != NULL)
+               != (c[i].fused_kv && (dv + swz - 1) / swz < (d + swz - 1) / swz)
+            || (budget_region_find(&l, "ROPE") && roff(&l, "ROPE") % 1024 != 0)
+            || rsize(&l, "QSCALE") != (scales ? c[i].bm * 4 : 0)
+            || rsize(&l, "KSCALE") != (scales ? (c[i].fused_kv ? (c[i].stages + 1) / 2
+                                                               : c[i].stages) * c[i].bn * 4 : 0)) {
             char buf[256];
             diag("  bad: %s (smem %d, tmem to %d)",
                  fa4_config_format(&c[i], buf, sizeof buf), l.smem_bytes,
@@ -218,6 +232,299 @@ static int check_space(fa4_dtype dtype, int d, int *count)
     }
     free(c);
     return bad;
+}
+
+static int check_space_dv(fa4_dtype dtype, int d, int dv, int *count)
+{
+    return check_space_scaled(dtype, d, dv, 0, count);
+}
+
+static int check_space(fa4_dtype dtype, int d, int *count)
+{
+    return check_space_dv(dtype, d, d, count);
+}
+
+/* Rope mode (budget_sm100.c, (e)): MLA's 192/128 and the other dv < dqk
+** shapes, against the numbers worked out in the header. */
+static void check_rope(void)
+{
+    fa4_problem p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 192, 128, 0);
+    fa4_config c = auto_config();
+    fa4_layout l;
+    sm100_shape s;
+    char why[256], defs[4096];
+    fa4_status st;
+    int n;
+
+    /* fixed 99452; per slot 32784, per K 16384: 3 slots, 2 ROPE buffers */
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.q_tiles == 2 && s.bn == 128 && s.rope_depth == 64 && s.fused
+       && s.slots == 3 && s.rope_bufs == 2 && s.kv_bytes == 3 * 32768
+       && s.rope_bytes == 2 * 16384 && s.nbar == 21 && s.regions == 230572
+       && s.smem == 231596 && s.tmem_used == 512,
+       "model: bf16 d192/128 is 2Q, bn 128, 3 fused slots of 128 x 128 and 2 ROPE buffers "
+       "of 128 x 64, 21 barriers, 230,572 B (request 231,596) (%s)",
+       st == FA4_OK ? "ok" : why);
+    c = resolved(&p);
+    ok(c.bn == 128 && c.stages == 3 && c.fused_kv == 1 && c.q_tiles == 2,
+       "the d192/128 heuristic keeps bn 128 (the TMEM bound) with 3 fused slots: slots "
+       "of the whole K (49,168 B) would hold one stage and drop bn to 96");
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && l.smem_bytes == 231596 && contiguous(&l) && roff(&l, "KV") == 98304
+       && rsize(&l, "KV") == 98304 && roff(&l, "ROPE") == 196608 && rsize(&l, "ROPE") == 32768
+       && roff(&l, "CORR") == 229376 && rsize(&l, "BAR") == 21 * 8,
+       "bf16 d192/128 fits: Q 0, KV 98304 (3 x 32 KiB), ROPE 196608 (2 x 16 KiB), CORR "
+       "229376, 21 barriers (%s)", st == FA4_OK ? "ok" : why);
+    ok(n > 0 && strstr(defs, "#define FA4_ROPE_CHUNKS 1\n")
+       && strstr(defs, "#define FA4_SMEM_ROPE_OFF 196608\n")
+       && strstr(defs, "#define FA4_KV_SLOTS 3\n") && strstr(defs, "#define FA4_FUSED_KV 1\n")
+       && strstr(defs, "#define FA4_NUM_BARRIERS 21\n"),
+       "budget_defines gives the rope kernel ROPE_CHUNKS 1 (K's third depth box) and the "
+       "ROPE offset");
+
+    /* an explicit even fused ring keeps slots / 2 buffers */
+    c.bn = 64;
+    c.stages = 4;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && rsize(&l, "KV") == 4 * 64 * 128 * 2 && rsize(&l, "ROPE") == 2 * 64 * 64 * 2
+       && contiguous(&l),
+       "an explicit fused ring of 4 slots at bn 64 has 2 ROPE buffers (%s)",
+       st == FA4_OK ? "ok" : why);
+    /* split rings hold the whole K in each stage: no ROPE region */
+    c.stages = 3;
+    c.fused_kv = 0;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && !budget_region_find(&l, "ROPE") && rsize(&l, "K") == 3 * 64 * 192 * 2
+       && n > 0 && strstr(defs, "#define FA4_ROPE_CHUNKS 0\n"),
+       "split rings at d192/128 keep K's 192 columns in each stage, no ROPE region");
+
+    /* d128/64: per slot 24592, per K 24576: 4 slots, even: 2 + 2 split stages */
+    p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 128, 64, 0);
+    c = auto_config();
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 192 && !s.fused && s.stages == 2 && s.rope_bytes == 0
+       && s.k_bytes == 2 * 192 * 128 * 2 && s.v_bytes == 2 * 192 * 64 * 2 && s.k_chunks == 2
+       && s.regions == 66676 + 147520 + 4 * 8,
+       "model: bf16 d128/64 is bn 192, 4 slots: 2 split stages (K 192 x 128, V 192 x 64), "
+       "%d B (%s)", s.regions, st == FA4_OK ? "ok" : why);
+
+    /* a CTA pair: per slot 16400, per K 64 x 64 x 2 = 8192: 6 slots, 3 split
+       stages, K by 3 depth chunks (12 more barriers) */
+    p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 192, 128, 0);
+    c = auto_config();
+    c.cluster = 2;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 128 && !s.fused && s.stages == 3 && s.k_chunks == 3
+       && s.nbar == 39 && s.regions == 99452 + 6 * 16400 + 3 * 8192 + 12 * 8,
+       "model: bf16 d192/128 CTA pair is bn 128, 3 split stages, K by 3 depth chunks, "
+       "%d B (%s)", s.regions, st == FA4_OK ? "ok" : why);
+    c.bn = 128;
+    c.stages = 5;
+    c.fused_kv = 1;
+    c.bm = 256;
+    c.q_tiles = 2;
+    c.swizzle = 128;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.fused && s.rope_bufs == 3 && s.rope_bytes == 3 * 64 * 64 * 2
+       && s.kv_bytes == 5 * 16384,
+       "a fused pair ring keeps ROPE buffers of bn / 2 keys: 5 slots of 16 KiB, 3 buffers "
+       "of 8 KiB (%s)", st == FA4_OK ? "ok" : why);
+
+    /* the enumerator offers the rope ring where the slot rule makes it fused */
+    {
+        config_space sp;
+        int i, rope = 0, other = 0;
+        p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 192, 128, 0);
+        st = config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+        for (i = 0; st == FA4_OK && i < sp.count; i++) {
+            const int has = budget_region_find(&sp.layouts[i], "ROPE") != NULL;
+            rope += has && sp.configs[i].bn == 128 && sp.configs[i].stages == 3
+                    && sp.configs[i].cluster == 1;
+            other += has != sp.configs[i].fused_kv;
+        }
+        ok(st == FA4_OK && rope == 6 && other == 0,
+           "d192/128 enumerates the rope ring (bn 128, 3 slots) with its 6 exp2/threshold "
+           "variants, and every fused ring has ROPE (%d configs fit)", sp.count);
+        config_space_free(&sp);
+    }
+    /* without a rope part the region is absent and the seeds' numbers hold */
+    p = problem(FA4_DTYPE_BF16, 128);
+    c = resolved(&p);
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && !budget_region_find(&l, "ROPE") && n > 0
+       && strstr(defs, "#define FA4_ROPE_CHUNKS 0\n") && l.smem_bytes == 231620,
+       "d128/128 has no ROPE region and FA4_ROPE_CHUNKS 0");
+}
+
+/* Per-token Q/K scales (budget_sm100.c, (f)), against the header's numbers. */
+static void check_token_scales(void)
+{
+    fa4_problem p = problem(FA4_DTYPE_BF16, 128);
+    fa4_config c = auto_config();
+    fa4_layout l;
+    sm100_shape s;
+    char why[256], defs[4096];
+    fa4_status st;
+    int n;
+
+    /* fixed 67708; per slot 32784, per K 528: 4 slots, 2 + 2 split stages */
+    p.token_scales = 1;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 128 && !s.fused && s.stages == 2 && s.k_chunks == 2
+       && s.ks_bufs == 2 && s.qscale_bytes == 1024 && s.kscale_bytes == 1024 && s.nbar == 31
+       && s.regions == 199932 && s.smem == 200956,
+       "model: bf16 d128 with per-token scales is bn 128, 4 slots: 2 split stages, QSCALE "
+       "1 KiB, 2 KSCALE buffers of 512 B, 31 barriers, 199,932 B (%s)",
+       st == FA4_OK ? "ok" : why);
+    c = resolved(&p);
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && c.stages == 2 && !c.fused_kv && contiguous(&l)
+       && rsize(&l, "QSCALE") == 1024 && roff(&l, "QSCALE") == roff(&l, "CORR") + 1024
+       && rsize(&l, "KSCALE") == 1024 && roff(&l, "BAR") == roff(&l, "KSCALE") + 1024
+       && rsize(&l, "BAR") == 31 * 8 && l.smem_bytes == 200956,
+       "bf16 d128 with scales fits: QSCALE after CORR, KSCALE, then 31 barriers, %d B (%s)",
+       l.smem_bytes, st == FA4_OK ? "ok" : why);
+    ok(n > 0 && strstr(defs, "#define FA4_TOKEN_SCALES 1\n")
+       && strstr(defs, "#define FA4_KSCALE_BUFS 2\n") && strstr(defs, "#define FA4_K_CHUNKS 2\n")
+       && strstr(defs, "#define FA4_NUM_BARRIERS 31\n"),
+       "budget_defines gives the kernel TOKEN_SCALES 1, 2 key-scale buffers, and K still "
+       "staged by 2 depth chunks (the scale barriers counted apart)");
+
+    /* a fused ring: one KSCALE buffer per K tile in flight, ceil(slots / 2) */
+    p = ct_problem(FA4_DTYPE_BF16, 1, 4096, 192, 128, 0);
+    p.token_scales = 1;
+    c = resolved(&p);
+    c.bn = 96;
+    c.stages = 3;
+    c.fused_kv = 1;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && rsize(&l, "KSCALE") == 2 * 96 * 4 && rsize(&l, "ROPE") == 2 * 96 * 64 * 2
+       && rsize(&l, "BAR") == (15 + 1 + 6 + 4) * 8 && contiguous(&l) && n > 0
+       && strstr(defs, "#define FA4_KSCALE_BUFS 2\n") && strstr(defs, "#define FA4_ROPE_CHUNKS 1\n"),
+       "a d192/128 rope ring of 3 slots at bn 96 with scales: 2 KSCALE buffers beside its "
+       "2 ROPE buffers, 26 barriers (%s)", st == FA4_OK ? "ok" : why);
+    /* 192/128 with scales: bn 128 leaves 2 slots (131,112 B of ring and
+       scales past 130,940), so the automatic bn is 96: 4 slots, 2 stages */
+    c = auto_config();
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 96 && !s.fused && s.stages == 2 && s.ks_bufs == 2,
+       "model: bf16 d192/128 with scales drops to bn 96 (2 split stages) (%s)",
+       st == FA4_OK ? "ok" : why);
+
+    /* 1Q: QSCALE of 128 rows */
+    p = problem(FA4_DTYPE_BF16, 256);
+    p.token_scales = 1;
+    c = resolved(&p);
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && c.q_tiles == 1 && rsize(&l, "QSCALE") == 512
+       && rsize(&l, "KSCALE") == (c.fused_kv ? (c.stages + 1) / 2 : c.stages) * c.bn * 4
+       && contiguous(&l),
+       "bf16 d256 1Q with scales: QSCALE 512 B, KSCALE %d B (%s)", rsize(&l, "KSCALE"),
+       st == FA4_OK ? "ok" : why);
+
+    /* a CTA pair stages every key's scale in each CTA (its rows see all bn) */
+    p = problem(FA4_DTYPE_BF16, 128);
+    p.token_scales = 1;
+    c = resolved(&p);
+    c.cluster = 2;
+    c.stages = 4;
+    c.fused_kv = 0;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && rsize(&l, "KSCALE") == 4 * 128 * 4 && rsize(&l, "QSCALE") == 1024,
+       "a d128 CTA pair of 4 stages with scales keeps 4 KSCALE buffers of all 128 keys (%s)",
+       st == FA4_OK ? "ok" : why);
+}
+
+/* fp8 with the rope mode and the per-token scales: the header's fp8
+** d128-with-scales, d192/128 and d256/128 (128 B) numbers, where the slot
+** rule, the 8-stage cap and rope mode meet. */
+static void check_fp8_rope_scales(void)
+{
+    fa4_problem p = problem(FA4_DTYPE_FP8_E4M3, 128);
+    fa4_config c = auto_config();
+    fa4_layout l;
+    sm100_shape s;
+    char why[256], defs[4096];
+    fa4_status st;
+    int n;
+
+    /* 11 slots fit beside the scales; odd above 8: the split ring of 10 */
+    p.token_scales = 1;
+    c.swizzle = 64;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 128 && !s.fused && s.slots == 10 && s.stages == 5
+       && s.k_chunks == 2 && s.ks_bufs == 5 && s.kscale_bytes == 5 * 512 && s.nbar == 55
+       && s.regions == 201660 && s.smem == 202684,
+       "model: fp8 d128 with scales: 11 slots capped to 5 + 5 split stages, 5 KSCALE "
+       "buffers, 55 barriers, 201,660 B (%s)", st == FA4_OK ? "ok" : why);
+    c = resolved(&p);
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && c.stages == 5 && !c.fused_kv && c.swizzle == 64
+       && l.smem_bytes == 202684 && contiguous(&l) && n > 0
+       && strstr(defs, "#define FA4_TOKEN_SCALES 1\n") && strstr(defs, "#define FA4_KSCALE_BUFS 5\n")
+       && strstr(defs, "#define FA4_K_CHUNKS 2\n") && strstr(defs, "#define FA4_DTYPE 3\n"),
+       "fp8 d128 with scales fits its heuristic config: TOKEN_SCALES 1, 5 key-scale "
+       "buffers, K by 2 depth chunks (%s)", st == FA4_OK ? "ok" : why);
+
+    /* d192/128 at 64 B: 8 slots, even: split (no ROPE) */
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 1, 4096, 192, 128, 0);
+    c = auto_config();
+    c.swizzle = 64;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 128 && s.rope_depth == 64 && !s.fused && s.slots == 8
+       && s.stages == 4 && s.k_chunks == 3 && s.rope_bytes == 0 && s.nbar == 47
+       && s.k_bytes == 4 * 128 * 192 && s.v_bytes == 4 * 128 * 128
+       && s.regions == 214396 && s.smem == 215420,
+       "model: fp8 d192/128 (64 B) is bn 128, 8 slots: 4 split stages, K by 3 depth chunks, "
+       "47 barriers, 214,396 B (%s)", st == FA4_OK ? "ok" : why);
+    /* an explicit fused ring of 5: rope mode, 3 ROPE buffers of 128 x 64 */
+    c = resolved(&p);
+    c.stages = 5;
+    c.fused_kv = 1;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && c.swizzle == 64 && rsize(&l, "KV") == 5 * 128 * 128
+       && rsize(&l, "ROPE") == 3 * 128 * 64 && roff(&l, "ROPE") % 1024 == 0
+       && rsize(&l, "BAR") == 25 * 8 && l.smem_bytes == 156876 + 1024 && contiguous(&l)
+       && n > 0 && strstr(defs, "#define FA4_ROPE_CHUNKS 1\n"),
+       "fp8 d192/128 as a fused ring of 5 is rope mode: 5 slots of 128 x 128, 3 ROPE "
+       "buffers of 128 x 64, 156,876 B, ROPE_CHUNKS 1 (%s)", st == FA4_OK ? "ok" : why);
+
+    /* d256/128 at 128 B: rope_depth 128; 2Q splits, 1Q is a rope ring */
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 1, 4096, 256, 128, 0);
+    c = auto_config();
+    c.swizzle = 128;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.q_tiles == 2 && s.bn == 128 && s.rope_depth == 128 && !s.fused
+       && s.stages == 3 && s.k_chunks == 2 && s.nbar == 32 && s.regions == 214276
+       && s.smem == 215300,
+       "model: fp8 d256/128 (128 B) 2Q is bn 128, 6 slots: 3 split stages, 32 barriers, "
+       "214,276 B (%s)", st == FA4_OK ? "ok" : why);
+    c.bm = 128;
+    c.q_tiles = 1;
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.bn == 192 && s.fused && s.slots == 5 && s.rope_bufs == 3
+       && s.kv_bytes == 5 * 192 * 128 && s.rope_bytes == 3 * 192 * 128 && s.nbar == 19
+       && s.regions == 230044 && s.smem == 231068,
+       "model: fp8 d256/128 (128 B) 1Q is bn 192, 5 fused slots and 3 ROPE buffers of "
+       "192 x 128, 19 barriers, 230,044 B (%s)", st == FA4_OK ? "ok" : why);
+    c.bn = 192;
+    c.stages = 5;
+    c.fused_kv = 1;
+    c.exp2_emu_pct = 25;
+    c.rescale_threshold = 8;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+    ok(st == FA4_OK && rsize(&l, "ROPE") == 73728 && n > 0
+       && strstr(defs, "#define FA4_ROPE_CHUNKS 1\n") && strstr(defs, "#define FA4_SWIZZLE 128\n"),
+       "fp8 d256/128 1Q at 128 B fits as that rope ring, ROPE_CHUNKS 1 (one 128-column "
+       "box) (%s)", st == FA4_OK ? "ok" : why);
 }
 
 int main(void)
@@ -501,6 +808,9 @@ int main(void)
        "bf16 d192/128 split rings, bn 64, 3 stages fit with V of 3 x 64 x 128 (%s)",
        st == FA4_OK ? "ok" : why);
     p = problem(FA4_DTYPE_BF16, 128);
+    check_rope();
+    check_token_scales();
+    check_fp8_rope_scales();
 
     /* the launch runs a CTA alone or a CTA pair: no other cluster */
     family_sm100.heuristic(&c, &dev, &p);
@@ -605,10 +915,25 @@ int main(void)
     bad += check_space(FA4_DTYPE_FP8_E4M3, 64, &fitting);
     bad += check_space(FA4_DTYPE_FP8_E4M3, 128, &fitting);
     bad += check_space(FA4_DTYPE_FP8_E4M3, 256, &fitting);
+    bad += check_space_dv(FA4_DTYPE_BF16, 192, 128, &fitting);
+    bad += check_space_dv(FA4_DTYPE_FP16, 192, 128, &fitting);
+    bad += check_space_dv(FA4_DTYPE_BF16, 128, 64, &fitting);
+    bad += check_space_dv(FA4_DTYPE_BF16, 256, 128, &fitting);
+    bad += check_space_dv(FA4_DTYPE_FP8_E4M3, 192, 128, &fitting);
+    bad += check_space_dv(FA4_DTYPE_FP8_E4M3, 256, 128, &fitting);
+    bad += check_space_scaled(FA4_DTYPE_BF16, 128, 128, 1, &fitting);
+    bad += check_space_scaled(FA4_DTYPE_FP16, 64, 64, 1, &fitting);
+    bad += check_space_scaled(FA4_DTYPE_BF16, 192, 128, 1, &fitting);
+    bad += check_space_scaled(FA4_DTYPE_BF16, 256, 256, 1, &fitting);
+    bad += check_space_scaled(FA4_DTYPE_FP8_E4M3, 64, 64, 1, &fitting);
+    bad += check_space_scaled(FA4_DTYPE_FP8_E4M3, 128, 128, 1, &fitting);
+    bad += check_space_scaled(FA4_DTYPE_FP8_E4M3, 192, 128, 1, &fitting);
     diag("%d enumerated sm100 configs fit", fitting);
     ok(fitting > 0 && bad == 0,
-       "every enumerated sm100 config (bf16/fp16 d64..256, fp8 d64..256, 2Q and 1Q, alone "
-       "and in pairs) keeps TMEM <= 512 and smem <= carveout");
+       "every enumerated sm100 config (bf16/fp16 and fp8 d64..256, 192/128, 128/64, "
+       "256/128, 2Q and 1Q, alone and in pairs, with and without per-token scales) keeps "
+       "TMEM <= 512 and smem <= carveout, ROPE exactly in the fused rings of dv < dqk, "
+       "QSCALE / KSCALE exactly with scales");
     p = problem(FA4_DTYPE_BF16, 128);
     n = family_sm100.candidates(NULL, 0, &dev, &p);
     is_int(n, 2 * 3 * 6, "bf16 d128 enumerates bn {128, 96, 64} x 3 exp2 x 2 thresholds, "

@@ -6,15 +6,19 @@
 ** mainloop.cuh and correction.cuh, with the constants budget_defines()
 ** compiles them with), CTA pairs included (half K boxes, half of V's
 ** depth boxes per CTA, the leader arming the pair's bytes); the kernel
-** text still holding the byte counts and coordinates this test mirrors; strides, GQA and a
+** text still holding the byte counts and coordinates this test mirrors
+** (and the per-token scales' indexing); strides, GQA and a
 ** call's own sizes; what it refuses; and fa4_forward() through a
 ** stand-in driver that records the maps it encodes and the launch it
-** queues (a pair's: clusters of 2 x 1 x 1 through cuLaunchKernelEx).
-** fp8 (e4m3) configs are checked the same way with 1-byte elements in
-** their 64 or 128 B swizzle (byte maps, O's 16-bit boxes of one swizzle
-** span), and an fp8 plan through the stand-in driver (UINT8 maps, the
-** descale pointers in the argument block, no workspace).
+** queues (a pair's: clusters of 2 x 1 x 1 through cuLaunchKernelEx;
+** per-token scales: the pointers in the argument block, refused when
+** missing or misaligned).  fp8 (e4m3) configs are checked the same way
+** with 1-byte elements in their 64 or 128 B swizzle (byte maps, O's
+** 16-bit boxes of one swizzle span), rope mode included, and an fp8 plan
+** through the stand-in driver (UINT8 maps, the descale pointers in the
+** argument block beside the per-token scales', no workspace).
 */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -62,6 +66,12 @@ static int define_of(const char *defs, const char *name)
 **   V_j full:     expect V_TILE; V_CHUNKS V boxes from depth box rank V_CHUNKS
 **   box ch lands at +ch * Q_CHUNK (Q), +ch * K_CHUNK (K) or +ch * V_CHUNK
 **   (V) of its tile.
+**   Rope mode (ROPE_CHUNKS > 0, a fused ring): K_j's first DV_CHUNKS boxes
+**   land in its slot (K_SLOT_BYTES = DV_CHUNKS * K_CHUNK, at most the
+**   slot), the last ROPE_CHUNKS in ROPE buffer j % ceil(KV_SLOTS / 2) of
+**   ROPE_BUF_BYTES = ROPE_CHUNKS * K_CHUNK; both on K_j's barrier, whose
+**   expect_tx (K_TILE) is then what the slot's and the rope's boxes
+**   bring; the ROPE region holds exactly the buffers.
 **   O (16-bit): each warp w of the correction WG stores boxes of {R / 2,
 **   32} -- 32 rows of one swizzle span, R / 2 columns -- at (R / 2 b,
 **   m0 + 128 i + 32 w, head, batch), staged in tile i's Q region (16-bit:
@@ -93,6 +103,10 @@ static void check_maps(char *bad, size_t n, const sm100_map m[4], const char *de
     const int o_boxes = e == 2 ? dv_chunks : (dv + r / 2 - 1) / (r / 2);
     const int chunks[4] = { dqk_chunks, dqk_chunks, dv_chunks, o_boxes };
     const int esize[4] = { e, e, e, 2 };
+    const int rope_chunks = define_of(defs, "FA4_ROPE_CHUNKS");
+    const int slots = define_of(defs, "FA4_KV_SLOTS");
+    const int kv_size = define_of(defs, "FA4_SMEM_KV_SIZE");
+    const int rope_size = define_of(defs, "FA4_SMEM_ROPE_SIZE");
     int i;
 
     bad[0] = '\0';
@@ -120,6 +134,19 @@ static void check_maps(char *bad, size_t n, const sm100_map m[4], const char *de
         snprintf(bad, n, "box rows %d/%d/%d/%d; the kernel steps 128 query rows, %d keys "
                  "of K, %d of V and 32 output rows", m[0].box[1], m[1].box[1], m[2].box[1],
                  m[3].box[1], k_rows, bn);
+    else if (rope_chunks < 0 || (rope_chunks > 0 && (kv_size <= 0 || slots <= 0)))
+        snprintf(bad, n, "defines lack FA4_ROPE_CHUNKS (or rope mode without a fused ring)");
+    else if (rope_chunks > 0 &&
+             ((dqk_chunks - rope_chunks) * k + rope_chunks * k != k_tx ||
+              dqk_chunks - rope_chunks != dv_chunks ||
+              (dqk_chunks - rope_chunks) * k > kv_size / slots ||
+              rope_size != (slots + 1) / 2 * rope_chunks * k))
+        snprintf(bad, n, "rope mode: K_j's %d slot + %d rope boxes of %lld B against its "
+                 "barrier's %lld B, a slot of %d B, ROPE %d B for %d buffers",
+                 dqk_chunks - rope_chunks, rope_chunks, k, k_tx, kv_size / slots, rope_size,
+                 (slots + 1) / 2);
+    else if (rope_chunks == 0 && rope_size >= 0)
+        snprintf(bad, n, "a ROPE region of %d B without rope mode", rope_size);
     else if (4 * o != q_chunk)
         snprintf(bad, n, "an O box is %lld B; four warps' boxes must fill a Q chunk of %lld B",
                  o, q_chunk);
@@ -180,7 +207,7 @@ static int check_space(const device_limits *dev, fa4_dtype dtype, int d, int dv)
     fa4_problem p = FA4_PROBLEM_INIT;
     config_space sp;
     char why[512], defs[8192], bad[640] = "", text[256] = "";
-    int i, checked = 0;
+    int i, checked = 0, rope = 0, fused = 0;
 
     p.dtype = dtype;
     p.batch = 3;
@@ -208,11 +235,16 @@ static int check_space(const device_limits *dev, fa4_dtype dtype, int d, int dv)
             break;
         }
         check_maps(bad, sizeof bad, m, defs);
+        rope += define_of(defs, "FA4_ROPE_CHUNKS") > 0;
+        fused += sp.configs[i].fused_kv != 0;
         checked++;
     }
-    ok(sp.count > 0 && !bad[0], "sm100 %s d%d/%d: the maps of all %d configs match the "
-       "kernel's expect_tx counts, boxes and chunk steps", dtype_of(dtype)->name, d, dv,
-       sp.count);
+    /* every fused ring of dv < dqk is in rope mode (fp8's slot rule mostly
+       splits those rings: see the fp8 d192/128 example of budget_sm100.c) */
+    ok(sp.count > 0 && !bad[0] && rope == (d == dv ? 0 : fused)
+       && (d == dv || dtype == FA4_DTYPE_FP8_E4M3 || rope > 0),
+       "sm100 %s d%d/%d: the maps of all %d configs (%d in rope mode) match the kernel's "
+       "expect_tx counts, boxes and chunk steps", dtype_of(dtype)->name, d, dv, sp.count, rope);
     if (bad[0])
         diag("  [%s]: %s", text, bad);
     config_space_free(&sp);
@@ -408,6 +440,8 @@ static void check_forward(void)
     ok(rec.params.m_blocks == 2 && rec.params.group == 4 && rec.params.seqlen_k == 500 &&
        rec.params.window_right == 0 && rec.params.lse == 0x7f4000000000ULL,
        "the argument block: 2 query blocks of 256, group 4, causal, LSE");
+    ok(rec.params.q_token_scale == 0 && rec.params.k_token_scale == 0,
+       "without token_scales the scale pointers stay 0");
     ok(rec.tags[0] == 0xA100 && rec.tags[1] == 0xA101 && rec.tags[2] == 0xA102 &&
        rec.tags[3] == 0xA103, "fa4_fwd gets the Q, K, V and O maps in order");
     ok(rec.addr[3] == t.o && rec.dims[3][0] == 128 && rec.dims[3][1] == 300 &&
@@ -507,6 +541,50 @@ static void check_forward(void)
     } else {
         ok(0, "plan with the caller's strides");
     }
+    /* per-token scales: both pointers reach the argument block; a missing
+       or misaligned one (or a caller's struct that predates them) is
+       refused before anything is encoded */
+    p.q_strides[0] = p.q_strides[1] = p.q_strides[2] = 0;
+    p.v_strides[0] = p.v_strides[1] = p.v_strides[2] = 0;
+    p.token_scales = 1;
+    if ((plan = fake_plan(ctx, &p)) != NULL) {
+        fa4_tensors s = t;
+        s.q_token_scale = (const float *)(uintptr_t)0x7f5000000000ULL;
+        s.k_token_scale = (const float *)(uintptr_t)0x7f6000000000ULL;
+        memset(&rec, 0, sizeof rec);
+        st = fa4_forward(plan, &s, NULL);
+        ok(st == FA4_OK && rec.params.q_token_scale == 0x7f5000000000ULL &&
+           rec.params.k_token_scale == 0x7f6000000000ULL && rec.encodes == 4 &&
+           (int)rec.smem == plan->layout.smem_bytes &&
+           budget_region_find(&plan->layout, "KSCALE")->size > 0,
+           "a token_scales plan passes q_token_scale and k_token_scale in the argument block, "
+           "the same four maps, %d B of shared memory with its scale regions (%s)",
+           plan->layout.smem_bytes, st ? fa4_context_errmsg(ctx) : "ok");
+        s.k_token_scale = (const float *)(uintptr_t)0x7f6000000002ULL;
+        memset(&rec, 0, sizeof rec);
+        st = fa4_forward(plan, &s, NULL);
+        ok(st == FA4_EINVAL && rec.encodes == 0 && rec.launches == 0 &&
+           strstr(fa4_context_errmsg(ctx), "tensors.k_token_scale is NULL or not 4-byte aligned"),
+           "a misaligned k_token_scale is FA4_EINVAL, nothing launched (%s)",
+           fa4_context_errmsg(ctx));
+        s.k_token_scale = (const float *)(uintptr_t)0x7f6000000000ULL;
+        s.q_token_scale = NULL;
+        st = fa4_forward(plan, &s, NULL);
+        ok(st == FA4_EINVAL &&
+           strstr(fa4_context_errmsg(ctx), "problem.token_scales=1 but tensors.q_token_scale"),
+           "a NULL q_token_scale is FA4_EINVAL (%s)", fa4_context_errmsg(ctx));
+        s.q_token_scale = (const float *)(uintptr_t)0x7f5000000000ULL;
+        s.struct_size = offsetof(fa4_tensors, q_token_scale);
+        st = fa4_forward(plan, &s, NULL);
+        ok(st == FA4_EINVAL && strstr(fa4_context_errmsg(ctx), "q_token_scale"),
+           "a tensors struct that predates the scale pointers is FA4_EINVAL for a token_scales "
+           "plan (%s)", fa4_context_errmsg(ctx));
+        fa4_plan_destroy(plan);
+    } else {
+        ok(0, "an sm100 plan with per-token scales");
+    }
+    p.token_scales = 0;
+
     /* fp8: the heuristic takes sm100 (opted in); no workspace; a launch maps
        Q, K, V as bytes and O as bf16, all 64 B swizzled, and passes the
        descale pointers */
@@ -559,6 +637,33 @@ static void check_forward(void)
         } else {
             ok(0, "an sm100 plan of fp8 d128");
         }
+        /* fp8 with per-token scales: both kinds of factor reach the kernel */
+        p.token_scales = 1;
+        if ((plan = fake_plan(ctx, &p)) != NULL) {
+            fa4_tensors s = t;
+            s.q_descale = (const float *)(uintptr_t)0x7f5000000000ULL;
+            s.k_descale = (const float *)(uintptr_t)0x7f5000000100ULL;
+            s.v_descale = (const float *)(uintptr_t)0x7f5000000200ULL;
+            s.q_token_scale = (const float *)(uintptr_t)0x7f5100000000ULL;
+            s.k_token_scale = (const float *)(uintptr_t)0x7f6100000000ULL;
+            memset(&rec, 0, sizeof rec);
+            st = fa4_forward(plan, &s, NULL);
+            ok(st == FA4_OK && rec.launches == 1 && (int)rec.type[0] == u8 &&
+               rec.params.q_descale == 0x7f5000000000ULL &&
+               rec.params.k_descale == 0x7f5000000100ULL &&
+               rec.params.v_descale == 0x7f5000000200ULL &&
+               rec.params.q_token_scale == 0x7f5100000000ULL &&
+               rec.params.k_token_scale == 0x7f6100000000ULL &&
+               budget_region_find(&plan->layout, "KSCALE")->size > 0 &&
+               (int)rec.smem == plan->layout.smem_bytes,
+               "an fp8 token_scales launch passes the descales and the per-token scale "
+               "pointers, %d B of shared memory with its scale regions (%s)",
+               plan->layout.smem_bytes, st ? fa4_context_errmsg(ctx) : "ok");
+            fa4_plan_destroy(plan);
+        } else {
+            ok(0, "an sm100 plan of fp8 d128 with per-token scales");
+        }
+        p.token_scales = 0;
         p.dtype = FA4_DTYPE_BF16;
     }
 out:
@@ -569,7 +674,7 @@ out:
 int main(void)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 }, { 128, 64 },
-                                   { 256, 256 } };
+                                   { 256, 256 }, { 256, 128 } };
     const char *kc = kernel_text("sm100/kernel.cuh"), *ml = kernel_text("sm100/mainloop.cuh");
     const char *cc = kernel_text("sm100/correction.cuh");
     device_limits dev;
@@ -599,6 +704,15 @@ int main(void)
        strstr(kc, "#define SM100_V_TILE_BYTES (FA4_BN * SM100_V_COLS * SM100_ESIZE)\n") &&
        strstr(kc, "#define SM100_V_CHUNKS (SM100_V_COLS / SM100_SW_ELEMS) "),
        "kernel.cuh's tile and chunk byte counts are the ones this test checks the maps against");
+    ok(strstr(kc, "#define SM100_K_SLOT_CHUNKS (SM100_DQK_CHUNKS - FA4_ROPE_CHUNKS)\n") &&
+       strstr(kc, "#define SM100_ROPE_BUFS (FA4_ROPE_CHUNKS ? (FA4_KV_SLOTS + 1) / 2 : 0)\n") &&
+       strstr(kc, "#define SM100_ROPE_BUF_BYTES (FA4_ROPE_CHUNKS * SM100_K_CHUNK_BYTES)\n") &&
+       strstr(kc, "return c.smem + FA4_SMEM_ROPE_OFF + (u32)(j % SM100_ROPE_BUFS) * "
+              "SM100_ROPE_BUF_BYTES") &&
+       strstr(ml, "tma_load_4d(k_chunk(c, j, ch), tk, lead_bar(full),"),
+       "rope mode: kernel.cuh puts K's depth boxes past the slot's in ROPE buffer j %% "
+       "ceil(slots / 2), and mainloop.cuh loads every K box through k_chunk() on K_j's "
+       "barrier, as checked");
     ok(strstr(ml, "arm_full(c, bar, SM100_Q_CHUNK_BYTES);") &&
        strstr(ml, "mbarrier_arrive_expect_tx(bar, bytes * FA4_CTA_GROUP);") &&
        strstr(ml, "if (c.rank == 0)") &&
@@ -627,6 +741,16 @@ int main(void)
        "correction.cuh stores fp8's 16-bit O per warp as {swizzle / 2, 32} boxes through "
        "its rows of tile i's Q chunks at (swizzle / 2 b, m0 + 128 i + 32 w, head, batch), "
        "as checked");
+    {
+        const char *sc = kernel_text("sm100/scales.cuh");
+        ok(strstr(sc, "((long long)c.batch * p.heads_q + c.head) * p.seqlen_q;") &&
+           strstr(sc, "((long long)c.batch * p.heads_kv + c.kv_head) * p.seqlen_k;") &&
+           strstr(sc, "c.m0 + r < p.seqlen_q ? qs[c.m0 + r] : 0.0f;") &&
+           strstr(sc, "key0 + r < p.seqlen_k ? ks[key0 + r] : 0.0f;") &&
+           strstr(kc, "scale_warp(p, c, (int)(threadIdx.x & 31));"),
+           "scales.cuh reads q_token_scale / k_token_scale as [batch, heads, seq] at the "
+           "call's seqlen_q / seqlen_k (the layout fa4.h documents), nothing past the end");
+    }
     ok(strstr(kc, "c.m0 = m_block * FA4_BM;") && strstr(kc, "c.head = (int)blockIdx.y;") &&
        strstr(kc, "c.batch = (int)blockIdx.z;") &&
        strstr(kc, "static_assert(FA4_THREADS == 512"),
@@ -636,6 +760,43 @@ int main(void)
         for (i = 0; i < (int)(sizeof dims / sizeof dims[0]); i++)
             checked += check_space(&dev, (fa4_dtype)dt, dims[i][0], dims[i][1]);
     diag("%d sm100 configs checked", checked);
+
+    /* fp8 in rope mode: the slot rule splits its rings (budget_sm100.c),
+       so two explicit fused rings: d192/128 at 64 B (a rope box of 64
+       columns) and d256/128 1Q at 128 B (one of 128) */
+    for (i = 0; i < 2; i++) {
+        const fa4_problem init = FA4_PROBLEM_INIT;
+        fa4_layout l;
+        char defs[8192], bad[640] = "";
+        p = init;
+        p.dtype = FA4_DTYPE_FP8_E4M3; p.batch = 3; p.seqlen_q = 1000; p.seqlen_k = 777;
+        p.heads_q = 8; p.heads_kv = 2; p.head_dim_qk = i ? 256 : 192; p.head_dim_v = 128;
+        config_default(&cfg, &dev, &p, FA4_FAMILY_SM100, why, sizeof why);
+        if (i) {
+            cfg.bm = 128; cfg.q_tiles = 1; cfg.bn = 192; cfg.swizzle = 128;
+        }
+        cfg.stages = 5;
+        cfg.fused_kv = 1;
+        k = params_of(&p);
+        if (budget_fit(&l, &dev, &p, &cfg, why, sizeof why) != FA4_OK)
+            snprintf(bad, sizeof bad, "fit: %s", why);
+        else if (budget_defines(defs, sizeof defs, &p, &cfg, &l) < 0)
+            snprintf(bad, sizeof bad, "budget_defines overflow");
+        else if (launch_sm100_describe(m, &p, &cfg, &k, why, sizeof why) != FA4_OK)
+            snprintf(bad, sizeof bad, "describe: %s", why);
+        else if (define_of(defs, "FA4_ROPE_CHUNKS") != 1)
+            snprintf(bad, sizeof bad, "FA4_ROPE_CHUNKS %d, want 1",
+                     define_of(defs, "FA4_ROPE_CHUNKS"));
+        else
+            check_maps(bad, sizeof bad, m, defs);
+        ok(!bad[0], "sm100 fp8 d%d/128 as a fused ring of 5 (%d B swizzle) is in rope mode "
+           "and its maps match the kernel's counts%s%s", p.head_dim_qk, cfg.swizzle,
+           bad[0] ? ": " : "", bad);
+    }
+    {
+        const fa4_problem init = FA4_PROBLEM_INIT;
+        p = init;
+    }
 
     /* what the maps refuse */
     p.dtype = FA4_DTYPE_BF16; p.batch = 1; p.seqlen_q = p.seqlen_k = 256;

@@ -2,17 +2,23 @@
 ** test_sm100_compile.c -- NVRTC compiles the sm100 heuristic variants
 ** (kernels/sm100/) for sm_100a: bf16 d64 (split rings) and d128 (fused
 ** ring), with and without the causal mask, plus one split ring with K
-** staged by depth chunk, one with head_dim_v < head_dim_qk, d256 in its
+** staged by depth chunk, one with head_dim_v < head_dim_qk, rope rings
+** (MLA's 192/128 causal and not, 256/128: K's columns past head_dim_v in
+** ROPE buffers beside the fused ring), per-token Q/K scales (d128 causal
+** and not, 192/128, d256 1Q, a CTA pair), d256 in its
 ** 1Q mode (one query tile, S double-buffered), causal and not, and CTA
 ** pairs (cluster 2, cta_group::2): d128 2Q causal and not, d192/128 2Q
 ** and d256 1Q at their automatic pair configs.  fp8 (e4m3): 2Q and 1Q,
 ** split and fused rings, 64 and 128 B swizzle, d64/d128/d256 and
-** d192/128, causal and not, and CTA pairs (d128 at 64 B, d256 at 128 B).
-** Each must compile with no spill and within the 128 registers a
-** 512-thread CTA has.  The kernel cannot run here (no sm_100 GPU), which
-** the last line records as a skip.  FA4_TEST_ALL=1 compiles every
-** enumerated bf16, fp16 and fp8 config of d64, 96, 128, 192/128, 128/64
-** and 256, causal and not, instead (make check-compile-all).
+** d192/128, causal and not, CTA pairs (d128 at 64 B, d256 at 128 B),
+** rope rings (d192/128 at 64 B, d256/128 1Q at 128 B) and per-token
+** scales (d128 causal and not, with a rope ring).  Each must compile with
+** no spill and within the 128 registers a 512-thread CTA has.  The
+** kernel cannot run here (no sm_100 GPU), which the last line records as
+** a skip.  FA4_TEST_ALL=1 compiles every enumerated bf16, fp16 and fp8
+** config of d64, 96, 128, 192/128, 128/64, 256 and 256/128, and of d128
+** and 192/128 with per-token scales, causal and not, instead (make
+** check-compile-all).
 */
 #include <stdlib.h>
 
@@ -77,19 +83,23 @@ static void check_compile(const device_limits *dev, const fa4_problem *p,
 static void compile_all(const device_limits *dev)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
-                                   { 128, 64 }, { 256, 256 } };
+                                   { 128, 64 }, { 256, 256 }, { 256, 128 } };
     char why[512];
     int d, dt, causal, i;
 
-    for (d = 0; d < (int)(sizeof dims / sizeof dims[0]); d++)
+    for (d = 0; d < (int)(sizeof dims / sizeof dims[0]) + 2; d++)
         for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP8_E4M3; dt++)
             for (causal = 0; causal < 2; causal++) {
-                fa4_problem p = ct_problem((fa4_dtype)dt, 2, 4096, dims[d][0], dims[d][1],
-                                           causal);
+                /* the last two: d128 and 192/128 with per-token scales */
+                const int n = (int)(sizeof dims / sizeof dims[0]), scaled = d >= n;
+                const int *dd = scaled ? dims[d == n ? 2 : 3] : dims[d];
+                fa4_problem p = ct_problem((fa4_dtype)dt, 2, 4096, dd[0], dd[1], causal);
                 config_space sp;
 
+                p.token_scales = scaled;
+
                 if (config_enumerate(&sp, dev, &p, FA4_FAMILY_SM100, why, sizeof why) != FA4_OK) {
-                    ok(0, "sm100 d%d/%d enumerates: %s", dims[d][0], dims[d][1], why);
+                    ok(0, "sm100 d%d/%d enumerates: %s", dd[0], dd[1], why);
                     continue;
                 }
                 for (i = 0; i < sp.count; i++)
@@ -118,7 +128,7 @@ int main(void)
         skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
         return done_testing() ? 1 : 0;
     }
-    plan(30);
+    plan(43);
     for (i = 0; i < 2; i++)
         for (causal = 0; causal < 2; causal++) {
             p = problem(dims[i], causal);
@@ -139,6 +149,42 @@ int main(void)
     cfg.stages = 2;
     cfg.fused_kv = 0;
     check_compile(&dev, &p, &cfg, "split rings, d128/64");
+    /* rope mode: MLA 192/128 at bn 128, 3 fused slots and 2 ROPE buffers
+       (causal and not), 256/128 with two rope boxes per K tile */
+    for (causal = 0; causal < 2; causal++) {
+        p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, causal);
+        family_sm100.heuristic(&cfg, &dev, &p);
+        check_compile(&dev, &p, &cfg, "rope ring, d192/128");
+    }
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 256, 128, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bn = 64;
+    cfg.stages = 3;
+    cfg.fused_kv = 1;
+    check_compile(&dev, &p, &cfg, "rope ring, d256/128");
+    /* per-token Q/K scales (the scale warp, QSCALE / KSCALE): d128 causal
+       and not, MLA 192/128, d256 1Q, a d128 CTA pair of 4 split stages */
+    for (causal = 0; causal < 2; causal++) {
+        p = problem(128, causal);
+        p.token_scales = 1;
+        family_sm100.heuristic(&cfg, &dev, &p);
+        check_compile(&dev, &p, &cfg, "per-token scales");
+    }
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, 1);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_compile(&dev, &p, &cfg, "per-token scales, d192/128");
+    p = problem(256, 0);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_compile(&dev, &p, &cfg, "per-token scales, 1Q");
+    p = problem(128, 1);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.cluster = 2;
+    cfg.stages = 4;
+    cfg.fused_kv = 0;
+    check_compile(&dev, &p, &cfg, "per-token scales, CTA pair");
     /* d256: 1Q, bn 96, 3 fused slots */
     for (causal = 0; causal < 2; causal++) {
         p = problem(256, causal);
@@ -198,6 +244,36 @@ int main(void)
         cfg.swizzle = 128;
         pair_resolve(&cfg, &dev, &p);
         check_compile(&dev, &p, &cfg, "1Q CTA pair, 128 B swizzle");
+        /* rope mode in fp8 (explicit fused rings: the slot rule splits
+           these shapes): d192/128 at 64 B, d256/128 1Q at 128 B */
+        p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 192, 128, 1);
+        family_sm100.heuristic(&cfg, &dev, &p);
+        cfg.stages = 5;
+        cfg.fused_kv = 1;
+        check_compile(&dev, &p, &cfg, "rope ring, 64 B swizzle");
+        p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 256, 128, 0);
+        family_sm100.heuristic(&cfg, &dev, &p);
+        cfg.bm = 128;
+        cfg.q_tiles = 1;
+        cfg.bn = 192;
+        cfg.swizzle = 128;
+        cfg.stages = 5;
+        cfg.fused_kv = 1;
+        check_compile(&dev, &p, &cfg, "1Q rope ring, 128 B swizzle");
+        /* per-token scales beside the descales: d128 causal and not, and
+           d192/128 as a rope ring with scales */
+        for (causal = 0; causal < 2; causal++) {
+            p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 128, 128, causal);
+            p.token_scales = 1;
+            family_sm100.heuristic(&cfg, &dev, &p);
+            check_compile(&dev, &p, &cfg, "per-token scales");
+        }
+        p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 192, 128, 0);
+        p.token_scales = 1;
+        family_sm100.heuristic(&cfg, &dev, &p);
+        cfg.stages = 5;
+        cfg.fused_kv = 1;
+        check_compile(&dev, &p, &cfg, "per-token scales, rope ring");
     }
     skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
     return done_testing() ? 1 : 0;

@@ -2,9 +2,10 @@
 ** test_sm100_ptx.c -- static checks that stand in for the sm_100 GPU we do
 ** not have.  A sample of sm100 variants (2Q fused and split rings, K
 ** staged by depth chunk, head_dim_v < head_dim_qk, 1Q, CTA pairs, causal
-** and not, bf16, fp16 and fp8 e4m3 with 64 and 128 B swizzle) is compiled
-** by NVRTC for sm_100a and its PTX is read for what the mode needs (G =
-** the variant's cta_group: 1, or 2 for a CTA pair):
+** and not, bf16, fp16 and fp8 e4m3 with 64 and 128 B swizzle, rope rings
+** and per-token scales) is compiled by NVRTC for sm_100a and its PTX is
+** read for what the mode needs (G = the variant's cta_group: 1, or 2 for
+** a CTA pair):
 **   - tcgen05.mma cta_group::G of one kind on every MMA: kind::f16 (A/B
 **     formats bf16 1 or f16 0) for 16-bit inputs, kind::f8f6f4 (formats
 **     E4M3 0) for fp8; S = Q K^T from two smem descriptors (M 128 G, N =
@@ -16,6 +17,19 @@
 **   - fp8: P goes to TMEM as e4m3 -- every tcgen05.st.32x32b.x4 (P's
 **     store) holds packed cvt.rn.satfinite.e4m3x2.f32 results or zeros,
 **     and there is no 16-bit P store (x8); 16-bit: no e4m3 conversion;
+**   - the K ring's placement: every S k-step's K descriptor and every TMA
+**     load of K starts in the K ring, or in rope mode (MLA 192/128 and
+**     other head_dim_v < head_dim_qk fused rings, 16-bit or fp8) the
+**     k-steps of each tile's last rope_depth columns and the K boxes past
+**     padded_dv start in the ROPE region (each address traced back to the
+**     smem base through its def chain: the immediates it adds give where
+**     it starts at least);
+**   - per-token Q/K scales (problem token_scales): global loads from the
+**     argument block's q_token_scale / k_token_scale stored into QSCALE /
+**     KSCALE, every read of them after the wait on their full barrier
+**     (KS_FULL since the buffer was last given back), every refill of
+**     KSCALE after the wait on its KS_EMPTY, on every path; none of it
+**     without scales;
 **   - tcgen05.ld / st: 32x32b shapes (a warp reaches its 32 lanes), as
 **     many registers as the shape moves; no register of a load read
 **     before tcgen05.wait::ld; every store waited (wait::st) and fenced
@@ -24,7 +38,8 @@
 **   - tcgen05.commit: the arrive::one form of cta_group::G (a pair's
 **     multicast to both CTAs, mask 0b11), each on a barrier of the BAR
 **     region initialised with count 1; every barrier's count the kernel's
-**     (P_FULL 128 G, C_FULL / C_EMPTY 128, the rest 1);
+**     (P_FULL 128 G, C_FULL / C_EMPTY 128, QS_FULL / KS_FULL 32, KS_EMPTY
+**     128 per query tile, the rest 1);
 **   - a pair: no tcgen05 instruction of the other cta_group; every TMA
 **     load the cta_group::2 form on a barrier mapped to rank 0 (the
 **     leader's), P_FULL reached by remote arrives on rank 0 with release
@@ -49,6 +64,7 @@
 ** Without one that line is a skip.  Nothing here runs a kernel.
 */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +76,7 @@
 #include "family.h"
 #include "jit.h"
 #include "compile_test_util.h"
+#include "../kernels/common/params.h"
 
 /* The PTX as lines; each line's text trimmed of leading blanks. */
 typedef struct ptx_text {
@@ -178,7 +195,438 @@ typedef struct expect {
     int mma_k;                   /* elements of an MMA k-step: 16, or 32 (fp8) */
     int g;                       /* FA4_CTA_GROUP: 1, or 2 for a CTA pair */
     int bar_off, bar_size;
+    int rope_chunks;             /* FA4_ROPE_CHUNKS: K boxes in the ROPE buffers */
+    int k_off, k_end;            /* the K ring: KV (fused) or K (split) region */
+    int rope_off, rope_end;      /* the ROPE region; 0, 0 without */
+    int scales, ks_bufs;         /* FA4_TOKEN_SCALES, FA4_KSCALE_BUFS */
+    int qs_off, ks_off, ks_end;  /* QSCALE, KSCALE regions */
+    int qs_bar;                  /* index of QS_FULL: KS_FULL, KS_EMPTY follow */
 } expect;
+
+/* The operands of instruction LINE after its mnemonic, into OPS (at most
+** 4, each trimmed); returns how many. */
+static int operands(char ops[4][48], const char *line)
+{
+    const char *s = line;
+    int n = 0;
+
+    while (*s && !isspace((unsigned char)*s))
+        s++;
+    while (*s && n < 4) {
+        size_t k = 0;
+        while (isspace((unsigned char)*s) || *s == ',')
+            s++;
+        if (!*s || *s == ';')
+            break;
+        while (*s && *s != ',' && *s != ';' && k + 1 < sizeof ops[0])
+            ops[n][k++] = *s++;
+        while (k > 0 && isspace((unsigned char)ops[n][k - 1]))
+            k--;
+        ops[n++][k] = '\0';
+    }
+    return n;
+}
+
+static int is_imm(const char *op)
+{
+    return op[0] == '-' || isdigit((unsigned char)op[0]);
+}
+
+/* The line defining REG last before line AT (its first operand), or -1. */
+static int def_line(const ptx_text *t, int at, const char *reg)
+{
+    char buf[64];
+    int i;
+
+    for (i = at - 1; i >= 0; i--)
+        if (t->line[i][0] != '/' && t->line[i][0] != '$' &&
+            strcmp(first_operand(buf, sizeof buf, t->line[i]), reg) == 0)
+            return i;
+    return -1;
+}
+
+/* The shared-memory roots of a kernel's addresses: the 1024-aligned base
+** ("and.b32 BASE, RAW1023, -1024") and RAW1023 = RAW + 1023, RAW the
+** dynamic smem's own address. */
+typedef struct smem_roots {
+    char base[32], raw1023[32], raw[32];
+} smem_roots;
+
+static int find_roots(smem_roots *r, const ptx_text *t)
+{
+    char ops[4][48];
+    int i, d;
+
+    for (i = 0; i < t->n; i++)
+        if (starts(t->line[i], "and.b32") && strstr(t->line[i], ", -1024;"))
+            break;
+    if (i == t->n || operands(ops, t->line[i]) != 3)
+        return 0;
+    snprintf(r->base, sizeof r->base, "%.31s", ops[0]);
+    snprintf(r->raw1023, sizeof r->raw1023, "%.31s", ops[1]);
+    if ((d = def_line(t, i, r->raw1023)) < 0 || !starts(t->line[d], "add.s32") ||
+        operands(ops, t->line[d]) != 3 || strcmp(ops[2], "1023") != 0)
+        return 0;
+    snprintf(r->raw, sizeof r->raw, "%.31s", ops[1]);
+    return 1;
+}
+
+/* 1 when REG at line AT holds fa4_smem's own (generic) address. */
+static int is_smem_sym(const ptx_text *t, int at, const char *reg)
+{
+    char ops[4][48];
+    int d = def_line(t, at, reg);
+
+    return d >= 0 && starts(t->line[d], "mov.u64") && operands(ops, t->line[d]) == 2 &&
+           !strcmp(ops[1], "fa4_smem");
+}
+
+/*
+** Where the shared-memory address in REG (used at line AT) starts at the
+** least, as a byte offset from the 1024-aligned base: the immediates its
+** def chain adds (add.s32; mad.lo adds an index times a stride), through
+** the moves, conversions, shifts and
+** masks that encode a descriptor (a sub.s32 of a register: its minuend,
+** below), down to the base (or the raw address it
+** is rounded from, less its 1023; for a generic 64-bit pointer, fa4_smem
+** plus the base's distance from it).  The run-time terms of the chain
+** (ring and buffer indices) are unsigned additions and left out.  1 with *OFF;
+** 0 when the chain is not of that form.
+*/
+static int smem_floor(const ptx_text *t, int at, const char *reg, const smem_roots *r,
+                      int depth, long long *off)
+{
+    char ops[4][48];
+    int d, n;
+
+    if (!strcmp(reg, r->base) || !strcmp(reg, r->raw1023)) {
+        *off = 0;
+        return 1;
+    }
+    if (!strcmp(reg, r->raw)) {
+        *off = -1023;
+        return 1;
+    }
+    if (depth > 24 || (d = def_line(t, at, reg)) < 0 || (n = operands(ops, t->line[d])) < 2)
+        return 0;
+    if (starts(t->line[d], "add.s64") && n == 3 && !is_imm(ops[1]) && !is_imm(ops[2]) &&
+        (is_smem_sym(t, d, ops[1]) || is_smem_sym(t, d, ops[2]))) {
+        /* fa4_smem's generic address plus (base - raw): the base itself */
+        *off = 0;
+        return 1;
+    }
+    if ((starts(t->line[d], "add.s32") || starts(t->line[d], "add.s64")) && n == 3) {
+        long long sub;
+        if (is_imm(ops[2]) && smem_floor(t, d, ops[1], r, depth + 1, &sub)) {
+            *off = sub + strtoll(ops[2], NULL, 10);
+            return 1;
+        }
+        if (!is_imm(ops[2]) && !is_imm(ops[1]))
+            return smem_floor(t, d, ops[1], r, depth + 1, off) ||
+                   smem_floor(t, d, ops[2], r, depth + 1, off);
+        return 0;
+    }
+    if (starts(t->line[d], "mad.lo.s32") && n == 4)     /* index * stride + address */
+        return !is_imm(ops[3]) && smem_floor(t, d, ops[3], r, depth + 1, off);
+    /* a ring index kept as a running offset less whole turns of the ring
+       (j % slots strength-reduced): the address is the minuend's, less a
+       run-time term that keeps it in the ring */
+    if (starts(t->line[d], "sub.s32") && n == 3 && !is_imm(ops[1]) && !is_imm(ops[2]))
+        return smem_floor(t, d, ops[1], r, depth + 1, off);
+    if (starts(t->line[d], "mov.") || starts(t->line[d], "cvt.") ||
+        starts(t->line[d], "shr.") || starts(t->line[d], "and.") ||
+        starts(t->line[d], "or.b64"))
+        return !is_imm(ops[1]) && smem_floor(t, d, ops[1], r, depth + 1, off);
+    return 0;
+}
+
+/* 1 when map register REG at line AT is the kernel parameter fa4_fwd_param_N
+** (through cvta.param and moves). */
+static int is_param(const ptx_text *t, int at, const char *reg, int n)
+{
+    char ops[4][48], want[32];
+    int d, depth;
+
+    snprintf(want, sizeof want, "fa4_fwd_param_%d", n);
+    for (depth = 0; depth < 8; depth++) {
+        if ((d = def_line(t, at, reg)) < 0 || operands(ops, t->line[d]) != 2)
+            return 0;
+        if (!strcmp(ops[1], want))
+            return 1;
+        if (!starts(t->line[d], "mov.") && !starts(t->line[d], "cvta.param"))
+            return 0;
+        at = d;
+        reg = ops[1];
+    }
+    return 0;
+}
+
+/*
+** Rope mode's placement, "" into BAD when it holds: every S = Q K^T MMA's
+** K descriptor starts in the K ring or the ROPE region -- the ROPE one
+** for exactly the last swizzle / 32 x ROPE_CHUNKS k-steps of each tile's
+** PAD_DQK / MMA_K (the slot's depth, then the rope's) and never without
+** rope mode; and
+** every TMA load of the K map (fa4_fwd_param_2) lands in the ROPE region
+** when its depth coordinate (a constant) is past the slot's padded_dv
+** columns, in the K ring otherwise.  Counts the rope k-steps and loads.
+*/
+static void check_rope(char *bad, size_t bn, const ptx_text *t, const expect *e,
+                       int *nrope_mma, int *nrope_load)
+{
+    /* a depth box is one swizzle row: swizzle / 32 k-steps of 32 bytes,
+       swizzle / esize columns (64 for 16-bit types, 64 or 128 for fp8) */
+    const int steps = e->pad_dqk / e->mma_k, rope_steps = e->swizzle / 32 * e->rope_chunks;
+    const int slot_cols = e->pad_dqk - e->swizzle / (e->fp8 ? 1 : 2) * e->rope_chunks;
+    smem_roots r;
+    int i, nss = 0;
+
+    *nrope_mma = *nrope_load = 0;
+    bad[0] = '\0';
+    if (!find_roots(&r, t)) {
+        snprintf(bad, bn, "no 1024-aligned base rounded from the smem address");
+        return;
+    }
+    for (i = 0; i < t->n && !bad[0]; i++) {
+        const char *l = t->line[i];
+        char d[32], a[32], b[32], id[32], ops[4][48];
+        long long off, col;
+        int in_rope, in_k;
+
+        if (starts(l, "tcgen05.mma") && mma_operands(l, d, a, b, id) == 0) {
+            if (!smem_floor(t, i, b, &r, 0, &off)) {
+                snprintf(bad, bn, "line %d: the K descriptor %s is not base + offset", i + 1, b);
+                break;
+            }
+            in_rope = off >= e->rope_off && off < e->rope_end;
+            in_k = off >= e->k_off && off < e->k_end;
+            if (!in_rope && !in_k)
+                snprintf(bad, bn, "line %d: a K descriptor starts at smem +%lld, outside the "
+                         "K ring [%d, %d) and ROPE [%d, %d)", i + 1, off, e->k_off, e->k_end,
+                         e->rope_off, e->rope_end);
+            else if (in_rope != (nss % steps >= steps - rope_steps))
+                snprintf(bad, bn, "line %d: k-step %d of %d reads %s (smem +%lld)", i + 1,
+                         nss % steps, steps, in_rope ? "the ROPE region" : "the ring slot", off);
+            *nrope_mma += in_rope;
+            nss++;
+        } else if (starts(l, "cp.async.bulk.tensor") && strstr(l, ".global.tile.mbarrier") &&
+                   sscanf(l, "%*[^[][%31[^]]], [%31[^,], {%31[^,]", d, b, a) == 3 &&
+                   is_param(t, i, b, 2)) {
+            int dl = def_line(t, i, a);
+            if (dl < 0 || !starts(t->line[dl], "mov.b32") || operands(ops, t->line[dl]) != 2 ||
+                !is_imm(ops[1])) {
+                snprintf(bad, bn, "line %d: a K load's depth coordinate %s is not a constant",
+                         i + 1, a);
+                break;
+            }
+            col = strtoll(ops[1], NULL, 10);
+            if (!smem_floor(t, i, d, &r, 0, &off)) {
+                snprintf(bad, bn, "line %d: a K load's destination %s is not base + offset",
+                         i + 1, d);
+                break;
+            }
+            in_rope = off >= e->rope_off && off < e->rope_end;
+            in_k = off >= e->k_off && off < e->k_end;
+            if (col >= slot_cols ? !in_rope : !in_k)
+                snprintf(bad, bn, "line %d: K's depth box at column %lld lands at smem +%lld, "
+                         "not in %s", i + 1, col, off, col >= slot_cols ? "ROPE" : "the K ring");
+            *nrope_load += in_rope;
+        }
+    }
+    if (!bad[0] && (nss == 0 || nss % steps != 0 || *nrope_mma != nss / steps * rope_steps))
+        snprintf(bad, bn, "%d S MMAs (whole tiles of %d k-steps?), %d on ROPE (want %d per tile)",
+                 nss, steps, *nrope_mma, rope_steps);
+    else if (!bad[0] && (e->rope_chunks > 0) != (*nrope_load > 0))
+        snprintf(bad, bn, "%d K loads land in ROPE (rope chunks %d)", *nrope_load, e->rope_chunks);
+}
+
+/* The byte offset in the kernel's argument block (fa4_fwd_param_0) of the
+** field a global pointer REG at line AT was loaded from, through the
+** additions of an index and the move to the global window; -1 if none. */
+static long long param_field(const ptx_text *t, int at, const char *reg, int depth)
+{
+    char ops[4][48];
+    const char *plus;
+    long long f;
+    int d, n;
+
+    if (depth > 16 || (d = def_line(t, at, reg)) < 0 || (n = operands(ops, t->line[d])) < 2)
+        return -1;
+    if (starts(t->line[d], "ld.param.u64"))
+        return (plus = strchr(ops[1], '+')) ? strtoll(plus + 1, NULL, 10) : 0;
+    if (starts(t->line[d], "add.s64") && n == 3) {
+        if (!is_imm(ops[1]) && (f = param_field(t, d, ops[1], depth + 1)) >= 0)
+            return f;
+        return is_imm(ops[2]) ? -1 : param_field(t, d, ops[2], depth + 1);
+    }
+    if (starts(t->line[d], "cvta.to.global") || starts(t->line[d], "mov.u64") ||
+        starts(t->line[d], "mov.b64"))
+        return is_imm(ops[1]) ? -1 : param_field(t, d, ops[1], depth + 1);
+    return -1;
+}
+
+/* The address register and immediate of a memory operand "[%rd5+64]". */
+static int mem_operand(const char *line, char reg[48], long long *imm)
+{
+    const char *s = strchr(line, '['), *e;
+    size_t k = 0;
+
+    if (!s || !(e = strchr(s, ']')))
+        return 0;
+    for (s++; s < e && *s != '+' && k + 1 < 48; s++)
+        reg[k++] = *s;
+    reg[k] = '\0';
+    *imm = *s == '+' ? strtoll(s + 1, NULL, 10) : 0;
+    return reg[0] == '%';
+}
+
+static const char *branch_target(char *buf, size_t size, const char *line, int *uncond);
+
+/* The successors of every PTX line of T into SUCC[2 i], SUCC[2 i + 1]
+** (-1: none): the next line unless it ends the path, a branch's target. */
+static void ptx_successors(int *succ, const ptx_text *t)
+{
+    int i, k;
+
+    for (i = 0; i < t->n; i++) {
+        const char *l = t->line[i];
+        char label[96];
+        int uncond;
+        succ[2 * i] = i + 1;
+        succ[2 * i + 1] = -1;
+        if (branch_target(label, sizeof label, l, &uncond)) {
+            size_t len = strlen(label);
+            if (uncond)
+                succ[2 * i] = -1;
+            for (k = 0; k < t->n; k++)
+                if (!strncmp(t->line[k], label, len) && t->line[k][len] == ':')
+                    succ[2 * i + 1] = k;
+        } else if (starts(l, "ret;") || starts(l, "exit;")) {
+            succ[2 * i] = -1;
+        }
+    }
+}
+
+/* Which of E's scale barriers the mbarrier line AT names: 1 QS_FULL,
+** 2 a KS_FULL, 3 a KS_EMPTY (by where its address starts), else 0. */
+static int scale_bar(const ptx_text *t, int at, const expect *e, const smem_roots *r)
+{
+    char reg[48];
+    long long off, imm, idx;
+    const char *b = strchr(t->line[at], '[');
+
+    if (!e->scales || !b || !mem_operand(b, reg, &imm) || !smem_floor(t, at, reg, r, 0, &off))
+        return 0;
+    idx = (off + imm - e->bar_off) / 8;
+    if (off + imm < e->bar_off || idx < e->qs_bar)
+        return 0;
+    return idx == e->qs_bar ? 1 : idx <= e->qs_bar + e->ks_bufs ? 2
+           : idx <= e->qs_bar + 2 * e->ks_bufs ? 3 : 0;
+}
+
+/*
+** The per-token scales (FA4_TOKEN_SCALES), "" into BAD when they hold:
+** global loads of the query and key scales (pointers loaded from the
+** argument block's q_token_scale / k_token_scale) and stores of them
+** into QSCALE and KSCALE; and over every path of the control-flow graph,
+** no read of QSCALE before a wait on QS_FULL, no read of KSCALE without
+** a wait on a KS_FULL since the last arrive on KS_EMPTY (the buffer given
+** back), no store into KSCALE without a wait on a KS_EMPTY since the last
+** arrive on KS_FULL.  Without scales: no such load and no access to the
+** regions.  Counts loads, reads and the scale barriers' waits out.
+*/
+static void check_scales(char *bad, size_t bn, const ptx_text *t, const expect *e, int *nload,
+                         int *nread, int *nwait)
+{
+    const long long qf = (long long)offsetof(fa4_params, q_token_scale);
+    const long long kf = (long long)offsetof(fa4_params, k_token_scale);
+    unsigned char *in = calloc((size_t)t->n + 1, 1);
+    int *succ = malloc(sizeof *succ * 2 * ((size_t)t->n + 1));
+    int i, k, changed, nq = 0, nk = 0, nqs = 0, nks = 0, nqr = 0, nkr = 0;
+    smem_roots r;
+
+    *nload = *nread = *nwait = 0;
+    bad[0] = '\0';
+    if (!find_roots(&r, t)) {
+        snprintf(bad, bn, "no 1024-aligned base rounded from the smem address");
+        goto out;
+    }
+    ptx_successors(succ, t);
+    /* Flow bits, may-analysis from the entry (all set): 1 QS_FULL not
+       waited, 2 no KS_FULL wait since the last KS_EMPTY arrive, 4 no
+       KS_EMPTY wait since the last KS_FULL arrive. */
+    in[0] = 7;
+    for (changed = 1; changed; ) {
+        changed = 0;
+        for (i = 0; i < t->n; i++) {
+            unsigned char out = in[i];
+            const char *l = t->line[i];
+            int sb = starts(l, "mbarrier.") ? scale_bar(t, i, e, &r) : 0;
+            if (starts(l, "mbarrier.try_wait"))
+                out &= (unsigned char)~(sb == 1 ? 1 : sb == 2 ? 2 : sb == 3 ? 4 : 0);
+            else if (starts(l, "mbarrier.arrive"))
+                out |= (unsigned char)(sb == 3 ? 2 : sb == 2 ? 4 : 0);
+            for (k = 0; k < 2; k++)
+                if (succ[2 * i + k] >= 0 && succ[2 * i + k] < t->n &&
+                    (in[succ[2 * i + k]] | out) != in[succ[2 * i + k]]) {
+                    in[succ[2 * i + k]] |= out;
+                    changed = 1;
+                }
+        }
+    }
+    for (i = 0; i < t->n && !bad[0]; i++) {
+        const char *l = t->line[i];
+        char reg[48];
+        long long off, imm, f;
+        int in_q, in_k;
+
+        if (starts(l, "ld.global") && mem_operand(l, reg, &imm) &&
+            (f = param_field(t, i, reg, 0)) >= 0 && (f == qf || f == kf)) {
+            nq += f == qf;
+            nk += f == kf;
+            continue;
+        }
+        if (starts(l, "mbarrier.try_wait"))
+            *nwait += scale_bar(t, i, e, &r) != 0;
+        if ((!starts(l, "ld.shared") && !starts(l, "st.shared")) || !mem_operand(l, reg, &imm) ||
+            !smem_floor(t, i, reg, &r, 0, &off))
+            continue;
+        off += imm;
+        in_q = off >= e->qs_off && off < e->ks_off;
+        in_k = off >= e->ks_off && off < e->ks_end;
+        if (!in_q && !in_k)
+            continue;
+        if (starts(l, "st.shared")) {
+            nqs += in_q;
+            nks += in_k;
+            if (in_k && (in[i] & 4))
+                snprintf(bad, bn, "line %d: a store into KSCALE (+%lld) may come with no wait "
+                         "on KS_EMPTY since the last KS_FULL arrive", i + 1, off);
+        } else {
+            nqr += in_q;
+            nkr += in_k;
+            if (in[i] & (in_q ? 1 : 2))
+                snprintf(bad, bn, "line %d: a read of %s (+%lld) may come with no wait on %s",
+                         i + 1, in_q ? "QSCALE" : "KSCALE", off,
+                         in_q ? "QS_FULL" : "KS_FULL since the last KS_EMPTY arrive");
+        }
+    }
+    *nload = nq + nk;
+    *nread = nqr + nkr;
+    if (bad[0])
+        goto out;
+    if (e->scales && (nq < 1 || nk < 1 || nqs < 1 || nks < 1 || nqr < 1 || nkr < 1 ||
+                      *nwait < 3))
+        snprintf(bad, bn, "%d / %d loads of the Q / K scales, %d / %d stores into QSCALE / "
+                 "KSCALE, %d / %d reads, %d waits on their barriers", nq, nk, nqs, nks, nqr,
+                 nkr, *nwait);
+    else if (!e->scales && nq + nk + nqs + nks + nqr + nkr > 0)
+        snprintf(bad, bn, "no per-token scales, yet %d loads and %d accesses of QSCALE/KSCALE",
+                 nq + nk, nqs + nks + nqr + nkr);
+out:
+    free(in);
+    free(succ);
+}
 
 /* Check the MMA instructions; "" into BAD when all hold.  Counts out. */
 static void check_mma(char *bad, size_t bn, const ptx_text *t, const expect *e, int *nss,
@@ -545,7 +993,9 @@ static long long base_offset(const ptx_text *t, int at, const char *reg, const c
 
 /* The init count the kernel gives barrier IDX of E's map (kernel.cuh,
 ** enum sm100_bar): P_FULL[4] 128 per CTA of the group, C_FULL and C_EMPTY
-** 128, the rest (TMA, commits) 1. */
+** 128, the per-token scales' QS_FULL and KS_FULL 32 (the scale warp's
+** lanes) and KS_EMPTY 128 per query tile (the CTA's softmax threads), the
+** rest (TMA, commits) 1. */
 static int bar_count(const expect *e, int idx)
 {
     const int p_full = 2, o_full = p_full + 4, c_full = o_full + e->q_tiles;
@@ -553,6 +1003,10 @@ static int bar_count(const expect *e, int idx)
         return 128 * e->g;
     if (idx >= c_full && idx < c_full + 2 * e->q_tiles)
         return 128;
+    if (e->scales && idx >= e->qs_bar && idx < e->qs_bar + 1 + e->ks_bufs)
+        return 32;
+    if (e->scales && idx >= e->qs_bar + 1 + e->ks_bufs)
+        return 128 * e->q_tiles;
     return 1;
 }
 
@@ -833,6 +1287,21 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     e.mma_k = e.fp8 ? 32 : 16;
     e.bar_off = budget_region_find(&l, "BAR")->offset;
     e.bar_size = budget_region_find(&l, "BAR")->size;
+    e.rope_chunks = define_of(defs, "FA4_ROPE_CHUNKS");
+    e.scales = define_of(defs, "FA4_TOKEN_SCALES") == 1;
+    e.ks_bufs = define_of(defs, "FA4_KSCALE_BUFS");
+    e.qs_off = budget_region_find(&l, "QSCALE")->offset;
+    e.ks_off = budget_region_find(&l, "KSCALE")->offset;
+    e.ks_end = e.ks_off + budget_region_find(&l, "KSCALE")->size;
+    e.qs_bar = e.bar_size / 8 - (e.scales ? 1 + 2 * e.ks_bufs : 0);
+    {
+        const budget_region *kr = budget_region_find(&l, cfg->fused_kv ? "KV" : "K");
+        const budget_region *rr = budget_region_find(&l, "ROPE");
+        e.k_off = kr ? kr->offset : 0;
+        e.k_end = kr ? kr->offset + kr->size : 0;
+        e.rope_off = rr ? rr->offset : 0;
+        e.rope_end = rr ? rr->offset + rr->size : 0;
+    }
     st = jit_compile_ptx(&k, &ptx, "sm_100a", p, cfg, &l, why, sizeof why);
     if (!ok(st == FA4_OK && k.spill_bytes == 0 && k.regs > 0 && k.regs <= 128 &&
             !strstr(k.log, "bytes smem"),
@@ -863,6 +1332,35 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
        np, ncvt);
     if (bad[0])
         diag("  %s", bad);
+
+    {
+        int nrope_mma, nrope_load;
+        check_rope(bad, sizeof bad, &t, &e, &nrope_mma, &nrope_load);
+        if (e.rope_chunks > 0)
+            ok(!bad[0], "%s: rope mode: %d TMA loads put K's last %d depth box(es) in the "
+               "ROPE region, and the last %d k-steps of each S tile (%d of them) read it, "
+               "the first %d the ring slot", name, nrope_load, e.rope_chunks,
+               e.swizzle / 32 * e.rope_chunks, nrope_mma,
+               e.pad_dqk / e.mma_k - e.swizzle / 32 * e.rope_chunks);
+        else
+            ok(!bad[0], "%s: every S k-step and K load is in the K ring (no rope mode)", name);
+        if (bad[0])
+            diag("  %s", bad);
+    }
+
+    {
+        int nload, nread, nwait;
+        check_scales(bad, sizeof bad, &t, &e, &nload, &nread, &nwait);
+        if (e.scales)
+            ok(!bad[0], "%s: per-token scales: %d global loads of the Q and K scales staged "
+               "in QSCALE / KSCALE, %d reads by the softmax, each after its barrier's wait "
+               "on every path (%d waits), KSCALE refilled only after KS_EMPTY", name, nload,
+               nread, nwait);
+        else
+            ok(!bad[0], "%s: no per-token scale load and no QSCALE / KSCALE access", name);
+        if (bad[0])
+            diag("  %s", bad);
+    }
 
     check_ldst(bad, sizeof bad, &t, &nld, &nst, &ntma);
     ok(!bad[0] && nld > 0 && nst > 0, "%s: %d tcgen05.ld / %d st of 32x32b, each load waited "
@@ -982,9 +1480,18 @@ int main(void)
     cfg.fused_kv = 0;
     check_variant(&dev, &p, &cfg, "2Q split rings, K by depth chunk");
 
+    /* rope mode: MLA's 192/128 at its automatic bn 128, 3 fused slots and
+       2 ROPE buffers; 256/128 with two rope boxes per K tile */
     p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, 0);
     family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "2Q, dv < dqk");
+    check_variant(&dev, &p, &cfg, "2Q rope ring");
+
+    p = ct_problem(FA4_DTYPE_FP16, 2, 4096, 256, 128, 1);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bn = 64;
+    cfg.stages = 3;
+    cfg.fused_kv = 1;
+    check_variant(&dev, &p, &cfg, "2Q rope ring, two rope boxes");
 
     p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 256, 256, 0);
     family_sm100.heuristic(&cfg, &dev, &p);
@@ -1064,6 +1571,76 @@ int main(void)
     cfg.stages = 5;
     cfg.fused_kv = 1;
     check_variant(&dev, &p, &cfg, "1Q CTA pair, 128 B swizzle");
+
+    /* a pair's rope ring: 5 slots of 64 keys of K / 64 columns of V, 3
+       ROPE buffers of 64 keys */
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, 1);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.cluster = 2;
+    cfg.stages = 5;
+    cfg.fused_kv = 1;
+    check_variant(&dev, &p, &cfg, "2Q CTA pair, rope ring");
+
+    /* per-token Q/K scales: 2Q (bn 128, the slot rule's 2 split stages),
+       a rope ring, 1Q, and a CTA pair */
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 128, 128, 0);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "2Q per-token scales");
+
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, 1);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bn = 96;
+    cfg.stages = 3;
+    cfg.fused_kv = 1;
+    check_variant(&dev, &p, &cfg, "2Q rope ring, per-token scales");
+
+    p = ct_problem(FA4_DTYPE_FP16, 2, 4096, 256, 256, 1);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "1Q per-token scales");
+
+    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 128, 128, 1);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.cluster = 2;
+    cfg.stages = 4;          /* the slot rule's 9 slots, capped to 8: 4 split stages */
+    cfg.fused_kv = 0;
+    check_variant(&dev, &p, &cfg, "2Q CTA pair, per-token scales");
+
+    /* fp8 with the rope mode and the per-token scales: rope rings (the
+       slot rule splits these shapes, so explicit fused rings) at 64 B
+       (one rope box of 64 columns: two k32 steps) and 1Q at 128 B (one
+       box of 128: four k32 steps); scales beside the descales, in split
+       rings and in a rope ring */
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 192, 128, 1);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.stages = 5;
+    cfg.fused_kv = 1;
+    check_variant(&dev, &p, &cfg, "2Q rope ring, 64 B swizzle");
+
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 256, 128, 0);
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.bm = 128;
+    cfg.q_tiles = 1;
+    cfg.bn = 192;
+    cfg.swizzle = 128;
+    cfg.stages = 5;
+    cfg.fused_kv = 1;
+    check_variant(&dev, &p, &cfg, "1Q rope ring, 128 B swizzle");
+
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 128, 128, 1);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    check_variant(&dev, &p, &cfg, "2Q per-token scales, 64 B swizzle");
+
+    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 192, 128, 0);
+    p.token_scales = 1;
+    family_sm100.heuristic(&cfg, &dev, &p);
+    cfg.stages = 5;
+    cfg.fused_kv = 1;
+    check_variant(&dev, &p, &cfg, "2Q rope ring, per-token scales, 64 B swizzle");
 
     skip("sm100 kernels checked statically only; they need an sm_100 GPU to run");
     return done_testing() ? 1 : 0;

@@ -37,6 +37,9 @@ typedef struct fa4_params {
     /* fp8 inputs: float32 [batch, heads_kv] factors that turn the stored
        e4m3 values of Q, K and V back into their real values; 0: 1.0. */
     unsigned long long q_descale, k_descale, v_descale;
+    /* FA4_TOKEN_SCALES: float32 per-token factors of the scores, [batch,
+       heads_q, seqlen_q] and [batch, heads_kv, seqlen_k]; 0 otherwise. */
+    unsigned long long q_token_scale, k_token_scale;
 } fa4_params;
 
 #endif

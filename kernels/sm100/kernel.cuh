@@ -15,7 +15,7 @@
 ** with the sm80 reference.  The CTA-pair mode (below) adds the cluster
 ** rules of the PTX ISA (cta_group::2 operand split, multicast commit,
 ** barriers signalled across the pair), equally unchecked on hardware.
-** Not implemented: per-token scales, persistent schedulers, varlen/paged.
+** Not implemented: persistent schedulers, varlen/paged.
 **
 ** CTA: 512 threads, BM = 128 x FA4_Q_TILES query rows.
 **   warps 0-3   softmax WG 0 (query tile 0, one TMEM lane = one row each)
@@ -23,7 +23,9 @@
 **   warps 8-11  correction WG (rescales O_i in TMEM, epilogue O and 1/l)
 **   warp 12     TMA loads (Q once, then the K/V ring)
 **   warp 13     TMEM allocation and the tcgen05.mma issue (a pair: the leader's)
-**   warps 14-15 idle
+**   warp 14     per-token Q/K scales into shared memory (FA4_TOKEN_SCALES;
+**               sm100/scales.cuh), else idle
+**   warp 15     idle
 ** TMEM: S0/P0 at FA4_TMEM_S0, S1/P1 at FA4_TMEM_S1, O0, O1 (budget_sm100.c).
 ** 2Q (BM 256): S/P buffer i belongs to query tile i, and the MMA warp
 **   alternates the tiles (P0 V | S0 | P1 V | S1 per key block).
@@ -46,6 +48,12 @@
 **   both CTAs together.  The pair's rows are consecutive: CTA r of pair q
 **   runs rows (2q + r) * FA4_BM.., and both visit the key blocks of the
 **   pair's rows.
+**
+** Rope mode (FA4_ROPE_CHUNKS > 0: a fused ring with padded head_dim_qk >
+**   padded head_dim_v, MLA's 192/128): a ring slot holds V_j or K_j's
+**   first padded_dv columns, and K_j's remaining depth boxes (the rope
+**   columns) land in ROPE buffer j % ceil(slots / 2) on the same K
+**   barrier; S = Q K^T runs its k-steps over the slot, then the buffer.
 **
 ** TMA maps (host side, 4-D tiled, dims innermost first):
 **   tm_q: {head_dim_qk, seqlen_q, heads_q, batch}, box {64, 128, 1, 1}
@@ -161,6 +169,7 @@ static_assert(FA4_TMEM_S0 == 0 && FA4_TMEM_S1 == FA4_BN && FA4_TMEM_O0 == 2 * FA
               && (FA4_Q_TILES == 1 || FA4_TMEM_O1 == FA4_TMEM_O0 + FA4_PAD_DV)
               && 2 * FA4_BN + FA4_Q_TILES * FA4_PAD_DV <= FA4_TMEM_COLS, "TMEM map");
 static_assert(FA4_SMEM_CORR_SIZE == FA4_Q_TILES * 128 * 4, "CORR: one f32 per row per tile");
+static_assert(FA4_TOKEN_SCALES == 0 || FA4_TOKEN_SCALES == 1, "per-token scales: on or off");
 static_assert(FA4_SMEM_Q_OFF % 1024 == 0, "swizzled tiles 1024-aligned");
 static_assert(FA4_SMEM_BAR_OFF % 8 == 0, "mbarriers 8-aligned");
 /* The base is rounded up to 1024 B at run time (fa4_fwd): the launch
@@ -169,9 +178,25 @@ static_assert(FA4_SMEM_SLACK >= 1024 - 16
               && FA4_SMEM_TMEMPTR_OFF + FA4_SMEM_TMEMPTR_SIZE + FA4_SMEM_SLACK == FA4_SMEM_BYTES,
               "layout + base-alignment slack == FA4_SMEM_BYTES");
 
+/* Rope mode (FA4_ROPE_CHUNKS > 0, budget_sm100.c (e)): in the fused ring
+ * a slot holds K_j's first SM100_K_SLOT_CHUNKS depth boxes (or V_j), and
+ * K_j's last FA4_ROPE_CHUNKS boxes go to ROPE buffer j % SM100_ROPE_BUFS
+ * -- at most that many K tiles are in the ring at once. */
+#define SM100_K_SLOT_CHUNKS (SM100_DQK_CHUNKS - FA4_ROPE_CHUNKS)
+#define SM100_K_SLOT_BYTES (SM100_K_SLOT_CHUNKS * SM100_K_CHUNK_BYTES)
+#define SM100_ROPE_BUFS (FA4_ROPE_CHUNKS ? (FA4_KV_SLOTS + 1) / 2 : 0)
+#define SM100_ROPE_BUF_BYTES (FA4_ROPE_CHUNKS * SM100_K_CHUNK_BYTES)
+static_assert(FA4_ROPE_CHUNKS == 0 || (FA4_FUSED_KV && SM100_K_SLOT_CHUNKS == SM100_DV_CHUNKS),
+              "rope mode: a fused ring whose slot holds K's first padded_dv columns");
+#if FA4_ROPE_CHUNKS
+static_assert(FA4_SMEM_ROPE_SIZE == SM100_ROPE_BUFS * SM100_ROPE_BUF_BYTES
+              && FA4_SMEM_ROPE_OFF % 1024 == 0
+              && FA4_SMEM_ROPE_OFF == FA4_SMEM_KV_OFF + FA4_SMEM_KV_SIZE, "ROPE region");
+#endif
+
 #if FA4_FUSED_KV
 #define SM100_SLOT_BYTES (FA4_SMEM_KV_SIZE / FA4_KV_SLOTS)
-static_assert(SM100_SLOT_BYTES >= SM100_K_TILE_BYTES && SM100_SLOT_BYTES >= SM100_V_TILE_BYTES
+static_assert(SM100_SLOT_BYTES >= SM100_K_SLOT_BYTES && SM100_SLOT_BYTES >= SM100_V_TILE_BYTES
               && SM100_SLOT_BYTES % 1024 == 0 && FA4_KV_SLOTS >= 2, "fused ring slot");
 static_assert(FA4_K_CHUNKS == 1, "the fused ring does not stage K by depth");
 #else
@@ -196,11 +221,16 @@ enum sm100_bar {
     BAR_Q1_FULL = BAR_C_EMPTY + FA4_Q_TILES,       /* [QK_CHUNKS] Q tile 1 (2Q only) */
     BAR_RING = BAR_Q1_FULL + (FA4_Q_TILES == 2 ? FA4_QK_CHUNKS : 0),
 #if FA4_FUSED_KV
-    BAR_TOTAL = BAR_RING + 2 * FA4_KV_SLOTS   /* full[slots], empty[slots] */
+    BAR_RING_END = BAR_RING + 2 * FA4_KV_SLOTS,   /* full[slots], empty[slots] */
 #else
     /* K full[stages][K_CHUNKS], K empty[..], V full[stages], V empty[..] */
-    BAR_TOTAL = BAR_RING + 2 * FA4_KV_SLOTS * FA4_K_CHUNKS + 2 * FA4_KV_SLOTS
+    BAR_RING_END = BAR_RING + 2 * FA4_KV_SLOTS * FA4_K_CHUNKS + 2 * FA4_KV_SLOTS,
 #endif
+    /* per-token scales (sm100/scales.cuh): scale warp -> softmax */
+    BAR_QS_FULL = BAR_RING_END,                            /* [TOKEN_SCALES] QSCALE */
+    BAR_KS_FULL = BAR_QS_FULL + FA4_TOKEN_SCALES,          /* [KSCALE_BUFS] */
+    BAR_KS_EMPTY = BAR_KS_FULL + FA4_KSCALE_BUFS,          /* [KSCALE_BUFS] softmax -> warp */
+    BAR_TOTAL = BAR_KS_EMPTY + FA4_KSCALE_BUFS
 };
 static_assert(BAR_TOTAL == FA4_NUM_BARRIERS && FA4_SMEM_BAR_SIZE == 8 * FA4_NUM_BARRIERS,
               "barrier map differs from the budget's count");
@@ -208,18 +238,20 @@ static_assert(BAR_TOTAL == FA4_NUM_BARRIERS && FA4_SMEM_BAR_SIZE == 8 * FA4_NUM_
 /* The kernel's own account of what it reaches, from its tile sizes and
  * barrier enum (not the budget's offsets), kept in the module so that
  * tests/test_sm100_ptx.c can hold it against the budget: bytes of dynamic
- * shared memory (Q tiles, the ring, CORR, barriers, TMEM pointer and the
- * 1024 B the base may be moved up by), and TMEM columns (S0, S1, then one
+ * shared memory (Q tiles, the ring with its ROPE buffers, CORR, the
+ * per-token scales, barriers,
+ * TMEM pointer and the 1024 B the base may be moved up by), and TMEM columns (S0, S1, then one
  * O per query tile). */
 #if FA4_FUSED_KV
-#define SM100_RING_BYTES (FA4_KV_SLOTS * (SM100_K_TILE_BYTES > SM100_V_TILE_BYTES \
-                                          ? SM100_K_TILE_BYTES : SM100_V_TILE_BYTES))
+#define SM100_RING_BYTES (FA4_KV_SLOTS * (SM100_K_SLOT_BYTES > SM100_V_TILE_BYTES \
+                                          ? SM100_K_SLOT_BYTES : SM100_V_TILE_BYTES) \
+                          + SM100_ROPE_BUFS * SM100_ROPE_BUF_BYTES)
 #else
 #define SM100_RING_BYTES (FA4_KV_SLOTS * (SM100_K_TILE_BYTES + SM100_V_TILE_BYTES))
 #endif
 extern "C" __device__ const u32 fa4_sm100_smem_reach =
     FA4_Q_TILES * SM100_Q_TILE_BYTES + SM100_RING_BYTES + FA4_Q_TILES * 128 * 4
-    + 8 * BAR_TOTAL + 4 + 1024;
+    + FA4_TOKEN_SCALES * 4 * (FA4_BM + FA4_KSCALE_BUFS * FA4_BN) + 8 * BAR_TOTAL + 4 + 1024;
 extern "C" __device__ const u32 fa4_sm100_tmem_reach = 2 * FA4_BN + FA4_Q_TILES * FA4_PAD_DV;
 
 /* The S/P buffer of query tile I at key block J (2Q: the tile's own; 1Q:
@@ -307,6 +339,19 @@ FA4_DEV u32 k_phase(int j) { return (u32)(j / FA4_KV_SLOTS) & 1u; }
 FA4_DEV u32 v_phase(int j) { return (u32)(j / FA4_KV_SLOTS) & 1u; }
 #endif
 
+/* Depth box CH (SM100_SW_ELEMS columns: one swizzle row) of K_j in shared
+ * memory: the ring's tile, or in rope mode, for the boxes past padded_dv,
+ * its ROPE buffer. */
+FA4_DEV u32 k_chunk(const sm100_ctx &c, int j, int ch)
+{
+#if FA4_ROPE_CHUNKS
+    if (ch >= SM100_K_SLOT_CHUNKS)
+        return c.smem + FA4_SMEM_ROPE_OFF + (u32)(j % SM100_ROPE_BUFS) * SM100_ROPE_BUF_BYTES
+               + (u32)(ch - SM100_K_SLOT_CHUNKS) * SM100_K_CHUNK_BYTES;
+#endif
+    return k_tile(c, j) + (u32)ch * SM100_K_CHUNK_BYTES;
+}
+
 /* Key KEY is visible to query ROW (absolute indices), FlashAttention's
  * bottom-right aligned causal / sliding window. */
 FA4_DEV bool key_visible(const fa4_params &p, int row, int key)
@@ -355,6 +400,7 @@ FA4_DEV void kv_range(const fa4_params &p, int row0, int rows, int &n_begin, int
 }
 
 #include "sm100/mainloop.cuh"
+#include "sm100/scales.cuh"
 #include "sm100/softmax.cuh"
 #include "sm100/correction.cuh"
 
@@ -402,8 +448,8 @@ fa4_fwd(const __grid_constant__ fa4_params p,
 
     if (threadIdx.x == 0) {
         int i;
-        /* unrolled: each barrier's count a constant (tests/test_sm100_ptx.c
-           reads them; fp8 rings reach 50 barriers) */
+        /* unrolled: each init names its barrier and count as constants
+           (tests/test_sm100_ptx.c reads them; fp8 rings reach 62) */
 #pragma unroll
         for (i = 0; i < BAR_TOTAL; i++) {
             u32 count = 1;                    /* TMA tx, tcgen05.commit */
@@ -411,6 +457,10 @@ fa4_fwd(const __grid_constant__ fa4_params p,
                 count = 128 * FA4_CTA_GROUP;  /* the softmax warpgroup(s) of the pair */
             else if (i >= BAR_C_FULL && i < BAR_Q1_FULL)
                 count = 128;                  /* one warpgroup's arrivals */
+            else if (i >= BAR_QS_FULL && i < BAR_KS_EMPTY)
+                count = 32;                   /* the scale warp's lanes */
+            else if (i >= BAR_KS_EMPTY)
+                count = 128 * FA4_Q_TILES;    /* every softmax thread of the CTA */
             mbarrier_init(bar_addr(c, i), count);
         }
         fence_mbarrier_init();
@@ -443,6 +493,8 @@ fa4_fwd(const __grid_constant__ fa4_params p,
         load_warp(p, c, &tm_q, &tm_k, &tm_v);
     else if (warp == 13)
         mma_warp(c);
+    else if (warp == 14 && FA4_TOKEN_SCALES)
+        scale_warp(p, c, (int)(threadIdx.x & 31));
 
     tcgen05_fence_before_thread_sync();
 #if FA4_CTA_GROUP == 2

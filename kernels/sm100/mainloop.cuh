@@ -48,7 +48,8 @@ FA4_DEV void drain_ring(const sm100_ctx &c)
 }
 
 /* Load warp: Q tile 1 per depth box (its own barriers), Q tile 0 on the
- * first K barrier, then K_j, V_j in order.  Producers wait on "empty"
+ * first K barrier, then K_j, V_j in order (in rope mode K_j's last depth
+ * boxes to its ROPE buffer, on the same barrier).  Producers wait on "empty"
  * with the parity flipped, so the first pass through the ring falls
  * through.  A CTA of a pair loads its own Q rows, keys key0 + rank *
  * K_ROWS of K_j and V_j's depth boxes from rank * V_CHUNKS, each
@@ -69,7 +70,7 @@ FA4_DEV void load_warp(const fa4_params &p, const sm100_ctx &c,
     }
     for (j = 0; j < c.n; j++) {
         int key0 = (c.n_begin + j) * FA4_BN;
-        u32 kt = k_tile(c, j), vt = v_tile(c, j);
+        u32 vt = v_tile(c, j);
 
         /* K_j: one barrier per depth chunk in split mode, one in fused. */
         for (ch = 0; ch < SM100_DQK_CHUNKS; ch++) {
@@ -82,7 +83,7 @@ FA4_DEV void load_warp(const fa4_params &p, const sm100_ctx &c,
                 mbarrier_wait(k_empty(c, j, kc), k_phase(j) ^ 1u);
                 arm_full(c, full, bytes);
             }
-            tma_load_4d(kt + ch * SM100_K_CHUNK_BYTES, tk, lead_bar(full),
+            tma_load_4d(k_chunk(c, j, ch), tk, lead_bar(full),
                         ch * SM100_SW_ELEMS, key0 + c.rank * SM100_K_ROWS, c.kv_head, c.batch);
             if (j == 0 && ch == 0) {
                 int qc;
@@ -139,12 +140,13 @@ FA4_DEV void mma_ts(u32 d, u32 a, u64 b, u32 idesc, u32 accumulate)
 
 /* S = Q_i K_j^T into tile i's S buffer for block j (M 128, or 256 over a
  * pair; N BN, of which a pair's CTAs hold K_ROWS each; K padded depth),
- * both K-major in smem, one MMA_K step (32 bytes of each row) at a time. */
+ * both K-major in smem, one MMA_K step (32 bytes of each row) at a time;
+ * in rope mode the last depth boxes' k-steps read K_j's ROPE buffer
+ * (k_chunk), with the same descriptors and MMA kind as the slot's. */
 FA4_DEV void mma_s(const sm100_ctx &c, int i, int j)
 {
     constexpr u32 idesc = mma_idesc(SM100_MMA_M, FA4_BN, 0);
     const u32 q = c.smem + FA4_SMEM_Q_OFF + (u32)i * SM100_Q_TILE_BYTES;
-    const u32 k = k_tile(c, j);
     const u32 d = c.tmem + s_col(s_buf(i, j));
     int kk;
 
@@ -160,7 +162,7 @@ FA4_DEV void mma_s(const sm100_ctx &c, int i, int j)
         }
         mma_ss(d,
             umma_smem_desc(q + ch * SM100_Q_CHUNK_BYTES + in, 16, SM100_SBO, SM100_DESC_LAYOUT),
-            umma_smem_desc(k + ch * SM100_K_CHUNK_BYTES + in, 16, SM100_SBO, SM100_DESC_LAYOUT),
+            umma_smem_desc(k_chunk(c, j, ch) + in, 16, SM100_SBO, SM100_DESC_LAYOUT),
             idesc, kk > 0);
     }
 }

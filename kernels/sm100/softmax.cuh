@@ -10,7 +10,10 @@
 ** FA4_EXP2_EMU_PCT % of exp2 on the FMA units.  fp8: P rounded to e4m3
 ** (2^SM100_P_LOG2 times itself), the descales in the scale and in 1/l.
 ** In a CTA pair each CTA's warpgroups work on their own rows as alone;
-** only P_FULL goes to the leader, whose MMA reads both CTAs' P.
+** only P_FULL goes to the leader, whose MMA reads both CTAs' P.  Per-token
+** Q/K scales (FA4_TOKEN_SCALES, sm100/scales.cuh): the row's query scale
+** folds into its scale (beside fp8's descales), and each column of S is
+** multiplied by its key's scale as it is read, in both passes.
 ** UNVERIFIED ON HARDWARE (see kernel.cuh).
 */
 #ifndef FA4_SM100_SOFTMAX_CUH
@@ -54,10 +57,12 @@ FA4_DEV void store_p(u32 s_col, int ch, const float (&pr)[16])
 #endif
 }
 
-/* Pass 1 over S of key block KEY0: the row max of the scaled scores,
- * with the per-element mask when MASKED. */
+/* Pass 1 over S of key block KEY0: the row max of the scaled scores
+ * (per-token: each column times its key scale KS), with the per-element
+ * mask when MASKED. */
 template <bool MASKED>
-FA4_DEV float row_max(const fa4_params &p, u32 s_col, int row, int key0, float sc)
+FA4_DEV float row_max(const fa4_params &p, u32 s_col, int row, int key0, float sc,
+                      const float *ks)
 {
     float mx = SM100_NEG_INF;
     int ch, e;
@@ -66,6 +71,7 @@ FA4_DEV float row_max(const fa4_params &p, u32 s_col, int row, int key0, float s
         u32 v[16];
         tcgen05_ld_32x32b_x16(v, s_col + (u32)ch * 16);
         tcgen05_wait_ld();
+        scale_keys(v, ks, ch * 16);
 #pragma unroll
         for (e = 0; e < 16; e++)
             if (!MASKED || key_visible(p, row, key0 + ch * 16 + e))
@@ -74,11 +80,12 @@ FA4_DEV float row_max(const fa4_params &p, u32 s_col, int row, int key0, float s
     return mx;
 }
 
-/* Pass 2 over half H of S: P = exp2(s * sc - ms) (0 where masked, when
- * MASKED) packed back into TMEM over S; returns the half's row sum. */
+/* Pass 2 over half H of S: P = exp2(s * sc - ms) (s times its key scale
+ * KS with per-token scales; 0 where masked, when MASKED) packed back into
+ * TMEM over S; returns the half's row sum. */
 template <bool MASKED>
 FA4_DEV float exp_half(const fa4_params &p, u32 s_col, int row, int key0, int h,
-                       float sc, float ms)
+                       float sc, float ms, const float *ks)
 {
     const int emu = 16 * FA4_EXP2_EMU_PCT / 100;      /* per 16-column chunk */
     float sum = 0.0f;
@@ -89,6 +96,7 @@ FA4_DEV float exp_half(const fa4_params &p, u32 s_col, int row, int key0, int h,
         float pr[16];
         tcgen05_ld_32x32b_x16(v, s_col + (u32)ch * 16);
         tcgen05_wait_ld();
+        scale_keys(v, ks, ch * 16);
 #pragma unroll
         for (e = 0; e < 16; e++) {
             float x = __uint_as_float(v[e]) * sc - ms;
@@ -122,8 +130,12 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
     const int row = c.m0 + i * 128 + r;
     const u32 lane_base = (u32)(wq * 32) << 16;
     float *corr = (float *)(c.base + FA4_SMEM_CORR_OFF) + i * 128;
-    /* fp8: S came from the stored values; their factors join the scale. */
-    const float sc = p.scale_log2 * descale(p.q_descale, p, c) * descale(p.k_descale, p, c);
+    /* fp8: S came from the stored values; their factors join the scale,
+       and with per-token scales the row's query scale too: all multiply
+       the score before its max, so m, l and the LSE are of the scores
+       with every factor applied (the LSE's P offset is fp8's alone). */
+    const float sc = p.scale_log2 * descale(p.q_descale, p, c) * descale(p.k_descale, p, c)
+                     * q_token_scale(c, i, r);
     /* Masked-tile skipping: of the CTA's blocks, those this tile's rows
        never see are not computed (P = 0), and those they see whole skip
        the per-element mask (sm100/blocks.h; uniform over the warpgroup). */
@@ -138,14 +150,16 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
         const bool full = blk >= tb.full_begin && blk < tb.full_end;
         float mx = SM100_NEG_INF, alpha = 1.0f, ms, sum = 0.0f;
         int h;
+        /* key scales before S: the fence below orders TMEM after both waits */
+        const float *ks = k_token_scales(c, j);
 
         mbarrier_wait(bar_addr(c, BAR_S_FULL + b), s_phase(j));
         tcgen05_fence_after_thread_sync();
 
         /* pass 1: row max of the scaled, masked scores */
         if (!none)
-            mx = full ? row_max<false>(p, s_at, row, key0, sc)
-                      : row_max<true>(p, s_at, row, key0, sc);
+            mx = full ? row_max<false>(p, s_at, row, key0, sc, ks)
+                      : row_max<true>(p, s_at, row, key0, sc, ks);
 
         /* lazy rescale: keep the stale max unless it grew by > threshold;
            the final 1/l uses the same stale max, so results stay exact. */
@@ -164,9 +178,9 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
             if (none)
                 zero_half(s_at, h);
             else if (full)
-                sum += exp_half<false>(p, s_at, row, key0, h, sc, ms);
+                sum += exp_half<false>(p, s_at, row, key0, h, sc, ms, ks);
             else
-                sum += exp_half<true>(p, s_at, row, key0, h, sc, ms);
+                sum += exp_half<true>(p, s_at, row, key0, h, sc, ms, ks);
             tcgen05_wait_st();
             if (h == 0) { /* O_i must be rescaled before P_i V is added */
                 mbarrier_wait(bar_addr(c, BAR_C_EMPTY + i), (u32)j & 1u);
@@ -182,6 +196,7 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
             mbarrier_arrive(bar_addr(c, BAR_P_FULL + b * FA4_PV_STAGES + h));
 #endif
         }
+        release_k_token_scales(c, j);
         l = l * alpha + sum;
     }
 

@@ -109,6 +109,8 @@ class Problem(_Versioned):
         ("reserved", C.c_int),
         ("softcap", C.c_float),
         ("out_dtype", C.c_int),
+        ("token_scales", C.c_int),
+        ("reserved2", C.c_int),
     ]
     _defaults_ = {"dtype": DTYPE_BF16, "window_left": -1, "window_right": -1}
 
@@ -157,6 +159,8 @@ class Tensors(_Versioned):
         ("k_descale", C.c_void_p),
         ("v_descale", C.c_void_p),
         ("workspace_size", C.c_size_t),
+        ("q_token_scale", C.c_void_p),
+        ("k_token_scale", C.c_void_p),
     ]
 
 

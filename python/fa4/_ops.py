@@ -200,7 +200,7 @@ def _launch(dev, e, q, k, v, o, lse, cu_q, cu_k, table, used, sq, sk, b, qd=0, k
     ws = _workspace(e, stream, dev.device) if e.ws_bytes else None
     st = dev.forward(e.handle, _pack(_TENSORS_SIZE, q, k, v, o, lse, cu_q, cu_k, table, used,
                                      0 if ws is None else ws.data_ptr(), sq, sk, b, sinks, qd, kd, vd,
-                                     0 if ws is None else e.ws_bytes),
+                                     0 if ws is None else e.ws_bytes, 0, 0),
                      stream)
     if st:
         raise dev.context.error("fa4_forward", st)
