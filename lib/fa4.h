@@ -299,7 +299,8 @@ typedef struct fa4_config {
     int bn;                 /* keys per main-loop step */
     int stages;             /* K/V pipeline stages */
     int swizzle;            /* shared-memory swizzle span in bytes: 32/64/128 */
-    int fused_kv;           /* 1: K and V alternate in one ring (sm90/sm100) */
+    int fused_kv;           /* 1: K and V alternate in one ring (sm90/sm100);
+                               sm80: one barrier per key block */
     int q_tiles;            /* query tiles per CTA: 1 or 2 */
     int warps;              /* sm80: warps per CTA: bm/16 (16 query rows
                                each; 0 means this) or bm/32 (32 rows each,
