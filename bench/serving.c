@@ -4,10 +4,12 @@
 ** the library: one plan per shape, launches back to back (10 calls
 ** between two CUDA events, median of 15 such groups), inputs random.
 **
-**   serving [SHAPE_FILTER]        FA4_CONFIGS="cfg1;cfg2" also times those
+**   serving [--fp8] [SHAPE_FILTER]   FA4_CONFIGS="cfg1;cfg2" also times those
 **
 ** Prints per shape and config: microseconds per call, TB/s of K and V read
-** (each byte once), and the config.  bench/NOTES.md has the results.
+** (each byte once), and the config.  --fp8 times every shape twice, bf16
+** then e4m3 Q, K and V (bf16 O, descales of 1; inputs from
+** ref_fill_inputs).  bench/NOTES.md has the results.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "context.h"
 #include "config.h"
 #include "reference.h"
+#include "dtype.h"
 
 typedef struct shape {
     const char *name;
@@ -72,7 +75,8 @@ int main(int argc, char **argv)
 {
     fa4_context *ctx = NULL;
     fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
-    const char *filter = argc > 1 ? argv[1] : NULL;
+    const int fp8 = argc > 1 && !strcmp(argv[1], "--fp8");
+    const char *filter = argc > 1 + fp8 ? argv[1 + fp8] : NULL;
     const char *extra = getenv("FA4_CONFIGS");
     uint64_t seed = 42;
     size_t si;
@@ -83,17 +87,19 @@ int main(int argc, char **argv)
         return 77;
     }
     context_push(ctx);
-    printf("%-30s %9s %8s  %s\n", "shape", "us", "TB/s", "config");
-    for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
-        const shape *s = &shapes[si];
+    printf("%-30s %5s %9s %8s  %s\n", "shape", "dtype", "us", "TB/s", "config");
+    for (si = 0; si < (sizeof shapes / sizeof shapes[0]) * (fp8 ? 2 : 1); si++) {
+        const shape *s = &shapes[fp8 ? si / 2 : si];
+        const fa4_dtype dt = fp8 && si % 2 ? FA4_DTYPE_FP8_E4M3 : FA4_DTYPE_BF16;
+        const size_t eb = (size_t)dtype_bytes(dt);
         const cuda_api *cu = ctx->cu;
         fa4_problem p = FA4_PROBLEM_INIT;
         fa4_tensors t = FA4_TENSORS_INIT;
         size_t nq = (size_t)s->batch * s->sq * s->hq * s->d;
         size_t nkv = (size_t)s->batch * s->sk * s->hkv * s->d;
-        double bytes = 2.0 * nkv * 2;
+        double bytes = 2.0 * nkv * eb;
         CUdeviceptr dq, dk, dv, dout, dtable = 0;
-        uint16_t *h = malloc(nkv * 2);
+        void *h = malloc(nkv * eb);
         char list[2048], *tok, *save = NULL;
         int c;
 
@@ -101,14 +107,15 @@ int main(int argc, char **argv)
             continue;
         p.batch = s->batch; p.seqlen_q = s->sq; p.seqlen_k = s->sk; p.heads_q = s->hq;
         p.heads_kv = s->hkv; p.head_dim_qk = s->d; p.causal = s->causal; p.page_size = s->page;
-        cu->cuMemAlloc(&dq, nq * 2);
-        cu->cuMemAlloc(&dk, nkv * 2);
-        cu->cuMemAlloc(&dv, nkv * 2);
+        p.dtype = dt;
+        cu->cuMemAlloc(&dq, nq * eb);
+        cu->cuMemAlloc(&dk, nkv * eb);
+        cu->cuMemAlloc(&dv, nkv * eb);
         cu->cuMemAlloc(&dout, nq * 2);
-        ref_fill_random(h, nkv, FA4_DTYPE_BF16, &seed);
-        cu->cuMemcpyHtoD(dk, h, nkv * 2);
-        cu->cuMemcpyHtoD(dv, h, nkv * 2);
-        cu->cuMemcpyHtoD(dq, h, nq * 2);
+        ref_fill_inputs(h, nkv, dt, &seed);
+        cu->cuMemcpyHtoD(dk, h, nkv * eb);
+        cu->cuMemcpyHtoD(dv, h, nkv * eb);
+        cu->cuMemcpyHtoD(dq, h, nq * eb);
         if (s->page) {
             /* Pages in a shuffled order, as a cache that has been in use. */
             int per = s->sk / s->page, n = s->batch * per, i;
@@ -136,13 +143,14 @@ int main(int argc, char **argv)
             double us;
             if (strcmp(tok, "default")) {
                 if (config_parse(&cfg, tok, why, sizeof why) != FA4_OK) {
-                    printf("%-30s bad config: %s\n", s->name, why);
+                    printf("%-30s %5s bad config: %s\n", s->name, dtype_of(dt)->name, why);
                     continue;
                 }
                 po.config = &cfg;
             }
             if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK) {
-                printf("%-30s plan failed: %s\n", s->name, fa4_context_errmsg(ctx));
+                printf("%-30s %5s plan failed: %s\n", s->name, dtype_of(dt)->name,
+                       fa4_context_errmsg(ctx));
                 continue;
             }
             fa4_plan_config(plan, &got, NULL);
@@ -152,7 +160,8 @@ int main(int argc, char **argv)
                 printf("%-30s launch failed\n", s->name);
                 return 1;
             }
-            printf("%-30s %9.1f %8.3f  %s\n", s->name, us, bytes / us * 1e-6, desc);
+            printf("%-30s %5s %9.1f %8.3f  %s\n", s->name, dtype_of(dt)->name, us,
+                   bytes / us * 1e-6, desc);
             fflush(stdout);
             fa4_plan_destroy(plan);
         }

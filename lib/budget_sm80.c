@@ -52,6 +52,7 @@
 
 #include "family.h"
 #include "config.h"
+#include "dtype.h"
 
 #define SM80_ALIGN      1024     /* region alignment, bytes */
 #define SM80_SLACK      1024     /* the kernel aligns its base up to 1024 B */
@@ -64,6 +65,7 @@
 ** FA4_TEST_ARCHS test_sm80_compile). */
 #define SM80_EDGE_REGS  (SM80_MAX_REGS - 16)
 #define SM80_MAX_RESCALE 8       /* lazy rescale: P <= 2^8, far inside fp16 */
+#define SM80_FP8_REGS   8        /* fp8: widened fragments beside the loaded ones */
 
 static const int sm80_bms[] = { 64, 128 };
 static const int sm80_rows[] = { 16, 32 };
@@ -86,6 +88,14 @@ static int sm80_dv(const fa4_problem *pb)
 static int sm80_q_in_regs(int d, int dv, int rows, int kn)
 {
     return d <= 128 && rows / 16 * (d / 4 + dv / 2 + kn / 2) <= 160;
+}
+
+/* The widest swizzle PB's rows fill: 128 B where both head dims' rows
+** are whole 128-byte boxes, else 64 B. */
+static int sm80_swizzle_max(const fa4_problem *pb)
+{
+    const int esize = dtype_bytes(pb->dtype);
+    return (pb->head_dim_qk * esize) % 128 == 0 && (sm80_dv(pb) * esize) % 128 == 0 ? 128 : 64;
 }
 
 /* 1 when V is one of the N values in SET. */
@@ -125,6 +135,15 @@ static int sm80_regs_estimate(int d, int dv, int rows, int kn, int plain)
     return mt * (dv / 2 + 3 * kn / 4) + q + sm80_regs_rest(rows, plain);
 }
 
+/* The estimate for PB's inputs: fp8 adds SM80_FP8_REGS (ptxas, d128 bn 64
+** at 32 rows: 16-bit inputs fit, e4m3 ones spill 12-360 B on sm_80, 90a
+** and 100a). */
+static int sm80_regs_problem(const fa4_problem *pb, int rows, int kn)
+{
+    return sm80_regs_estimate(pb->head_dim_qk, sm80_dv(pb), rows, kn, sm80_plain(pb)) +
+           (pb->dtype == FA4_DTYPE_FP8_E4M3 ? SM80_FP8_REGS : 0);
+}
+
 /* 1 when the problem has few query rows per KV head (decode, speculative
 ** decoding, short chunks): the serving variants join the space. */
 static int sm80_few_rows(const fa4_problem *pb)
@@ -150,13 +169,13 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
                            char *why, size_t wn)
 {
     const int d = pb->head_dim_qk, dv = sm80_dv(pb);
-    const int esize = 2;
+    const int esize = dtype_bytes(pb->dtype);
     int warps, rows, threads, off = 0, smem, regs, kn, k_bytes;
 
-
     /* What the family cannot run at all (config_enumerate stops on these). */
-    if (pb->dtype != FA4_DTYPE_BF16 && pb->dtype != FA4_DTYPE_FP16) {
-        snprintf(why, wn, "sm80 kernels run bf16 and fp16 only (dtype=%d)", (int)pb->dtype);
+    if (pb->dtype != FA4_DTYPE_BF16 && pb->dtype != FA4_DTYPE_FP16 &&
+        pb->dtype != FA4_DTYPE_FP8_E4M3) {
+        snprintf(why, wn, "sm80 kernels run bf16, fp16 and fp8 e4m3 (dtype=%d)", (int)pb->dtype);
         return FA4_ENOTSUP;
     }
     if (pb->token_scales) {
@@ -167,6 +186,11 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     if (d <= 0 || d > 256 || d % 32 != 0 || dv <= 0 || dv > d || dv % 32 != 0) {
         snprintf(why, wn, "sm80 kernels need head dims multiple of 32, head_dim_v <= "
                  "head_dim_qk <= 256 (head_dim_qk=%d head_dim_v=%d)", d, dv);
+        return FA4_ENOTSUP;
+    }
+    if (esize == 1 && (d % 64 != 0 || dv % 64 != 0)) {
+        snprintf(why, wn, "sm80 fp8: head dims must be multiples of 64 (64-byte swizzle rows of "
+                 "e4m3; head_dim_qk=%d head_dim_v=%d)", d, dv);
         return FA4_ENOTSUP;
     }
 
@@ -251,15 +275,16 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     threads = 32 * warps;
     kn = cfg->kv_split_warps ? cfg->bn / warps : cfg->bn;
 
-    add_region(out, "Q", &off, cfg->bm * d * esize);
+    /* Q, and O staged in its bytes by the epilogue (16-bit O of fp8 inputs
+       is wider than Q). */
+    add_region(out, "Q", &off, cfg->bm * (d * esize > dv * 2 ? d * esize : dv * 2));
     k_bytes = cfg->stages * cfg->bn * d * esize;
     if (cfg->kv_split_warps && k_bytes < warps * 16 * (dv + 2) * 4)
         k_bytes = warps * 16 * (dv + 2) * 4;   /* the warp merge's buffer */
     add_region(out, "K", &off, k_bytes);
     add_region(out, "V", &off, cfg->stages * cfg->bn * dv * esize);
     smem = align_up(off, SM80_ALIGN) + SM80_SLACK;
-    regs = sm80_regs_estimate(d, dv, rows, kn, sm80_plain(pb)) +
-           (cfg->fused_kv ? SM80_FUSED_REGS : 0);
+    regs = sm80_regs_problem(pb, rows, kn) + (cfg->fused_kv ? SM80_FUSED_REGS : 0);
 
     out->threads = threads;
     out->smem_bytes = smem;
@@ -278,10 +303,11 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
         int mt = rows / 16;
         const int rest = sm80_regs_rest(rows, sm80_plain(pb));
         const int fused = cfg->fused_kv ? SM80_FUSED_REGS : 0;
+        const int fp8 = esize == 1 ? SM80_FP8_REGS : 0;
         snprintf(why, wn, "regs estimate %d > %d per thread (%d rows per warp: O %d + S and "
-                 "P %d + Q %d + %d%s)", regs, SM80_MAX_REGS, rows, mt * dv / 2,
-                 mt * 3 * kn / 4, regs - mt * (dv / 2 + 3 * kn / 4) - rest - fused,
-                 rest, fused ? " + 16 fused_kv" : "");
+                 "P %d + Q %d + %d%s%s)", regs, SM80_MAX_REGS, rows, mt * dv / 2,
+                 mt * 3 * kn / 4, regs - mt * (dv / 2 + 3 * kn / 4) - rest - fused - fp8,
+                 rest, fused ? " + 16 fused_kv" : "", fp8 ? " + 8 fp8" : "");
         return FA4_ENOFIT;
     }
     if (regs > SM80_EDGE_REGS && !(cfg->bm == 128 && cfg->stages == 2 && d <= 128)) {
@@ -381,8 +407,8 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
                            const fa4_problem *pb)
 {
     static const int splits[] = { 0, 1, 2, 4, 8, 16 };
-    int d = pb->head_dim_qk, dv = sm80_dv(pb), n = 0, i, j, r, s, w;
-    int swz_best = (d % 64 == 0 && dv % 64 == 0) ? 128 : 64;
+    int n = 0, i, j, r, s, w;
+    int swz_best = sm80_swizzle_max(pb);
     int pack = pb->heads_kv > 0 && pb->heads_q / pb->heads_kv > 1;
 
     (void)dev;
@@ -392,7 +418,7 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
                 for (s = 1; s <= 3; s++)
                     for (w = 0; w < 2; w++) {
                         int swz = sm80_swizzles[w];
-                        if (swz == 128 && (d % 64 != 0 || dv % 64 != 0))
+                        if (swz > swz_best)
                             continue;
                         EMIT(sm80_base(&out[n], sm80_bms[i], sm80_rows[r], sm80_bns[j], s, swz));
                     }
@@ -437,7 +463,7 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
     int d = pb->head_dim_qk, dv = sm80_dv(pb);
-    int swz = (d % 64 == 0 && dv % 64 == 0) ? 128 : 64;
+    int swz = sm80_swizzle_max(pb);
     int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
     fa4_layout l;
     char why[256];
@@ -455,10 +481,9 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
         const int plain = sm80_plain(pb);
         int bn = 32;
         if (sm80_q_in_regs(d, dv, 32, 64) ||
-            (plain && sm80_regs_estimate(d, dv, 32, 64, plain) <= SM80_MAX_REGS))
+            (plain && sm80_regs_problem(pb, 32, 64) <= SM80_MAX_REGS))
             bn = 64;
-        if (bn == 64 ||
-            sm80_regs_estimate(d, dv, 32, bn, plain) <= SM80_MAX_REGS - SM80_HEURISTIC_MARGIN) {
+        if (bn == 64 || sm80_regs_problem(pb, 32, bn) <= SM80_MAX_REGS - SM80_HEURISTIC_MARGIN) {
             sm80_base(out, 128, 32, bn, 2, swz);
             return;
         }

@@ -179,14 +179,14 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     if (pb->page_size && pb->varlen) {
         /* The producer's walk over the sequences and the block table do not
            fit its 24 registers (spills; 32 leaves the consumers too few). */
-        snprintf(why, wn, "sm90 kernels: varlen queries over paged K/V not implemented (%s)",
-                 fp8 ? "fp8 has no other family" : "the sm80 family runs them");
+        snprintf(why, wn, "sm90 kernels: varlen queries over paged K/V not implemented (the "
+                 "sm80 family runs them)");
         return FA4_ENOTSUP;
     }
     if (pb->page_size && pb->page_size < 16) {
         snprintf(why, wn, "sm90 kernels: page_size=%d; paged K/V takes pages of at least 16 "
-                 "rows (TMA boxes of K%s; %s)", pb->page_size, fp8 ? "" : " and V",
-                 fp8 ? "fp8 has no other family" : "the sm80 family reads any size");
+                 "rows (TMA boxes of K%s; the sm80 family reads any size)", pb->page_size,
+                 fp8 ? "" : " and V");
         return FA4_ENOTSUP;
     }
 
@@ -194,8 +194,8 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         /* The per-sequence lengths and the clipped epilogue take registers
            that a d256 O accumulator leaves no room for (ptxas spills every
            bn): the sm80 family runs it. */
-        snprintf(why, wn, "sm90 kernels: varlen with head_dim_v %d > 192 not implemented%s", dv,
-                 fp8 ? " (fp8 has no other family)" : "");
+        snprintf(why, wn, "sm90 kernels: varlen with head_dim_v %d > 192 not implemented (the "
+                 "sm80 family runs it)", dv);
         return FA4_ENOTSUP;
     }
 

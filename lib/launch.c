@@ -224,12 +224,8 @@ static fa4_status check_serving_pointers(const fa4_plan *plan, const fa4_tensors
                          "not 4-byte aligned");
     if (used && plan->config.family != FA4_FAMILY_SM80 && !p->varlen && !p->page_size)
         return error_set(plan->ctx, FA4_ENOTSUP, "tensors.seqused_k: the %s family reads it for "
-                         "varlen and paged problems only; %s",
-                         plan->config.family == FA4_FAMILY_SM90 ? "sm90" : "sm100",
-                         p->dtype == FA4_DTYPE_FP8_E4M3
-                         ? "fp8 runs on sm90 and sm100 alone: make the problem varlen "
-                           "(cu_seqlens_k) or paged (sm90)"
-                         : "plan with the sm80 family");
+                         "varlen and paged problems only; plan with the sm80 family",
+                         plan->config.family == FA4_FAMILY_SM90 ? "sm90" : "sm100");
     return FA4_OK;
 }
 

@@ -143,19 +143,6 @@ fa4_status problem_resolve(fa4_problem *out, const fa4_problem *in,
         FAIL(FA4_ENOTSUP, "token_scales=1 with varlen=%d page_size=%d: per-token Q/K scales "
              "are defined for dense batches only ([batch, heads, seq] float32)", p.varlen,
              p.page_size);
-    /* fp8 runs on the sm90 family alone: what it cannot serve, no family can. */
-    if (p.dtype == FA4_DTYPE_FP8_E4M3 && p.varlen && p.page_size)
-        FAIL(FA4_ENOTSUP, "dtype=fp8_e4m3 with varlen=1 and page_size=%d: varlen queries over "
-             "a paged cache are not implemented (fp8 runs dense and varlen batches over "
-             "contiguous K/V, and dense queries over pages)", p.page_size);
-    if (p.dtype == FA4_DTYPE_FP8_E4M3 && p.page_size > 0 && p.page_size < 16)
-        FAIL(FA4_ENOTSUP, "dtype=fp8_e4m3 with page_size=%d: fp8 takes pages of at least 16 "
-             "rows (K is loaded by TMA, boxes of 16 rows or more, none across a page)",
-             p.page_size);
-    if (p.dtype == FA4_DTYPE_FP8_E4M3 && p.varlen && p.head_dim_v > 192)
-        FAIL(FA4_ENOTSUP, "dtype=fp8_e4m3 with varlen=1 and head_dim_v=%d: fp8 varlen takes "
-             "head_dim_v <= 192 (the varlen kernels' registers)", p.head_dim_v);
-
     /* Sizes: every tensor must be addressable by TMA (< 2^40 bytes per
        stride, dims < 2^31) and its element count must not overflow. */
     eb = dtype_bytes(p.dtype);

@@ -129,9 +129,9 @@ def main():
                          **measure(cases, args, torch)))
         print_row(rows[-1])
 
-    # FP8 dense prefill with descales (Hopper): the descale pointers per call.
+    # FP8 dense prefill with descales (compute capability 8.x and 9.0): the descale pointers per call.
     f8 = getattr(torch, "float8_e4m3fn", None)
-    if f8 is not None and torch.cuda.get_device_capability() == (9, 0):
+    if f8 is not None and torch.cuda.get_device_capability()[0] in (8, 9):
         b, s, hq, hkv, d = 1, 128, 8, 8, 128
         q, k, v = (torch.randn(b, s, h, d, device="cuda").to(f8) for h in (hq, hkv, hkv))
         ds = [torch.rand(b, hkv, device="cuda") + 0.5 for _ in range(3)]

@@ -1,16 +1,19 @@
 /*
-** test_gpu_fp8_serving.c -- fp8 e4m3 inputs (sm90 family) in serving
-** layouts against the float64 reference on the dequantised inputs:
-** variable-length batches (ragged lengths 1, 17, 300, 1000 in one batch,
-** seqlen_q != seqlen_k per sequence, a sequence without keys, seqused_k
-** over a cache whose spare rows hold NaN) and dense queries over a paged
-** cache (16..256-row pages out of order, a page shared by two sequences,
-** the last page partly used and its unused rows NaN; a one-row decode
-** step), causal and not, GQA and MQA,
-** per-(batch, KV head) descale factors and NULL ones, bf16 and fp16 O,
-** the heuristic and explicit configs (bn 192: a varlen V^T padded to whole
-** key blocks of a width no power of two; three consumer warpgroups; the
-** fused ring; the dynamic scheduler).
+** test_gpu_fp8_serving.c -- fp8 e4m3 inputs in serving layouts against
+** the float64 reference on the dequantised inputs: variable-length
+** batches (ragged lengths 1, 17, 300, 1000 in one batch, seqlen_q !=
+** seqlen_k per sequence, a sequence without keys, seqused_k over a cache
+** whose spare rows hold NaN), dense queries over a paged cache (8..256-row
+** pages out of order, a page shared by two sequences, the last page partly
+** used and its unused rows NaN; one-row decode steps) and varlen queries
+** over one, causal and not, GQA and MQA, per-(batch, KV head) descale
+** factors and NULL ones, bf16 and fp16 O, the heuristic and explicit
+** configs of both families that take fp8: sm90 (bn 192: a varlen V^T
+** padded to whole key blocks of a width no power of two; three consumer
+** warpgroups; the fused ring; the dynamic scheduler) and sm80 (decode
+** tiles splitting the keys over warps and over CTAs with packed GQA heads,
+** packed 64-row tiles, 32-row prefill tiles with 64 B swizzle, the fused
+** K/V schedule).
 **
 ** Each run poisons O and LSE (NaN) and the V^T part of a caller-owned
 ** workspace (e4m3 NaN bytes), so a column of V^T the copy did not write
@@ -20,9 +23,9 @@
 ** row sees no key); no NaN anywhere in O or LSE.  Also: the workspace
 ** size a plan reports (no GPU needed), a workspace_size below what a
 ** call needs, a call smaller than the plan, the opt-in input check, and
-** the refusals (pages under 16 rows, varlen queries over pages, varlen
-** head_dim_v 256).  Without an sm_90a GPU every variant is compiled for
-** sm_90a instead (no spills).
+** the family each layout sm90 cannot read plans with (sm80: pages under 16
+** rows, varlen queries over pages, varlen head_dim_v 256).  Without an
+** sm_90a GPU every variant is compiled for sm_90a instead (no spills).
 */
 #include <math.h>
 #include <stdint.h>
@@ -44,13 +47,14 @@
 typedef struct fs_shape {
     const char *name;
     int batch, hq, hkv, d, dv, causal;
-    int paged;              /* 0: varlen Q and K/V (cu_seqlens); 1: dense Q over pages */
+    int paged;              /* 0: varlen Q and K/V (cu_seqlens); 1: dense Q over pages;
+                               2: varlen Q (cu_seqlens_q) over pages */
     int page_size;
     int use_seqused;        /* pass seqused_k (varlen: with kv_room NaN rows after each) */
     int kv_room;
     int null_descale;       /* descale arrays NULL (factor 1) */
     fa4_dtype out;
-    int lq[MAXB], lk[MAXB]; /* paged: lq[0] for every sequence (dense Q) */
+    int lq[MAXB], lk[MAXB]; /* paged 1: lq[0] for every sequence (dense Q) */
 } fs_shape;
 
 static const fs_shape shapes[] = {
@@ -77,10 +81,19 @@ static const fs_shape shapes[] = {
       FA4_DTYPE_FP16, {128}, {512, 1, 700} },
     { "paged 16 d256 seqlen_k lengths", 2, 4, 2, 256, 256, 0, 1, 16, 0, 0, 0, FA4_DTYPE_BF16,
       {100}, {700, 700} },
-    /* One query row per sequence (a decode step; fp8 has no split-KV
-       decode tiles, the sm90 prefill tiles run it). */
+    /* One query row per sequence: decode steps (the sm80 family's decode
+       tiles, split over the keys where they are long). */
     { "paged 16 decode step MQA", 4, 8, 1, 128, 128, 0, 1, 16, 1, 0, 0, FA4_DTYPE_BF16,
       {1}, {1000, 33, 16, 1} },
+    { "paged 8 decode step GQA 4, fp16 O", 4, 8, 2, 128, 128, 0, 1, 8, 1, 0, 0, FA4_DTYPE_FP16,
+      {1}, {3000, 33, 8, 1} },
+    { "varlen decode step GQA 8 d64, NULL descales", 4, 16, 2, 64, 64, 1, 0, 0, 1, 40, 1,
+      FA4_DTYPE_BF16, {1, 1, 1, 1}, {4000, 1, 17, 600} },
+    /* Layouts the sm90 family does not read. */
+    { "varlen queries over 16-row pages, causal chunked prefill", 3, 8, 2, 128, 128, 1, 2, 16,
+      1, 0, 0, FA4_DTYPE_BF16, {17, 1, 300}, {300, 1000, 300} },
+    { "varlen d256 causal", 3, 4, 2, 256, 256, 1, 0, 0, 0, 0, 0, FA4_DTYPE_BF16,
+      {1, 17, 300}, {1, 300, 1000} },
 };
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
@@ -91,6 +104,11 @@ static const char *configs[] = {
     "sm90 bm=192 bn=64 stages=3 swizzle=64 wgs=3 regs=32/160 pingpong=0 sched=dynamic rescale=8",
     "sm90 bm=128 bn=128 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 pingpong=0 "
     "sched=dynamic rescale=8",
+    "sm80 bm=16 bn=64 stages=3 swizzle=128 warps=4 kv_split_warps=1 pack_gqa=1 splits=3",
+    "sm80 bm=16 bn=128 stages=4 swizzle=64 warps=4 kv_split_warps=1",
+    "sm80 bm=64 bn=64 stages=2 swizzle=128 warps=4 pack_gqa=1",
+    "sm80 bm=128 bn=32 stages=2 swizzle=64 warps=4",
+    "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=8 fused_kv=1",
 };
 #define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
@@ -111,7 +129,7 @@ typedef struct fs_data {
 /* Row of Q/O holding query I of sequence B. */
 static size_t q_row(const fs_data *s, const fs_shape *sh, int b, int i)
 {
-    return sh->paged ? (size_t)b * s->p.seqlen_q + i : (size_t)s->cu_q[b] + i;
+    return sh->paged == 1 ? (size_t)b * s->p.seqlen_q + i : (size_t)s->cu_q[b] + i;
 }
 
 /* Row of K/V holding key J of sequence B. */
@@ -126,7 +144,7 @@ static size_t k_row(const fs_data *s, const fs_shape *sh, int b, int j)
 /* LSE index of (query I of sequence B, head H). */
 static size_t lse_index(const fs_data *s, const fs_shape *sh, int b, int i, int h)
 {
-    if (sh->paged)
+    if (sh->paged == 1)
         return ((size_t)b * s->p.heads_q + h) * s->p.seqlen_q + i;
     return (size_t)h * s->total_q + s->cu_q[b] + i;
 }
@@ -148,16 +166,15 @@ static fa4_problem shape_problem(const fs_shape *sh)
     p.return_lse = 1;
     p.seqlen_q = p.seqlen_k = 1;
     for (b = 0; b < sh->batch; b++) {
-        int lq = sh->paged ? sh->lq[0] : sh->lq[b];
+        int lq = sh->paged == 1 ? sh->lq[0] : sh->lq[b];
         p.seqlen_q = lq > p.seqlen_q ? lq : p.seqlen_q;
         p.seqlen_k = sh->lk[b] > p.seqlen_k ? sh->lk[b] : p.seqlen_k;
     }
     if (sh->paged) {
         p.page_size = sh->page_size;
         p.block_table_stride = (p.seqlen_k + sh->page_size - 1) / sh->page_size + 1;
-    } else {
-        p.varlen = 1;
     }
+    p.varlen = sh->paged != 1;
     return p;
 }
 
@@ -236,13 +253,13 @@ static int fs_prepare(fs_data *s, const fs_shape *sh, const cuda_api *cu, uint64
     memset(s, 0, sizeof *s);
     s->p = shape_problem(sh);
     for (b = 0; b < sh->batch; b++) {
-        s->lq[b] = sh->paged ? s->p.seqlen_q : sh->lq[b];
+        s->lq[b] = sh->paged == 1 ? s->p.seqlen_q : sh->lq[b];
         s->lk[b] = sh->paged && !sh->use_seqused ? s->p.seqlen_k : sh->lk[b];
         s->cu_q[b + 1] = s->cu_q[b] + s->lq[b];
         s->cu_k[b + 1] = s->cu_k[b] + s->lk[b] + sh->kv_room;
         s->used[b] = s->lk[b];
     }
-    s->total_q = sh->paged ? sh->batch * s->p.seqlen_q : s->cu_q[sh->batch];
+    s->total_q = sh->paged == 1 ? sh->batch * s->p.seqlen_q : s->cu_q[sh->batch];
     s->q_rows = (size_t)s->total_q;
     if (sh->paged) {
         /* Pages in reverse order of use; sequence 1 shares sequence 0's
@@ -371,12 +388,12 @@ static fa4_tensors fs_tensors(const fs_data *s, const fs_shape *sh, CUdeviceptr 
     t.v = (void *)(uintptr_t)s->dv;
     t.o = (void *)(uintptr_t)s->dout;
     t.lse = (float *)(uintptr_t)s->dlse;
-    if (!sh->paged) {
+    if (sh->paged != 1)
         t.cu_seqlens_q = (const int32_t *)(uintptr_t)s->dcu_q;
+    if (!sh->paged)
         t.cu_seqlens_k = (const int32_t *)(uintptr_t)s->dcu_k;
-    } else {
+    else
         t.block_table = (const int32_t *)(uintptr_t)s->dtable;
-    }
     if (sh->use_seqused)
         t.seqused_k = (const int32_t *)(uintptr_t)s->dused;
     if (s->descale) {
@@ -529,27 +546,27 @@ static void check_plans(fa4_context *pc)
             diag("  want %zu", expected_workspace(&p, &c));
         fa4_plan_destroy(plan);
     }
-    /* Refusals, each with the reason. */
-    p = shape_problem(&shapes[6]);
-    p.page_size = 8;
-    p.block_table_stride = 0;
-    st = gpu_plan_config_text(&plan, pc, &p, NULL);
-    ok(st == FA4_ENOTSUP && strstr(fa4_context_errmsg(pc), "page_size=8") &&
-       strstr(fa4_context_errmsg(pc), "16 rows"),
-       "fp8 over 8-row pages is FA4_ENOTSUP: %s", fa4_context_errmsg(pc));
-    fa4_plan_destroy(plan);
-    p = shape_problem(&shapes[6]);
-    p.varlen = 1;
-    st = gpu_plan_config_text(&plan, pc, &p, NULL);
-    ok(st == FA4_ENOTSUP && strstr(fa4_context_errmsg(pc), "varlen queries over a paged cache"),
-       "fp8 varlen queries over pages are FA4_ENOTSUP: %s", fa4_context_errmsg(pc));
-    fa4_plan_destroy(plan);
-    p = shape_problem(&shapes[0]);
-    p.head_dim_qk = p.head_dim_v = 256;
-    st = gpu_plan_config_text(&plan, pc, &p, NULL);
-    ok(st == FA4_ENOTSUP && strstr(fa4_context_errmsg(pc), "head_dim_v=256"),
-       "fp8 varlen with head_dim_v 256 is FA4_ENOTSUP: %s", fa4_context_errmsg(pc));
-    fa4_plan_destroy(plan);
+    /* The layouts sm90 does not read plan with the sm80 family. */
+    for (i = 0; i < 3; i++) {
+        static const char *what[] = { "8-row pages", "varlen queries over pages",
+                                      "varlen with head_dim_v 256" };
+        p = shape_problem(&shapes[i < 2 ? 6 : 0]);
+        if (i == 0) {
+            p.page_size = 8;
+            p.block_table_stride = (p.seqlen_k + 7) / 8;
+        } else if (i == 1) {
+            p.varlen = 1;
+        } else {
+            p.head_dim_qk = p.head_dim_v = 256;
+        }
+        st = gpu_plan_config_text(&plan, pc, &p, NULL);
+        if (st == FA4_OK)
+            fa4_plan_config(plan, &c, NULL);
+        ok(st == FA4_OK && c.family == FA4_FAMILY_SM80, "fp8 %s plans with the sm80 family%s%s",
+           what[i], st ? ": " : "", st ? fa4_context_errmsg(pc) : "");
+        fa4_plan_destroy(plan);
+        plan = NULL;
+    }
     p = shape_problem(&shapes[0]);
     {
         fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
@@ -757,10 +774,10 @@ int main(void)
             fa4_config_format(&got, desc, sizeof desc);
             fa4_plan_workspace_size(plan, &ws_size);
             context_push(ctx);
-            if (ctx->cu->cuMemAlloc(&ws, ws_size) != CUDA_SUCCESS)
+            if (ws_size && ctx->cu->cuMemAlloc(&ws, ws_size) != CUDA_SUCCESS)
                 ws = 0;
             context_pop(ctx);
-            if (!ws) {
+            if (ws_size && !ws) {
                 ok(0, "%s [%s]: workspace of %zu B", sh->name, desc, ws_size);
                 fa4_plan_destroy(plan);
                 continue;
@@ -769,7 +786,8 @@ int main(void)
             ok(fs_run(ctx, plan, &s, sh, &t, ws, ws_size, msg, sizeof msg), "fp8 %s [%s]: %s",
                sh->name, desc, msg);
             context_push(ctx);
-            ctx->cu->cuMemFree(ws);
+            if (ws)
+                ctx->cu->cuMemFree(ws);
             context_pop(ctx);
             fa4_plan_destroy(plan);
         }

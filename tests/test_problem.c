@@ -45,13 +45,12 @@ int main(void)
     CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.varlen = 1, FA4_OK, "", "accepts fp8 varlen");
     CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.page_size = 16, FA4_OK, "",
           "accepts fp8 over 16-row pages");
-    CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.varlen = 1; p.page_size = 16, FA4_ENOTSUP,
-          "varlen queries over a paged cache",
-          "reports fp8 varlen queries over pages as not implemented");
-    CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.page_size = 8, FA4_ENOTSUP, "page_size=8",
-          "reports fp8 over 8-row pages as not supported");
-    CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.varlen = 1; p.head_dim_qk = 256, FA4_ENOTSUP,
-          "head_dim_v=256", "reports fp8 varlen with head_dim_v 256 as not implemented");
+    CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.varlen = 1; p.page_size = 16, FA4_OK, "",
+          "accepts fp8 varlen queries over pages (the sm80 family's)");
+    CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.page_size = 8, FA4_OK, "",
+          "accepts fp8 over 8-row pages (the sm80 family's)");
+    CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.varlen = 1; p.head_dim_qk = 256, FA4_OK, "",
+          "accepts fp8 varlen with head_dim_v 256 (the sm80 family's)");
     CHECK(p.dtype = FA4_DTYPE_FP8_E4M3; p.out_dtype = FA4_DTYPE_FP8_E4M3, FA4_EINVAL, "out_dtype", "rejects an fp8 output");
     CHECK(p.out_dtype = FA4_DTYPE_FP16, FA4_ENOTSUP, "out_dtype", "rejects another output type for 16-bit inputs");
     CHECK(p.out_dtype = (fa4_dtype)9, FA4_EINVAL, "out_dtype=9", "names a bad out_dtype");

@@ -5,12 +5,18 @@
 ** not, both row splits (16 and 32 query rows per warp) of the prefill
 ** tile, the 32-row default over paged and varlen K/V, the default with
 ** the config switches rescale=8 and fused_kv=1, and a spread of
-** enumerated configs.  Each must compile with no spill, since the JIT
+** enumerated configs; fp8 e4m3 inputs (head dims multiples of 64) in the
+** defaults of prefill, a decode step (packed heads, splits), a decode
+** step over 8-row pages with softcap and sinks, and varlen queries over
+** 16-row pages; and the widening rule fp8.cuh uses before sm_89 (e4m3 bits
+** moved into fp16's places), on the CPU for all 256 bytes.  Each must compile with no spill, since the JIT
 ** rejects spilling variants.  No GPU needed; FA4_TEST_ALL=1 compiles every
 ** enumerated config instead of a sample.  FA4_TEST_ARCHS="sm_80 sm_90a
 ** sm_100a sm_120" compiles for those archs instead; an arch without a
 ** table of planned limits (sm_86, sm_120, ...) is planned with sm_80's.
 */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +26,7 @@
 #include "family.h"
 #include "jit.h"
 #include "compile_test_util.h"
+#include "dtype.h"
 
 /* Compile CFG for ARCH; one ok line saying what compiled and how. */
 static void check_compile(const char *arch, const device_limits *dev,
@@ -104,19 +111,95 @@ static void check_refusals(const device_limits *dev)
         { "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4 fused_kv=1", 128, "fused_kv" },
         { "sm80 bm=64 bn=64 stages=2 swizzle=128 warps=2", 128, "bm=128 stages=2" },
         { "sm80 bm=128 bn=64 stages=3 swizzle=128 warps=4", 128, "bm=128 stages=2" },
+        /* e4m3 rows of 96 B fill no swizzle box; bn 64 at 32 rows spills */
+        { "sm80 bm=128 bn=32 stages=2 swizzle=64 warps=4", -96, "multiples of 64" },
+        { "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4", -128, "+ 8 fp8" },
     };
     size_t i;
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, cases[i].d, cases[i].d, 0);
+        /* a negative head dim: the same with fp8 inputs */
+        const int d = cases[i].d < 0 ? -cases[i].d : cases[i].d;
+        fa4_problem p = ct_problem_2k(cases[i].d < 0 ? FA4_DTYPE_FP8_E4M3 : FA4_DTYPE_BF16,
+                                      d, d, 0);
         fa4_config cfg;
         fa4_layout layout;
         char why[512] = "";
         fa4_status st = config_parse(&cfg, cases[i].text, why, sizeof why);
         if (st == FA4_OK)
             st = budget_fit(&layout, dev, &p, &cfg, why, sizeof why);
-        ok(st != FA4_OK && strstr(why, cases[i].why), "%s budget refuses \"%s\" at d%d (%s)",
-           dev->arch, cases[i].text, cases[i].d, why);
+        ok(st != FA4_OK && strstr(why, cases[i].why), "%s budget refuses \"%s\" at %sd%d (%s)",
+           dev->arch, cases[i].text, cases[i].d < 0 ? "fp8 " : "", d, why);
+    }
+}
+
+/* fp16 bits to float (normals and subnormals; no infinities here). */
+static double half_value(uint16_t h)
+{
+    const int e = (h >> 10) & 31, m = h & 1023;
+    const double v = e ? ldexp(1.0 + m / 1024.0, e - 15) : ldexp(m / 1024.0, -14);
+    return h & 0x8000 ? -v : v;
+}
+
+/* sm80/fp8.cuh before sm_89: byte B at the top of a 16-bit half, the sign
+** kept and the rest shifted right by one, is B's e4m3 value times 2^-8
+** (FP8_UNIT) for every byte but the two NaNs. */
+static void check_fp8_widening(void)
+{
+    int b, bad = 0, first = -1;
+
+    for (b = 0; b < 256; b++) {
+        const uint32_t h = (uint32_t)b << 8;
+        const uint16_t f = (uint16_t)((h & 0x8000u) | ((h >> 1) & 0x3f80u));
+        if ((b & 0x7f) == 0x7f)
+            continue;
+        if (half_value(f) != ldexp(dtype_e4m3_to_float((uint8_t)b), -8)) {
+            bad++;
+            first = first < 0 ? b : first;
+        }
+    }
+    if (!ok(bad == 0, "e4m3 widened by moving its bits into fp16's is the value times 2^-8 "
+            "for the 254 non-NaN bytes"))
+        diag("  %d differ, the first 0x%02x", bad, first);
+}
+
+/* fp8 e4m3 inputs: the defaults of the serving and prefill shapes of
+** head dims D/DV (multiples of 64) compile without spills. */
+static void check_fp8(const char *arch, const device_limits *dev, int d, int dv)
+{
+    int k;
+
+    for (k = 0; k < 5; k++) {
+        static const char *what[] = { "prefill", "prefill causal", "decode GQA 4",
+                                      "decode GQA 4 over 8-row pages, softcap, sinks",
+                                      "varlen causal over 16-row pages" };
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_FP8_E4M3, d, dv, k == 1 || k == 4);
+        fa4_config cfg;
+        char why[512];
+        if (k >= 2 && k <= 3) {
+            p.seqlen_q = 1;
+            p.seqlen_k = 8192;
+            p.heads_kv = p.heads_q / 4;
+        }
+        if (k == 3) {
+            p.page_size = 8;
+            p.softcap = 30.0f;
+            p.attention_sinks = 1;
+        }
+        if (k == 4) {
+            p.varlen = 1;
+            p.page_size = 16;
+        }
+        if (k >= 3) {
+            p.block_table_stride = p.seqlen_k / p.page_size;
+            p.num_pages = p.batch * p.block_table_stride;
+        }
+        if (config_default(&cfg, dev, &p, FA4_FAMILY_SM80, why, sizeof why) != FA4_OK) {
+            ok(0, "%s has an sm80 fp8 default for d%d/%d %s: %s", arch, d, dv, what[k], why);
+            continue;
+        }
+        diag("fp8 d%d/%d %s:", d, dv, what[k]);
+        check_compile(arch, dev, &p, &cfg);
     }
 }
 
@@ -145,6 +228,7 @@ int main(void)
         for (narchs = 0; narchs < 2; narchs++)
             archs[narchs] = default_archs[narchs];
     plan_lazy();
+    check_fp8_widening();
     for (a = 0; a < narchs; a++) {
         device_limits dev;
         if (device_limits_for_arch(&dev, archs[a], why, sizeof why) != FA4_OK &&
@@ -213,6 +297,8 @@ int main(void)
                     cfg.bn /= 2;
                 check_compile(archs[a], &dev, &p, &cfg);
             }
+            if (dims[i][0] % 64 == 0 && dims[i][1] % 64 == 0)
+                check_fp8(archs[a], &dev, dims[i][0], dims[i][1]);
             /* Both row splits; head dims up to 192/128 have 32-row tiles. */
             {
                 int n32 = check_rows(archs[a], &dev, dims[i][0], dims[i][1]);

@@ -2,7 +2,7 @@
 ** common/combine.cuh -- the second step of a split-KV launch: merge the
 ** splits' partial O and LSE (fa4_serving.o_partial / lse_partial) into O
 ** and LSE.  Included by a family's kernel.cuh after its constants
-** (FA4_DV, FA4_DTYPE, FA4_VARLEN) are defined.
+** (FA4_DV, FA4_OUT_DTYPE, FA4_VARLEN) are defined.
 **
 ** With lse_s the split's log-sum-exp and O_s its normalised output,
 **   lse = log(sum_s exp(lse_s)),  O = sum_s exp(lse_s - lse) O_s.
@@ -76,7 +76,7 @@ fa4_combine(const fa4_params p, const fa4_serving s)
                 a0 = fmaf(w, src[0], a0);
                 a1 = fmaf(w, src[1], a1);
             }
-#if FA4_DTYPE == 1
+#if FA4_OUT_DTYPE == 1
         *(unsigned *)(out + c * 2) = cvt_rn_bf16x2_f32(a0, a1);
 #else
         *(unsigned *)(out + c * 2) = cvt_rn_f16x2_f32(a0, a1);

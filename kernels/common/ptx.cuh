@@ -2,7 +2,8 @@
 ** ptx.cuh -- PTX wrappers for the sm80 family (mma.sync, ldmatrix,
 ** cp.async): one small function per instruction, named after it.  The only
 ** place besides ptx_sm90.cuh with inline asm.  Every instruction here runs
-** on sm_80 and later.
+** on sm_80 and later, except cvt_rn_f16x2_e4m3x2 (sm_89 and later, compiled
+** only there).
 */
 #ifndef FA4_KERNEL_PTX_CUH
 #define FA4_KERNEL_PTX_CUH
@@ -95,6 +96,28 @@ FA4_DEV u32 cvt_rn_f16x2_f32(float lo, float hi)
     asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
     return d;
 }
+
+/* Bytes of {B, A} (A bytes 0-3, B 4-7) picked by the 4 nibbles of SEL:
+ * result byte i is source byte (SEL >> 4i) & 7. */
+FA4_DEV u32 prmt_b32(u32 a, u32 b, u32 sel)
+{
+    u32 d;
+    asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+    return d;
+}
+
+#if __CUDA_ARCH__ >= 890
+/* Two e4m3 (bits 0-7 and 8-15 of X) to f16x2 (bits 0-15 and 16-31),
+ * exactly: every e4m3 value is an fp16 value.  sm_89 and later. */
+FA4_DEV u32 cvt_rn_f16x2_e4m3x2(u32 x)
+{
+    u32 d;
+    asm("{ .reg .b16 lo, hi;\n"
+        "mov.b32 {lo, hi}, %1;\n"
+        "cvt.rn.f16x2.e4m3x2 %0, lo; }\n" : "=r"(d) : "r"(x));
+    return d;
+}
+#endif
 
 /* 2^x on the MUFU unit (ftz: subnormal results flush to 0; 2^-inf = 0). */
 FA4_DEV float ex2_approx_ftz_f32(float x)

@@ -10,6 +10,10 @@
 ** sequence skipped.  LSE = ln(sum exp(scale*s)) = (max_log2 + log2(l)) *
 ** ln 2; a row that saw no key writes O = 0 and LSE = -inf.  LSE is
 ** [batch, heads_q, seqlen_q] dense and [heads_q, total_q] varlen.
+**
+** With fp8 inputs O carries V's descale (and FP8_UNIT) and its n-blocks
+** hold the columns sm80/fp8.cuh describes: per 16-column chunk, four
+** adjacent columns per thread and row, from n-blocks 2ch and 2ch + 1.
 */
 #ifndef FA4_SM80_EPILOGUE_CUH
 #define FA4_SM80_EPILOGUE_CUH
@@ -118,6 +122,19 @@ __device__ __forceinline__ void merge_warps(float *red, float (&o_tiles)[MT][DV 
     }
 }
 
+/* What 1/l is multiplied by before O is written: V's fp8 descale (the
+ * GEMM used the stored values), 1 for 16-bit inputs. */
+__device__ __forceinline__ float o_factor(const fa4_params &p, const tile_info &t)
+{
+#if FA4_FP8
+    return fp8_descale(p.v_descale, p, t) / FP8_UNIT;
+#else
+    (void)p;
+    (void)t;
+    return 1.f;
+#endif
+}
+
 /* Tile row of the thread's row H (of TROWS) in the warp's tiles from ROW0. */
 __device__ __forceinline__ int thread_row(int row0, int g, int h)
 {
@@ -145,9 +162,20 @@ __device__ __forceinline__ void epilogue_partial(const fa4_params &p, const fa4_
             continue;
         const i64 row = ((i64)t.split * p.heads_q + row_head(t, P)) * s.rows_cap +
                         t.q_row0 + row_query(t, P);
-        const float inv = sm.l[h] > 0.f ? 1.f / sm.l[h] : 0.f;
+        const float inv = sm.l[h] > 0.f ? o_factor(p, t) / sm.l[h] : 0.f;
         float *op = (float *)s.o_partial + row * DV;
         const int mt = h >> 1, e = 2 * (h & 1);
+#if FA4_FP8
+#pragma unroll
+        for (int ch = 0; ch < DV / 16; ch++) {
+            float4 v;
+            v.x = o[mt][2 * ch][e] * inv;
+            v.y = o[mt][2 * ch + 1][e] * inv;
+            v.z = o[mt][2 * ch][e + 1] * inv;
+            v.w = o[mt][2 * ch + 1][e + 1] * inv;
+            *(float4 *)(op + ch * 16 + 4 * q) = v;
+        }
+#else
 #pragma unroll
         for (int j = 0; j < DV / 8; j++) {
             float2 v;
@@ -155,6 +183,7 @@ __device__ __forceinline__ void epilogue_partial(const fa4_params &p, const fa4_
             v.y = o[mt][j][e + 1] * inv;
             *(float2 *)(op + j * 8 + 2 * q) = v;
         }
+#endif
         if (q == 0)
             ((float *)s.lse_partial)[row] = row_lse(sm.m[h], sm.l[h]);
     }
@@ -163,7 +192,7 @@ __device__ __forceinline__ void epilogue_partial(const fa4_params &p, const fa4_
 /* The only split: normalised O in the output dtype, and LSE. */
 __device__ __forceinline__ void epilogue_store(const fa4_params &p, const fa4_serving &s,
                                                const tile_info &t,
-                                               const q_rows &go, u32 sq,
+                                               const o_rows &go, u32 sq,
                                                float (&o)[MT][DV / 8][4],
                                                const online_softmax &sm)
 {
@@ -178,6 +207,7 @@ __device__ __forceinline__ void epilogue_store(const fa4_params &p, const fa4_se
     for (int h = 0; h < TROWS; h++) {
         const int P = t.m_start + thread_row(row0, g, h);
         row_finish(p, row_head(t, P), sm.m[h], sm.l[h], &inv[h], &lse[h]);
+        inv[h] *= o_factor(p, t);
     }
 
     /* Every warp is done with Q (and all cp.async groups, empty ones too,
@@ -186,6 +216,23 @@ __device__ __forceinline__ void epilogue_store(const fa4_params &p, const fa4_se
     __syncthreads();
 
     if (owner) {
+#if FA4_FP8
+#pragma unroll
+        for (int ch = 0; ch < DV / 16; ch++) {
+            /* columns 16 ch + 4q .. + 3: half of 16 B chunk 2 ch + q / 2 */
+            const int c = 2 * ch + (q >> 1);
+#pragma unroll
+            for (int h = 0; h < TROWS; h++) {
+                const int r = thread_row(row0, g, h);
+                const int mt = h >> 1, e = 2 * (h & 1);
+                const u32 off = sq + tile_offset<BM>(r, c) + 8 * (q & 1);
+                st_shared_u32(off, pack_out_2(o[mt][2 * ch][e] * inv[h],
+                                              o[mt][2 * ch + 1][e] * inv[h]));
+                st_shared_u32(off + 4, pack_out_2(o[mt][2 * ch][e + 1] * inv[h],
+                                                  o[mt][2 * ch + 1][e + 1] * inv[h]));
+            }
+        }
+#else
 #pragma unroll
         for (int j = 0; j < DV / 8; j++) {
             const int c = j;                 /* 16 B chunk = 8 columns */
@@ -193,10 +240,11 @@ __device__ __forceinline__ void epilogue_store(const fa4_params &p, const fa4_se
             for (int h = 0; h < TROWS; h++) {
                 const int r = thread_row(row0, g, h);
                 const int mt = h >> 1, e = 2 * (h & 1);
-                const u32 v = pack_2(o[mt][j][e] * inv[h], o[mt][j][e + 1] * inv[h]);
+                const u32 v = pack_out_2(o[mt][j][e] * inv[h], o[mt][j][e + 1] * inv[h]);
                 st_shared_u32(sq + tile_offset<BM>(r, c) + 4 * q, v);
             }
         }
+#endif
         if (p.lse && q == 0) {
 #if FA4_VARLEN
             /* [heads_q, total_q]: read only by CTAs that write LSE. */

@@ -29,6 +29,12 @@
 ** c of row r sits at c ^ (r % 8) (128 B) or c ^ ((r >> 1) % 4) (64 B), so
 ** the 8 row addresses of one ldmatrix fall in 8 distinct bank groups.
 ** The epilogue reuses the Q region to stage O for 16-byte stores.
+**
+** fp8 e4m3 inputs (FA4_DTYPE 3, O in FA4_OUT_DTYPE): Q, K and V stay
+** 8-bit in shared memory and each fragment is widened to fp16 in registers
+** (sm80/fp8.cuh), so the ring holds twice the keys per byte and the GEMMs
+** are fp16 ones; this is the family's decode and paged path for fp8 KV
+** caches.
 */
 #ifndef FA4_SM80_KERNEL_CUH
 #define FA4_SM80_KERNEL_CUH
@@ -36,6 +42,15 @@
 #include "common/ptx.cuh"
 #include "common/params.h"
 #include "common/serving.h"
+
+#if FA4_DTYPE == 3
+#define FA4_FP8 1
+#else
+#define FA4_FP8 0
+#endif
+#ifndef FA4_OUT_DTYPE   /* O's type: the inputs' for 16-bit inputs */
+#define FA4_OUT_DTYPE FA4_DTYPE
+#endif
 
 namespace sm80 {
 
@@ -51,7 +66,8 @@ constexpr int STAGES = FA4_STAGES;
 constexpr int SWZ = FA4_SWIZZLE;
 constexpr bool Q_IN_REGS = FA4_Q_IN_REGS;
 constexpr bool MASK = FA4_MASK;
-constexpr int ELT = 2;                  /* bytes per bf16/fp16 element */
+constexpr int ELT = FA4_FP8 ? 1 : 2;    /* bytes per Q, K, V element */
+constexpr int OUT_ELT = 2;              /* bytes per O element (bf16, fp16) */
 constexpr bool KV_SPLIT_WARPS = FA4_KV_SPLIT_WARPS;
 constexpr int KN = KV_SPLIT_WARPS ? BN / WARPS : BN;   /* keys per warp per block */
 
@@ -59,7 +75,9 @@ constexpr int Q_TILE_BYTES = BM * D * ELT;
 constexpr int K_TILE_BYTES = BN * D * ELT;
 constexpr int V_TILE_BYTES = BN * DV * ELT;
 
-static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2, "sm80: bf16 or fp16 only");
+static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2 || FA4_DTYPE == 3,
+              "sm80: bf16, fp16 or fp8 e4m3 inputs");
+static_assert(FA4_OUT_DTYPE == 1 || FA4_OUT_DTYPE == 2, "sm80: O in bf16 or fp16");
 static_assert(FA4_FAMILY == 80, "sm80/kernel.cuh compiled for another family");
 static_assert(WARP_ROWS == 16 || WARP_ROWS == 32, "sm80: 16 or 32 query rows per warp");
 static_assert(KV_SPLIT_WARPS ? BM == 16 && WARP_ROWS == 16 : BM == WARP_ROWS * WARPS,
@@ -78,7 +96,9 @@ static_assert(FA4_SMEM_Q_OFF % 128 == 0 && FA4_SMEM_K_OFF % 128 == 0 &&
 static_assert(FA4_SMEM_Q_SIZE >= Q_TILE_BYTES, "sm80: Q region too small");
 static_assert(FA4_SMEM_K_SIZE >= STAGES * K_TILE_BYTES, "sm80: K region too small");
 static_assert(FA4_SMEM_V_SIZE >= STAGES * V_TILE_BYTES, "sm80: V region too small");
-static_assert(FA4_SMEM_Q_SIZE >= BM * DV * ELT, "sm80: O staging reuses Q");
+static_assert(FA4_SMEM_Q_SIZE >= BM * DV * OUT_ELT, "sm80: O staging reuses Q");
+static_assert(!FA4_FP8 || (D % 32 == 0 && DV % 32 == 0),
+              "sm80 fp8: head dims in whole 32-column ldmatrix pairs");
 static_assert(!KV_SPLIT_WARPS || FA4_SMEM_K_SIZE >= WARPS * 16 * (DV + 2) * 4,
               "sm80: the warp merge reuses the K region");
 __host__ __device__ constexpr int cmax(int a, int b) { return a > b ? a : b; }
@@ -118,7 +138,7 @@ fa4_fwd(const fa4_params p, const fa4_serving s)
     if (t.m_start >= t.rows)
         return;   /* a varlen sequence shorter than the longest */
 
-    const q_rows gq = q_rows_make(t, p.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
+    const q_rows gq = q_rows_make<ELT>(t, p.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
     const kv_rows gk = kv_rows_make(t, s, p.k, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
     const kv_rows gv = kv_rows_make(t, s, p.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
 
@@ -133,7 +153,8 @@ fa4_fwd(const fa4_params p, const fa4_serving s)
         epilogue_partial(p, s, t, o, sm);
         return;
     }
-    const q_rows go = q_rows_make(t, p.o, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
+    const o_rows go = q_rows_make<OUT_ELT>(t, p.o, p.o_batch_stride, p.o_row_stride,
+                                           p.o_head_stride);
     epilogue_store(p, s, t, go, sq, o, sm);
 }
 

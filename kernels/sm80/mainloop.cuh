@@ -59,7 +59,7 @@ template <int ROWS, int COLS, class Rows>
 __device__ __forceinline__ void load_tile(u32 smem, const Rows &src, int row0,
                                           int rows_valid)
 {
-    constexpr int CHUNKS = COLS / 8;
+    constexpr int CHUNKS = COLS * ELT / 16;
     constexpr int TOTAL = ROWS * CHUNKS;
     const int tid = tid_x_fresh();
     if (Rows::STRIDED && THREADS % CHUNKS == 0 && TOTAL % THREADS == 0) {
@@ -101,7 +101,7 @@ __device__ __forceinline__ void load_tile(u32 smem, const Rows &src, int row0,
  * phase. */
 template <int COLS>
 struct kv_ptr {
-    static constexpr int CHUNKS = COLS / 8;
+    static constexpr int CHUNKS = COLS * ELT / 16;
     static constexpr int TOTAL = BN * CHUNKS;
     static constexpr int RSTEP = THREADS / CHUNKS;
     static constexpr bool OK = kv_rows::STRIDED && THREADS % CHUNKS == 0 &&
@@ -186,9 +186,20 @@ __device__ __forceinline__ void mma_16816(float d[4], const u32 a[4], u32 b0, u3
 #endif
 }
 
+/* Two floats as the MMAs' 16-bit type (P), and as O's (the epilogue):
+ * fp16 for both with fp8 inputs unless O is bf16. */
 __device__ __forceinline__ u32 pack_2(float lo, float hi)
 {
 #if FA4_DTYPE == 1
+    return cvt_rn_bf16x2_f32(lo, hi);
+#else
+    return cvt_rn_f16x2_f32(lo, hi);
+#endif
+}
+
+__device__ __forceinline__ u32 pack_out_2(float lo, float hi)
+{
+#if FA4_OUT_DTYPE == 1
     return cvt_rn_bf16x2_f32(lo, hi);
 #else
     return cvt_rn_f16x2_f32(lo, hi);
@@ -324,6 +335,43 @@ __device__ __forceinline__ void gemm_pv(float (&o)[MT][DV / 8][4],
         }
 }
 
+} /* namespace sm80 */
+
+#include "sm80/fp8.cuh"   /* the same two GEMMs from e4m3 tiles */
+
+namespace sm80 {
+
+/* The factors of the raw scores: scale_log2 (softmax scale, or softcap,
+ * in log2 units) and softcap_pre (fa4_params).  fp8 multiplies in the
+ * (batch, KV head) descales of Q and K and takes out FP8_UNIT^2. */
+struct score_scale {
+    float log2, cap_pre;
+};
+
+/* The fp8 factor at ADDR (float32 [batch, heads_kv]) for T, 1 without one. */
+__device__ __forceinline__ float fp8_descale(unsigned long long addr, const fa4_params &p,
+                                             const tile_info &t)
+{
+    return addr ? ((const float *)addr)[t.batch * p.heads_kv + t.head_kv] : 1.0f;
+}
+
+__device__ __forceinline__ score_scale score_scale_make(const fa4_params &p, const tile_info &t)
+{
+    score_scale sc = { p.scale_log2, p.softcap_pre };
+#if FA4_FP8
+    const float qk = fp8_descale(p.q_descale, p, t) * fp8_descale(p.k_descale, p, t) /
+                     (FP8_UNIT * FP8_UNIT);
+#if FA4_SOFTCAP
+    sc.cap_pre *= qk;
+#else
+    sc.log2 *= qk;
+#endif
+#else
+    (void)t;
+#endif
+    return sc;
+}
+
 /* Loads issued ahead of the block being consumed, and the cp.async groups
  * younger than the one a block waits for: the two-barrier schedule issues
  * V(it + STAGES - 1) after the first barrier of block it and K(it +
@@ -338,7 +386,8 @@ static_assert(!FUSED || STAGES >= 2, "sm80: the fused K/V schedule needs 2 stage
  * of it without the mask's branch, for the blocks that need no mask, costs
  * ptxas 20-40 registers: O is live across both copies.) */
 __device__ __forceinline__ void mainloop_block(const fa4_params &p, const tile_info &t,
-                                               kv_stream &kv, const key_mask &mask,
+                                               const score_scale &sc, kv_stream &kv,
+                                               const key_mask &mask,
                                                const frag_lanes &fl, const q_frags &qf,
                                                u32 sq_w, int it, int kofs, int lane,
                                                float (&o)[MT][DV / 8][4],
@@ -358,13 +407,17 @@ __device__ __forceinline__ void mainloop_block(const fa4_params &p, const tile_i
     } else {
         kv.issue(2 * it + 2 * STAGES - 1);
     }
+#if FA4_FP8
+    gemm_qk_e4m3(s, qf, fl, sq_w, kv.sk + slot * K_TILE_BYTES, kofs);
+#else
     gemm_qk(s, qf, fl, sq_w, kv.sk + slot * K_TILE_BYTES, kofs);
+#endif
 #if FA4_SOFTCAP
-    softcap_scores(s, p.softcap_pre);
+    softcap_scores(s, sc.cap_pre);
 #endif
     if (key_mask::block_needs_mask(p, t, n_block))
         mask.apply(p, t, s, n_block * BN + kofs, lane);
-    sm.step(s, o, p.scale_log2);
+    sm.step(s, o, sc.log2);
     u32 pf[MT][KN / 16][4];
     pack_p(pf, s);
 
@@ -374,7 +427,11 @@ __device__ __forceinline__ void mainloop_block(const fa4_params &p, const tile_i
         __syncthreads();
         kv.issue(2 * it + 2 * STAGES);
     }
+#if FA4_FP8
+    gemm_pv_e4m3(o, pf, fl, kv.sv + slot * V_TILE_BYTES, kofs);
+#else
     gemm_pv(o, pf, fl, kv.sv + slot * V_TILE_BYTES, kofs);
+#endif
 }
 
 /* The whole main loop of one query tile (or its split's share of the key
@@ -439,15 +496,20 @@ __device__ __forceinline__ void mainloop_run(const fa4_params &p, const fa4_serv
     if (Q_IN_REGS) {
         cp_async_wait_group<AHEAD>();
         __syncthreads();
+#if FA4_FP8
+        e4m3_q_frags(qf, fl, sq_w);
+#else
 #pragma unroll
         for (int mt = 0; mt < (Q_IN_REGS ? MT : 1); mt++)
 #pragma unroll
             for (int kk = 0; kk < (Q_IN_REGS ? D / 16 : 1); kk++)
                 ldmatrix_x4(qf[mt][kk], sq_w + fl.at<BM>(16 * mt, kk));
+#endif
     }
 
+    const score_scale sc = score_scale_make(p, t);
     for (int it = 0; it < kv.nblocks; it++) {
-        mainloop_block(p, t, kv, mask, fl, qf, sq_w, it, kofs, lane, o, sm);
+        mainloop_block(p, t, sc, kv, mask, fl, qf, sq_w, it, kofs, lane, o, sm);
     }
 }
 

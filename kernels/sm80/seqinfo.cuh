@@ -74,8 +74,10 @@ __device__ __forceinline__ int row_head(const tile_info &t, int P)
     return FA4_PACK_GQA ? t.head * t.group + P % t.group : t.head;
 }
 
-/* Rows of Q or O: row r of the tile is packed row m_start + r. */
-struct q_rows {
+/* Rows of Q or O (EB bytes per element: fp8 Q has 1, its O 2): row r of
+ * the tile is packed row m_start + r. */
+template <int EB>
+struct rows_of_q {
     unsigned char *seq;   /* row 0, head 0 of the sequence */
     i64 row_stride, head_stride;
     int m_start, group, head;
@@ -85,24 +87,27 @@ struct q_rows {
         const int P = m_start + r;
         const int qi = FA4_PACK_GQA ? P / group : P;
         const int h = FA4_PACK_GQA ? head * group + P % group : head;
-        return seq + ((i64)qi * row_stride + (i64)h * head_stride) * ELT;
+        return seq + ((i64)qi * row_stride + (i64)h * head_stride) * EB;
     }
     __device__ __forceinline__ const unsigned char *any() const { return seq; }
     /* Row r + 1 starts row_bytes() after row r (not with packed heads). */
     static constexpr bool STRIDED = !FA4_PACK_GQA;
-    __device__ __forceinline__ i64 row_bytes() const { return row_stride * ELT; }
+    __device__ __forceinline__ i64 row_bytes() const { return row_stride * EB; }
 };
+typedef rows_of_q<ELT> q_rows;
+typedef rows_of_q<OUT_ELT> o_rows;
 
-__device__ __forceinline__ q_rows q_rows_make(const tile_info &t, unsigned long long base,
+template <int EB>
+__device__ __forceinline__ rows_of_q<EB> q_rows_make(const tile_info &t, unsigned long long base,
                                               i64 batch_stride, i64 row_stride,
                                               i64 head_stride)
 {
-    q_rows q;
+    rows_of_q<EB> q;
 #if FA4_VARLEN
-    q.seq = (unsigned char *)base + t.q_row0 * row_stride * ELT;
+    q.seq = (unsigned char *)base + t.q_row0 * row_stride * EB;
     (void)batch_stride;
 #else
-    q.seq = (unsigned char *)base + (i64)t.batch * batch_stride * ELT;
+    q.seq = (unsigned char *)base + (i64)t.batch * batch_stride * EB;
 #endif
     q.row_stride = row_stride;
     q.head_stride = head_stride;

@@ -12,11 +12,14 @@ strides are free where libfa4 accepts them (multiples of 16 bytes).  Semantics
 are FlashAttention's: causal masks align to the bottom-right corner, the
 default scale is 1/sqrt(head_dim), LSE is the natural log-sum-exp, float32.
 
-On Hopper (compute capability 9.0) q, k, v may also be fp8 e4m3
-(torch.float8_e4m3fn), in each function alike: q_descale, k_descale and
-v_descale are optional float32 [batch, heads_kv] factors that turn the stored
-values into real ones (FlashAttention-3's convention; None means 1), and O is
-out_dtype, torch.bfloat16 (default) or torch.float16.
+q, k, v may also be fp8 e4m3 (torch.float8_e4m3fn), in each function alike:
+q_descale, k_descale and v_descale are optional float32 [batch, heads_kv]
+factors that turn the stored values into real ones (FlashAttention-3's
+convention; None means 1), and O is out_dtype, torch.bfloat16 (default) or
+torch.float16.  fp8 runs on Hopper (compute capability 9.0: the sm90 family
+for prefill, the sm80 family for decode steps and the layouts only it reads)
+and on compute capability 8.x GPUs (the sm80 family); the sm80 family takes
+fp8 head dims that are multiples of 64.
 
 Each function also takes softcap= (Gemma 2 and 3: the scaled scores s become
 softcap * tanh(s / softcap) before masking and softmax; 0, the default, caps
@@ -88,11 +91,12 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, ret
     sliding window, -1 unbounded.  softmax_scale: None for 1/sqrt(head_dim).
     out: an optional [batch, seqlen_q, heads_q, head_dim_v] tensor to write.
 
-    FP8 (torch.float8_e4m3fn q, k, v; Hopper): q_descale, k_descale, v_descale
-    are optional float32 [batch, heads_kv] tensors that turn the stored values
-    into real ones (FlashAttention-3's convention; None means 1); O is
-    out_dtype, torch.bfloat16 (default) or torch.float16.  16-bit inputs take
-    neither and write O in their own type.
+    FP8 (torch.float8_e4m3fn q, k, v; compute capability 8.x or 9.0):
+    q_descale, k_descale, v_descale are optional float32 [batch, heads_kv]
+    tensors that turn the stored values into real ones (FlashAttention-3's
+    convention; None means 1); O is out_dtype, torch.bfloat16 (default) or
+    torch.float16.  16-bit inputs take neither and write O in their own type.
+    On compute capability 8.x fp8 head dims are multiples of 64.
 
     Softcapping (Gemma 2 and 3; flash_attn's softcap): softcap > 0 turns each
     scaled score s into softcap * tanh(s / softcap) before masking and
@@ -142,11 +146,11 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     sequences (ints).  seqused_k: int32 [batch], the keys each sequence uses.
     block_table: int32 [batch, pages per sequence].  Masks are per sequence.
 
-    FP8 (torch.float8_e4m3fn q, k, v; Hopper): q_descale, k_descale, v_descale
-    and out_dtype as in attention(), the descales [batch, heads_kv] with batch
+    FP8 (torch.float8_e4m3fn q, k, v): q_descale, k_descale, v_descale and
+    out_dtype as in attention(), the descales [batch, heads_kv] with batch
     the number of sequences (len(cu_seqlens_q) - 1).  fp8 varlen queries
-    over a paged cache (block_table) are not implemented: libfa4 refuses them
-    (Fa4Error, FA4_ENOTSUP); attention_with_kvcache takes fp8 pages.
+    over a paged cache (block_table), and fp8 varlen with head_dim_v 256,
+    run on the sm80 family (on Hopper too): head dims multiples of 64 there.
 
     softcap and sinks as in attention(): one sink per query head, shared by
     every sequence.
@@ -200,11 +204,12 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=None, block_table=
     assertion.  The append is PyTorch indexing on the current stream: no host
     synchronisation, and it can be captured in a CUDA graph.
 
-    FP8 (torch.float8_e4m3fn q and caches; Hopper): q_descale, k_descale,
-    v_descale and out_dtype as in attention(), the descales [batch, heads_kv]
-    (a cache's factors per sequence and head, so new k and v rows are
-    quantised with the same ones).  Paged fp8 caches take pages of 16 rows or
-    more.
+    FP8 (torch.float8_e4m3fn q and caches): q_descale, k_descale, v_descale
+    and out_dtype as in attention(), the descales [batch, heads_kv] (a
+    cache's factors per sequence and head, so new k and v rows are quantised
+    with the same ones).  Paged fp8 caches take any page size (a power of
+    two); decode steps and pages under 16 rows run on the sm80 family (on
+    Hopper too), prefill chunks over pages of 16 rows or more on sm90 there.
 
     softcap and sinks as in attention() (a decode step of gpt-oss passes its
     layer's sinks here; a row with no key in use gets O 0 and LSE the sink).
@@ -255,7 +260,8 @@ def plan_info(q, k, v, *, causal=False, window=(-1, -1), softmax_scale=None, ret
     with kvcache=True, cache_seqlens or block_table those of
     attention_with_kvcache().  The tensors must be CUDA tensors; their contents
     are not read.  fp8 inputs: out_dtype as in the call (descales do not
-    change the plan); workspace_bytes then covers the transposed V.  softcap
+    change the plan); workspace_bytes covers an sm90 plan's transposed V (an
+    sm80 plan's, fp8 or not, holds the split-KV partial results).  softcap
     and sinks as in the call: the cap's value and whether there are sinks
     select the kernel (the sinks' values do not)."""
     wl, wr = _window(window)

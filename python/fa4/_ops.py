@@ -10,8 +10,8 @@ bucket the exact ones would).
 
 Launches go on PyTorch's current stream.  A plan that needs a workspace
 (fa4_plan_workspace_size > 0: the dynamic scheduler's tile counter, split-KV
-partial results, fp8's transposed V) gets one zero-filled torch buffer per
-stream it runs on, passed with its size (fa4_tensors.workspace_size):
+partial results, an sm90 fp8 plan's transposed V) gets one zero-filled torch
+buffer per stream it runs on, passed with its size (fa4_tensors.workspace_size):
 fa4_forward(3) says launches that may overlap (different streams) each need
 their own, and the plan's built-in one may serve only one at a time.  During
 CUDA-graph capture every launch gets a fresh buffer from the graph's pool, so
@@ -333,14 +333,15 @@ def out_type(q, out_dtype):
 _NO_DESCALES = (None, None, None)
 
 
-def fp8_setup(dev, q, batch, heads_kv, fp8):
-    """(O's dtype, fa4_problem.out_dtype, the q, k, v descales) of a call on
-    DEV with inputs like Q, BATCH sequences and HEADS_KV key heads, after
+def fp8_setup(q, batch, heads_kv, fp8):
+    """(O's dtype, fa4_problem.out_dtype, the q, k, v descales) of a call
+    with inputs like Q, BATCH sequences and HEADS_KV key heads, after
     checking FP8 (None, or (q_descale, k_descale, v_descale, out_dtype)):
-    torch.float8_e4m3fn inputs run on the sm90 family and write out_dtype
-    (None: bfloat16); their descales are float32 [batch, heads_kv] on q's
-    device (FlashAttention-3's convention; None means 1).  16-bit inputs take
-    no descales and write their own type (out_dtype code 0)."""
+    torch.float8_e4m3fn inputs write out_dtype (None: bfloat16); their
+    descales are float32 [batch, heads_kv] on q's device (FlashAttention-3's
+    convention; None means 1).  16-bit inputs take no descales and write
+    their own type (out_dtype code 0).  Which GPUs run fp8 (and which head
+    dims) is libfa4's to say, at plan time."""
     descales, out_dtype = (fp8[:3], fp8[3]) if fp8 is not None else (_NO_DESCALES, None)
     odt = out_type(q, out_dtype)
     if _FP8 is None or q.dtype is not _FP8:
@@ -348,10 +349,6 @@ def fp8_setup(dev, q, batch, heads_kv, fp8):
             raise ValueError("fa4: q_descale, k_descale and v_descale apply to torch.float8_e4m3fn inputs "
                              "(q is %s)" % q.dtype)
         return odt, 0, _NO_DESCALES
-    if dev.capability < (9, 0):
-        raise TypeError("fa4: torch.float8_e4m3fn inputs run on the sm90 family (compute capability 9.0); "
-                        "%s is compute capability %d.%d, an sm80-family GPU: use bfloat16 or float16 there"
-                        % ((dev.device,) + tuple(dev.capability)))
     shape = (batch, heads_kv)
     for name, t in zip(("q_descale", "k_descale", "v_descale"), descales):
         if t is None:
@@ -562,7 +559,7 @@ def dense(q, k, v, out, causal, wl, wr, scale, return_lse, plan_only=False, key=
     dev = _device_of(q, k, v, out)
     dt = _DTYPES.get(q.dtype)
     b, sq, hq, d, sk, hkv, dv = dense_shapes(q, k, v)
-    odt, ocode, descales = fp8_setup(dev, q, b, hkv, fp8)
+    odt, ocode, descales = fp8_setup(q, b, hkv, fp8)
     fields, sinks = mods_setup(q, hq, mods)
     if not plan_only:
         out, lse, done = _start(out, (b, sq, hq, dv), (b, hq, sq), q, return_lse,
@@ -622,7 +619,7 @@ def varlen(q, k, v, cu_q, cu_k, max_sq, max_sk, seqused_k, block_table, out, cau
     dev = _device_of(q, k, v, cu_q, cu_k, seqused_k, block_table, out)
     dt = _DTYPES.get(q.dtype)
     b, total_q, hq, d, hkv, dv = varlen_shapes(q, k, v, cu_q, cu_k, seqused_k, block_table)
-    odt, ocode, descales = fp8_setup(dev, q, b, hkv, fp8)
+    odt, ocode, descales = fp8_setup(q, b, hkv, fp8)
     fields, sinks = mods_setup(q, hq, mods)
     paged = block_table is not None
     max_sq, max_sk = int(max_sq), int(max_sk)
@@ -819,7 +816,7 @@ def kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr
     dev = _device_of(q, k_cache, v_cache, used, block_table, out)
     dt = _DTYPES.get(q.dtype)
     b, sq, hq, d, hkv, dv, paged, capacity = kvcache_shapes(q, k_cache, v_cache, used, block_table)
-    odt, ocode, descales = fp8_setup(dev, q, b, hkv, fp8)
+    odt, ocode, descales = fp8_setup(q, b, hkv, fp8)
     fields, sinks = mods_setup(q, hq, mods)
     if used is not None:
         sk = capacity
@@ -847,14 +844,12 @@ def kvcache(q, k_cache, v_cache, cache_seqlens, block_table, out, causal, wl, wr
             used is not None, tuple(extra.items()))
     problem = lambda: _problem(dt, bmax, sqmax, capacity, hq, hkv, d, dv, causal, wl, wr, scale, return_lse,
                                strides, **extra)
-    fallback, as_varlen = None, False
+    fallback = None
     if used is not None and not paged:
         fallback = lambda: _problem(dt, bmax, sqmax, capacity, hq, hkv, d, dv, causal, wl, wr, scale,
                                     return_lse, _packed_strides(q, k_cache, v_cache, out), varlen=1,
                                     out_dtype=ocode, **fields)
-        if ocode:   # fp8 runs on sm90 alone: straight to the varlen view
-            problem, fallback, as_varlen = fallback, None, True
-    e = dev.plans.get(pkey) or dev.entry(pkey, problem, dense_seqused=fallback, as_varlen=as_varlen)
+    e = dev.plans.get(pkey) or dev.entry(pkey, problem, dense_seqused=fallback)
     if plan_only:
         return e
     if key is not None:
@@ -874,7 +869,7 @@ def _packed_strides(q, k, v, out):
 
 def _kvcache_as_varlen(dev, e, q, k, v, used, out, lse, descales, sinks=0):
     """A dense cache read up to cache_seqlens by a family that reads seqused_k for
-    varlen problems only (sm90, which fp8 always takes): the same call as a
+    varlen problems only (sm90, which takes prefill chunks): the same call as a
     varlen one whose sequences sit one batch stride apart (sequence b keeps
     batch b's descales; the sinks are per head either way).  Needs each
     tensor's rows evenly spaced across the batch (true of contiguous tensors)."""

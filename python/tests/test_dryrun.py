@@ -323,40 +323,52 @@ def test_fp8_varlen_calls():
 
 
 def test_fp8_kvcache_calls():
-    """fp8 attention_with_kvcache: paged (pages of 16 and 64), a dense cache
-    read up to tensor lengths (planned straight as its varlen view: sm90 is
-    fp8's only family) and up to an int length, each with the descales and
-    the workspace; a remembered call passes each call's descales."""
+    """fp8 attention_with_kvcache, each call with the descales and the
+    workspace: decode steps over pages of 8, 16 and 64 rows and over a dense
+    cache read up to tensor lengths (the sm80 family's decode tiles, which
+    read seqused_k as is), a prefill chunk over 16-row pages (sm90) and over
+    that dense cache (sm90's varlen view), a decode step up to an int length;
+    a remembered call passes each call's descales."""
     with dry() as (torch, fa4, dev):
         from fa4 import _abi, _ops
         b, L = 3, 1024
         kc, vc = _e4m3(torch, b, L, 2, 128), _e4m3(torch, b, L, 2, 128)
         lens = torch.tensor([1, 17, 1000], dtype=torch.int32)
         q = _e4m3(torch, b, 1, 8, 128)
+        qc = _e4m3(torch, b, 200, 8, 128)
         ds = _descales(torch, b, 2)
         kw = dict(q_descale=ds[0], k_descale=ds[1], v_descale=ds[2])
-        for page in (16, 64):
+        for page in (8, 16, 64):
             pages, vpages = _e4m3(torch, b * L // page, page, 2, 128), _e4m3(torch, b * L // page, page, 2, 128)
             table = torch.randperm(b * L // page).to(torch.int32).view(b, L // page)
             o = fa4.attention_with_kvcache(q, pages, vpages, lens, table, **kw)
             e, t = list(dev.plans.values())[-1], dev.launches[-1]
             _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "fp8 paged %d" % page)
-            assert (e.plan.problem.page_size, e.plan.problem.varlen, e.plan.family) == (page, 0, 90)
+            assert (e.plan.problem.page_size, e.plan.problem.varlen, e.plan.family) == (page, 0, 80), \
+                "fp8 decode over %d-row pages: family %d" % (page, e.plan.family)
             assert (t["block_table"], t["seqused_k"], t["o"]) == (table.data_ptr(), lens.data_ptr(), o.data_ptr())
             assert o.dtype == torch.bfloat16 and o.shape == (b, 1, 8, 128)
-        plans = len(dev.plans)
-        qc = _e4m3(torch, b, 200, 8, 128)
-        o, lse = fa4.attention_with_kvcache(qc, kc, vc, lens, causal=True, return_lse=True, **kw)
-        assert len(dev.plans) == plans + 1, "a dense fp8 plan was made before its varlen view"
+            if page == 16:      # a prefill chunk over the same pages: sm90, its V^T in the workspace
+                fa4.attention_with_kvcache(qc, pages, vpages, lens, table, causal=True, **kw)
+                e, t = list(dev.plans.values())[-1], dev.launches[-1]
+                _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "fp8 paged 16 chunk")
+                assert (e.plan.problem.page_size, e.plan.family) == (16, 90) and not e.as_varlen
+                assert e.ws_bytes >= b * 2 * 128 * L, "the workspace cannot hold V^T (%d B)" % e.ws_bytes
+        o = fa4.attention_with_kvcache(q, kc, vc, lens, **kw)
         e, t = list(dev.plans.values())[-1], dev.launches[-1]
-        assert e.as_varlen and e.plan.problem.varlen == 1
-        _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "fp8 dense cache, tensor lengths")
+        _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "fp8 dense cache decode, tensor lengths")
+        assert e.plan.family == 80 and not e.as_varlen and e.plan.problem.varlen == 0
+        assert (t["seqused_k"], t["cu_seqlens_q"], t["seqlen_k"]) == (lens.data_ptr(), None, L)
+        o, lse = fa4.attention_with_kvcache(qc, kc, vc, lens, causal=True, return_lse=True, **kw)
+        e, t = list(dev.plans.values())[-1], dev.launches[-1]
+        assert e.plan.family == 90 and e.as_varlen and e.plan.problem.varlen == 1
+        _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "fp8 dense cache chunk, tensor lengths")
         assert t["cu_seqlens_k_values"] == [0, L, 2 * L, 3 * L] and t["seqused_k"] == lens.data_ptr()
         assert o.dtype == torch.bfloat16 and lse.shape == (b, 8, 200)
         o = fa4.attention_with_kvcache(q, kc, vc, 700, out_dtype=torch.float16, **kw)
         e, t = list(dev.plans.values())[-1], dev.launches[-1]
         _fp8_plan_checks(e, t, ds, _abi.DTYPE_FP16, "fp8 dense cache, int length")
-        assert o.dtype == torch.float16 and t["seqlen_k"] == 700 and not e.as_varlen
+        assert o.dtype == torch.float16 and t["seqlen_k"] == 700 and not e.as_varlen and e.plan.family == 80
         # Remembered: the second call of a class passes its own descales.
         _ops._kvcache_calls.clear()
         for args in ((q, kc, vc, lens), (qc, kc, vc, lens)):
@@ -437,7 +449,7 @@ def test_fp8_argument_errors():
                 lambda: calls["varlen"](out=torch.empty(shape["varlen"], dtype=f8)))
         # The device check, by itself (dry() has every tensor on the CPU).
         _raises(ValueError, "k_descale must be on cpu (got meta)", lambda: _ops.fp8_setup(
-            dev, qd, b, hkv, (None, torch.empty(b, hkv, device="meta"), None, None)))
+            qd, b, hkv, (None, torch.empty(b, hkv, device="meta"), None, None)))
         # 16-bit inputs take no descales and write their own type.
         q16, k16 = qv.to(torch.bfloat16), kv.to(torch.bfloat16)
         _raises(ValueError, "apply to torch.float8_e4m3fn inputs (q is torch.bfloat16)",
@@ -448,56 +460,113 @@ def test_fp8_argument_errors():
         assert not dev.launches
 
 
-def test_fp8_what_libfa4_refuses():
-    """fp8 varlen queries over pages and pages under 16 rows: libfa4's
-    FA4_ENOTSUP with its reason, raised as Fa4Error."""
+def test_fp8_sm80_layouts():
+    """The layouts only the sm80 family reads, with fp8 on Hopper: varlen
+    queries over 16- and 8-row pages, pages under 16 rows, varlen head_dim_v
+    256; each plans there and launches with its descales and block table.
+    fp8 head dims that are no multiple of 64 have no family for them
+    (Fa4Error with both families' reasons)."""
     with dry() as (torch, fa4, dev):
+        from fa4 import _abi
         cu = torch.tensor([0, 1, 18], dtype=torch.int32)
+        lens = torch.tensor([3, 60], dtype=torch.int32)
+        ds = _descales(torch, 2, 2)
+        kw = dict(q_descale=ds[0], k_descale=ds[1], v_descale=ds[2])
         q = _e4m3(torch, 18, 8, 128)
-        pages = _e4m3(torch, 8, 16, 2, 128)
-        table = torch.arange(8, dtype=torch.int32).view(2, 4)
-        _raises(fa4.Fa4Error, "varlen queries over a paged cache are not implemented",
-                lambda: fa4.attention_varlen(q, pages, pages, cu, cu, 17, 64, block_table=table))
+        for page in (16, 8):
+            pages = _e4m3(torch, 128 // page, page, 2, 128)
+            table = torch.arange(128 // page, dtype=torch.int32).flip(0).view(2, 64 // page)
+            o = fa4.attention_varlen(q, pages, pages, cu, None, 17, 64, seqused_k=lens, block_table=table,
+                                     causal=True, **kw)
+            e, t = list(dev.plans.values())[-1], dev.launches[-1]
+            what = "fp8 varlen over %d-row pages" % page
+            _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, what)
+            p = e.plan.problem
+            assert (e.plan.family, p.varlen, p.page_size) == (80, 1, page), "%s: family %d" % (what, e.plan.family)
+            assert (t["block_table"], t["cu_seqlens_q"], t["seqused_k"], t["batch"]) == (
+                table.data_ptr(), cu.data_ptr(), lens.data_ptr(), 2), what
+            assert o.dtype == torch.bfloat16 and o.shape == (18, 8, 128)
         pages = _e4m3(torch, 16, 8, 2, 128)
-        _raises(fa4.Fa4Error, "fp8 takes pages of at least 16 rows", lambda: fa4.attention_with_kvcache(
-            _e4m3(torch, 2, 1, 8, 128), pages, pages, torch.tensor([3, 60], dtype=torch.int32),
-            torch.arange(16, dtype=torch.int32).view(2, 8)))
-        assert not dev.launches
+        table = torch.arange(16, dtype=torch.int32).view(2, 8)
+        o = fa4.attention_with_kvcache(_e4m3(torch, 2, 17, 8, 128), pages, pages, lens, table, causal=True,
+                                       out_dtype=torch.float16, **kw)
+        e, t = list(dev.plans.values())[-1], dev.launches[-1]
+        _fp8_plan_checks(e, t, ds, _abi.DTYPE_FP16, "fp8 chunk over 8-row pages")
+        assert (e.plan.family, e.plan.problem.page_size) == (80, 8) and o.dtype == torch.float16
+        kv = _e4m3(torch, 18, 2, 256)
+        fa4.attention_varlen(_e4m3(torch, 18, 8, 256), kv, kv, cu, cu, 17, 17, **kw)
+        e, t = list(dev.plans.values())[-1], dev.launches[-1]
+        _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "fp8 varlen d256")
+        assert (e.plan.family, e.plan.problem.varlen, e.plan.problem.head_dim_v) == (80, 1, 256)
+        launched = len(dev.launches)
+        pages = _e4m3(torch, 8, 16, 2, 96)
+        try:
+            fa4.attention_varlen(_e4m3(torch, 18, 8, 96), pages, pages, cu, cu, 17, 64,
+                                 block_table=torch.arange(8, dtype=torch.int32).view(2, 4))
+        except fa4.Fa4Error as err:
+            for words in ("head dims must be multiples of 64", "varlen queries over paged K/V"):
+                assert words in str(err), "%r not in %r" % (words, str(err))
+        else:
+            raise AssertionError("fp8 d96 varlen over pages planned")
+        assert len(dev.launches) == launched
 
 
 def test_fp8_on_the_sm80_family():
-    """An sm80-family GPU (compute capability 8.x) has no fp8 kernel: each
-    forward says so with a TypeError before planning."""
+    """An sm80-family GPU (compute capability 8.x) runs fp8 on the sm80
+    family in each forward: dense, varlen, a dense cache read up to tensor
+    lengths (seqused_k as is, no varlen view) and 8-row pages, each with its
+    descales.  Head dims that are no multiple of 64 are libfa4's Fa4Error."""
     with dry("sm_80") as (torch, fa4, dev):
+        from fa4 import _abi
         q, k = _e4m3(torch, 2, 16, 4, 64), _e4m3(torch, 2, 16, 2, 64)
         cu = torch.tensor([0, 16, 32], dtype=torch.int32)
         lens = torch.tensor([3, 16], dtype=torch.int32)
-        words = "run on the sm90 family (compute capability 9.0); cpu is compute capability 8.0, an sm80-family GPU"
-        _raises(TypeError, words, lambda: fa4.attention(q, k, k))
-        _raises(TypeError, words, lambda: fa4.attention_varlen(q.view(32, 4, 64), k.view(32, 2, 64),
-                                                               k.view(32, 2, 64), cu, cu, 16, 16))
-        _raises(TypeError, words, lambda: fa4.attention_with_kvcache(q, k, k, lens))
-        assert not dev.plans and not dev.launches
-        # 16-bit inputs plan there as before.
-        fa4.attention_with_kvcache(q.to(torch.float16), k.to(torch.float16), k.to(torch.float16), lens)
-        assert list(dev.plans.values())[-1].plan.family == 80
+        ds = _descales(torch, 2, 2)
+        kw = dict(q_descale=ds[0], k_descale=ds[1], v_descale=ds[2])
+        pages = _e4m3(torch, 4, 8, 2, 64)
+        table = torch.tensor([[3, 1], [0, 2]], dtype=torch.int32)
+        calls = [("dense", lambda: fa4.attention(q, k, k, causal=True, **kw)),
+                 ("varlen", lambda: fa4.attention_varlen(q.view(32, 4, 64), k.view(32, 2, 64), k.view(32, 2, 64),
+                                                         cu, cu, 16, 16, **kw)),
+                 ("dense cache", lambda: fa4.attention_with_kvcache(q, k, k, lens, causal=True, **kw)),
+                 ("8-row pages", lambda: fa4.attention_with_kvcache(q[:, :1], pages, pages, lens, table, **kw))]
+        for what, call in calls:
+            o = call()
+            e, t = list(dev.plans.values())[-1], dev.launches[-1]
+            _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "sm_80 fp8 " + what)
+            assert e.plan.family == 80 and not e.as_varlen, "sm_80 fp8 %s: family %d" % (what, e.plan.family)
+            assert o.dtype == torch.bfloat16 and t["o"] == o.data_ptr()
+        assert len(dev.launches) == len(calls) and t["block_table"] == table.data_ptr()
+        assert dev.launches[2]["seqused_k"] == lens.data_ptr() and dev.launches[2]["cu_seqlens_q"] is None
+        q96, k96 = _e4m3(torch, 2, 16, 4, 96), _e4m3(torch, 2, 16, 2, 96)
+        _raises(fa4.Fa4Error, "sm80 fp8: head dims must be multiples of 64", lambda: fa4.attention(q96, k96, k96))
+        assert len(dev.launches) == len(calls)
 
 
 def test_fp8_plan_info():
-    """plan_info of fp8 calls: out_dtype picks the plan; workspace_bytes covers V^T."""
+    """plan_info of fp8 calls: out_dtype picks the plan; a decode step's
+    plan is the sm80 family's, its workspace the split-KV partials (float32
+    O and LSE of two splits or more); a prefill chunk over the same pages
+    and a varlen prefill plan with sm90, the workspace covering V^T."""
     with dry() as (torch, fa4, dev):
         q, k = _e4m3(torch, 3, 1, 8, 128), _e4m3(torch, 3 * 64, 16, 2, 128)
         table = torch.arange(3 * 64, dtype=torch.int32).view(3, 64)
         lens = torch.tensor([1, 17, 1000], dtype=torch.int32)
         bf = fa4.plan_info(q, k, k, cache_seqlens=lens, block_table=table)
         fp16 = fa4.plan_info(q, k, k, cache_seqlens=lens, block_table=table, out_dtype=torch.float16)
-        assert bf.family == fp16.family == 90 and len(dev.plans) == 2 and not dev.launches
-        assert bf.workspace_bytes >= 3 * 2 * 128 * 1024, bf
+        assert bf.family == fp16.family == 80 and len(dev.plans) == 2 and not dev.launches
+        assert bf.config.split()[0] == "sm80", bf
+        partials = bf.batch * 8 * bf.seqlen_q * (128 + 1) * 4     # per split: O [dv] and LSE, float32
+        assert bf.workspace_bytes >= 2 * partials, bf
+        chunk = fa4.plan_info(_e4m3(torch, 3, 200, 8, 128), k, k, cache_seqlens=lens, block_table=table,
+                              causal=True)
+        assert chunk.family == 90 and chunk.workspace_bytes >= chunk.batch * 2 * 128 * chunk.seqlen_k, chunk
         cu = torch.tensor([0, 1, 18, 1018], dtype=torch.int32)
         kv = _e4m3(torch, 1018, 2, 128)
         info = fa4.plan_info(_e4m3(torch, 1018, 8, 128), kv, kv, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=1000,
                              max_seqlen_k=1000)
-        assert info.family == 90 and info.workspace_bytes > 0, info
+        assert info.family == 90 and info.workspace_bytes >= info.batch * 2 * 128 * info.seqlen_k, info
+        assert not dev.launches
 
 
 # ---------------------------------------------------- softcap and sinks
@@ -697,8 +766,8 @@ def test_softcap_sinks_plan_info():
 
 def test_fp8_softcap_sinks():
     """fp8 inputs with softcap and sinks: the fp8 plan carries both next to
-    out_dtype, the launch the descales and the sinks; the KV cache's
-    varlen view (sm90, fp8's family) gets them too."""
+    out_dtype, the launch the descales and the sinks; a decode step (sm80)
+    and a prefill chunk's varlen view of the KV cache (sm90) get them too."""
     with dry() as (torch, fa4, dev):
         from fa4 import _abi
         q, k = _e4m3(torch, 2, 100, 8, 128), _e4m3(torch, 2, 300, 2, 128)
@@ -716,3 +785,8 @@ def test_fp8_softcap_sinks():
         e, t = list(dev.plans.values())[-1], dev.launches[-1]
         assert e.as_varlen and e.plan.problem.varlen == 1
         _mods_checks(e, t, 0.0, s, "fp8 kvcache as varlen")
+        fa4.attention_with_kvcache(_e4m3(torch, 2, 1, 8, 128), k, k, lens, softcap=30.0, sinks=s, **kw)
+        e, t = list(dev.plans.values())[-1], dev.launches[-1]
+        assert e.plan.family == 80 and not e.as_varlen
+        _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "fp8 decode softcap sinks")
+        _mods_checks(e, t, 30.0, s, "fp8 decode softcap sinks")

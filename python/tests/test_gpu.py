@@ -1,9 +1,10 @@
 """fa4 on a GPU against a float64 reference: dense (ragged lengths 1, 17, 1000,
 causal and not, GQA/MQA, windows, strided views, fp16, head_dim_v < head_dim),
-fp8 e4m3 with descales on Hopper (dense, varlen, KV caches dense and paged,
-appends, CUDA-graph capture, torch.compile; against the reference on the
-dequantised inputs), softcapping and attention sinks (each forward, bf16,
-fp16 and fp8, rows with no key, sinks changed between CUDA-graph replays),
+fp8 e4m3 with descales on compute capability 8.x and 9.0 (dense, varlen, KV
+caches dense and paged, 8-row pages, varlen queries over pages, appends,
+CUDA-graph capture, torch.compile; against the reference on the dequantised
+inputs), softcapping and attention sinks (each forward, bf16, fp16 and fp8,
+rows with no key, sinks changed between CUDA-graph replays),
 varlen, KV caches dense and paged (shuffled pages), new keys appended to them
 (and the caches' contents afterwards), remembered call classes that still check
 what differs, plans reused across sizes, errors with the library's message,
@@ -147,16 +148,16 @@ test_dense_scale = _dense_case(2, 17, 17, 4, 4, scale=0.3)
 # ------------------------------------------------------------------ fp8
 
 # The library's fp8 tolerances (lib/verify.h): relative Frobenius error of O
-# 4e-2 against the float64 reference on the dequantised inputs (P is rounded
-# to e4m3 in the kernel, not in the reference), LSE within 2^-8 (1 + |ref|).
+# 4e-2 against the float64 reference on the dequantised inputs (the sm90
+# family rounds P to e4m3, the reference does not), LSE within 2^-8 (1 + |ref|).
 FP8_REL, FP8_LSE = 4e-2, 2 ** -8
 
 
 def _need_fp8(torch):
     if getattr(torch, "float8_e4m3fn", None) is None:
         _util.skip("this PyTorch has no float8_e4m3fn")
-    if torch.cuda.get_device_capability() != (9, 0):
-        _util.skip("fp8 runs on the sm90 family (compute capability 9.0)")
+    if torch.cuda.get_device_capability() < (8, 0):
+        _util.skip("fp8 runs on compute capability 8.0 and later (the sm80 and sm90 families)")
 
 
 def _fp8_descales(torch, b, hkv, g):
@@ -274,16 +275,6 @@ def test_fp8_errors():
             assert words in str(e), (words, str(e))
         else:
             raise AssertionError("no %s for %s" % (exc.__name__, words))
-    # Varlen queries over fp8 pages: libfa4's FA4_ENOTSUP (attention_with_kvcache takes fp8 pages).
-    cu = torch.tensor([0, 64, 128], device="cuda", dtype=torch.int32)
-    table = torch.arange(8, device="cuda", dtype=torch.int32).view(2, 4)
-    try:
-        fa4.attention_varlen(q.view(-1, 4, 128), k.view(8, 16, 2, 128), v.view(8, 16, 2, 128), cu, cu, 64, 64,
-                             block_table=table)
-    except fa4.Fa4Error as e:
-        assert "varlen queries over a paged cache" in str(e), e
-    else:
-        raise AssertionError("fp8 varlen over pages ran")
 
 
 def test_fp8_torch_compile():
@@ -707,6 +698,48 @@ test_fp8_kvcache_paged16_spec4_causal = _fp8_kvcache_case(4, True, paged=16)
 test_fp8_kvcache_paged64_decode_causal = _fp8_kvcache_case(1, True, paged=64)
 test_fp8_kvcache_paged64_chunk_causal = _fp8_kvcache_case(300, True, paged=64, lens=(300, 317, 1000))
 test_fp8_kvcache_paged16_mqa_decode = _fp8_kvcache_case(1, False, paged=16, hq=8, hkv=1)
+test_fp8_kvcache_paged8_decode = _fp8_kvcache_case(1, False, paged=8)
+test_fp8_kvcache_paged8_chunk_causal = _fp8_kvcache_case(200, True, paged=8)
+
+
+def _fp8_varlen_paged_case(page, lens_q, lens_k, causal, seqused=False, out_dtype=None, hq=8, hkv=2):
+    """fp8 attention_varlen over a paged cache (block_table; the sm80 family
+    runs it): packed queries over each sequence's descales against the float64
+    reference on the dequantised cache.  The keys per sequence come from
+    cu_seqlens_k, or with SEQUSED from seqused_k alone (cu_seqlens_k None);
+    OUT_DTYPE: O's torch dtype by name (None: the default, bfloat16)."""
+    def test():
+        torch, fa4 = _torch()
+        _need_fp8(torch)
+        b, L, d = len(lens_q), 1024, 128
+        g = torch.Generator(device="cuda").manual_seed(zlib.crc32(repr(("fp8 varlen paged", page, lens_q, lens_k,
+                                                                        causal, seqused)).encode()) & 0xffff)
+        kc, vc, table, kd, vd, kr, vr = _fp8_cache(torch, b, L, hkv, d, g, page)
+        qd = _fp8_descales(torch, b, hkv, g)
+        q, qr = _e4m3(torch, torch.randn(sum(lens_q), hq, d, device="cuda", generator=g),
+                      _per_head(qd, hq)[_seq_rows(torch, lens_q)])
+        cu_q = torch.tensor([0] + lens_q, device="cuda").cumsum(0).to(torch.int32)
+        cu_k = torch.tensor([0] + lens_k, device="cuda").cumsum(0).to(torch.int32)
+        used = torch.tensor(lens_k, device="cuda", dtype=torch.int32) if seqused else None
+        odt = getattr(torch, out_dtype or "bfloat16")
+        out = _poisoned(torch, (sum(lens_q), hq, d), odt)
+        o, lse = fa4.attention_varlen(q, kc, vc, cu_q, None if seqused else cu_k, max(lens_q), max(lens_k),
+                                      causal=causal, seqused_k=used, block_table=table, return_lse=True, out=out,
+                                      q_descale=qd, k_descale=kd, v_descale=vd, out_dtype=out_dtype and odt)
+        assert o is out and o.dtype == odt and lse.shape == (hq, sum(lens_q))
+        for i in range(b):
+            a, z = cu_q[i].item(), cu_q[i + 1].item()
+            ref, ref_lse = reference(qr[None, a:z], kr[i:i + 1, :lens_k[i]], vr[i:i + 1, :lens_k[i]], causal)
+            _check_fp8(o[None, a:z], ref, "fp8 varlen over %d-row pages, sequence %d" % (page, i),
+                       lse[None, :, a:z], ref_lse)
+    return test
+
+
+test_fp8_varlen_paged16_causal = _fp8_varlen_paged_case(16, [1, 17, 300], [1000, 17, 40], True)  # rows with no key
+test_fp8_varlen_paged16_mqa = _fp8_varlen_paged_case(16, [4, 1, 17], [300, 1000, 17], False, hq=8, hkv=1)
+test_fp8_varlen_paged8_seqused_causal = _fp8_varlen_paged_case(8, [17, 1, 200], [17, 1000, 333], True, seqused=True)
+test_fp8_varlen_paged8_fp16_output = _fp8_varlen_paged_case(8, [1, 1, 1], [1, 1000, 77], False,
+                                                            out_dtype="float16")
 
 
 def test_fp8_kvcache_int_length_and_fp16():
@@ -1204,7 +1237,7 @@ def test_softcap_sinks_torch_compile():
     check(c, reference(q, k, k, True, lens_k=lens, sinks=s)[0], "compiled kvcache sinks")
 
 
-# fp8 (sm90 only) with softcap and sinks: the library's own fp8 GPU tests
+# fp8 with softcap and sinks: the library's own fp8 GPU tests
 # (tests/test_gpu_fp8*.c) do not cover them; fa4.h says every dtype takes them.
 
 def _fp8_mods_case(b, sq, sk, hq, hkv, causal, softcap, sinks):
