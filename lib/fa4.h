@@ -153,11 +153,14 @@ const char *fa4_context_warnings(const fa4_context *ctx);
 typedef enum fa4_dtype {
     FA4_DTYPE_BF16 = 1,
     FA4_DTYPE_FP16 = 2,
-    FA4_DTYPE_FP8_E4M3 = 3  /* inputs only (Q, K, V), sm90 family: dense
-                               and varlen batches, dense queries over a
-                               paged cache; sm100 (opt-in, never run):
-                               dense batches; O in fa4_problem.out_dtype,
-                               each tensor scaled by fa4_tensors.*_descale */
+    FA4_DTYPE_FP8_E4M3 = 3  /* inputs only (Q, K, V): sm90 family prefill
+                               (dense, varlen, dense queries over pages of
+                               16+ rows), sm80 family everything else
+                               (decode, any page size, varlen over pages;
+                               head dims multiples of 64); sm100 (opt-in,
+                               never run): dense batches; O in
+                               fa4_problem.out_dtype, each tensor scaled by
+                               fa4_tensors.*_descale */
 } fa4_dtype;
 
 /*
@@ -194,8 +197,7 @@ typedef struct fa4_problem {
     ** The batch strides (q_strides[0], ...) are not used; LSE is laid out
     ** [heads_q, total_q].  Masks are per sequence, bottom-right aligned.
     ** On sm_90a the sm90 family runs varlen prefill (head_dim_v <= 192),
-    ** the sm80 family everything else; fp8 varlen runs on the sm90 family
-    ** only (sm100 takes dense fp8 alone), so it needs head_dim_v <= 192.
+    ** the sm80 family everything else, fp8 included.
     */
     int varlen;
     /*
@@ -207,8 +209,7 @@ typedef struct fa4_problem {
     ** comes from fa4_tensors.seqused_k (or seqlen_k).  Q may be dense or
     ** varlen.  On sm_90a the sm90 family runs dense queries over pages of
     ** 16 rows or more; the sm80 family decode steps and everything else.
-    ** Paged fp8 inputs (sm90 only) take dense queries over pages of 16 rows
-    ** or more: smaller pages and varlen queries over pages are FA4_ENOTSUP.
+    ** Paged fp8 inputs follow the same split between the families.
     */
     int page_size;         /* 0: not paged */
     /*

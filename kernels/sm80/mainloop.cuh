@@ -34,6 +34,8 @@
 ** With FA4_KV_SPLIT_WARPS the CTA has 16 query rows and warp w takes keys
 ** [w KN, (w+1) KN) of every block (KN = BN / WARPS), keeping its own
 ** softmax state; kernel.cuh merges the warps before the epilogue.
+** With fp8 inputs the tiles are e4m3 bytes and the two GEMMs are
+** fp8.cuh's, which widen each fragment after its ldmatrix.
 */
 #ifndef FA4_SM80_MAINLOOP_CUH
 #define FA4_SM80_MAINLOOP_CUH
@@ -186,8 +188,8 @@ __device__ __forceinline__ void mma_16816(float d[4], const u32 a[4], u32 b0, u3
 #endif
 }
 
-/* Two floats as the MMAs' 16-bit type (P), and as O's (the epilogue):
- * fp16 for both with fp8 inputs unless O is bf16. */
+/* Two floats packed as the MMAs' 16-bit type (P; fp16 for fp8 inputs), and
+ * as O's (pack_out_2, the epilogue). */
 __device__ __forceinline__ u32 pack_2(float lo, float hi)
 {
 #if FA4_DTYPE == 1
