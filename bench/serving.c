@@ -37,6 +37,9 @@ static const shape shapes[] = {
     { "spec b32 q4 32/4 kv8k", 32, 4, 8192, 32, 4, 128, 1, 0 },
     { "spec b32 q8 32/4 kv8k", 32, 8, 8192, 32, 4, 128, 1, 0 },
     { "decode b32 q1 32/4 kv8k", 32, 1, 8192, 32, 4, 128, 1, 0 },
+    { "chunk b8 q512 32/8 kv8k", 8, 512, 8192, 32, 8, 128, 1, 0 },
+    { "chunk b8 q512 32/8 kv8k page16", 8, 512, 8192, 32, 8, 128, 1, 16 },
+    { "chunk b8 q512 32/8 kv8k page64", 8, 512, 8192, 32, 8, 128, 1, 64 },
 };
 
 static int cmp_float(const void *a, const void *b)

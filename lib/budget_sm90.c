@@ -74,15 +74,16 @@ static int sm90_dv(const fa4_problem *pb)
 ** registers (156 + 0) do not.  The 64 and 32 B swizzle epilogues need 8
 ** more (H100 sweep, 2026-11-22: d128 bn176 at 240 spills 60-76 B with 64 B),
 ** and so does the dynamic scheduler above bn 160 (d96 and d128 bn176 spill
-** 52-64 B at 240; d128 bn160 does not), and with WGS = 3 consumer
-** warpgroups (160 registers) from bn 128 (d64 192x128 causal spills 48 B
-** at 160; 192x112 does not). */
+** 52-64 B at 240; d128 bn160 does not), and every persistent scheduler with
+** WGS = 3 consumer warpgroups (160 registers) from bn 128 (d64 192x128
+** causal spills 48 B at 160 under the dynamic one, 308 B under the static
+** one after an unrelated edit of the paged producer; 192x112 does not). */
 static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzle, int wgs)
 {
     if (sched == FA4_SCHED_PLAIN)
         return 0;
     return sm90_pad_dim(dv, swizzle / 2) / 4 - 16 + (bn > 192 ? 16 : 0) + (swizzle < 128 ? 8 : 0) +
-           (sched == FA4_SCHED_DYNAMIC && bn > (wgs == 3 ? 112 : 160) ? 8 : 0);
+           ((wgs == 3 && bn > 112) || (sched == FA4_SCHED_DYNAMIC && bn > 160) ? 8 : 0);
 }
 
 /* The consumer's register need (file comment) with WGS consumer warpgroups. */
@@ -370,6 +371,16 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     return FA4_OK;
 }
 
+/* Paged K/V: how many boxes' page numbers the producer loads together
+** before issuing their TMA loads (kernels/sm90/mainloop.cuh,
+** load_paged_block): 4, one latency of the block table per 4 boxes
+** instead of per box; 1 under the dynamic scheduler with 24 producer
+** registers, where holding even 2 spills 12-24 B (ptxas, CUDA 13.0). */
+static int sm90_page_gather(const fa4_config *cfg)
+{
+    return cfg->scheduler == FA4_SCHED_DYNAMIC && cfg->producer_regs < 32 ? 1 : 4;
+}
+
 /* family_ops.defines: the sm90 constants of kernels/README.md
 ** (FA4_KV_SLOTS only with the fused ring and FA4_VT_KEYS only for fp8: the
 ** other sources, and so their cubin cache keys, stay as they were). */
@@ -394,12 +405,13 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                      "#define FA4_PINGPONG %d\n#define FA4_EXP2_EMU_PCT %d\n"
                      "#define FA4_RESCALE_THRESHOLD %d\n#define FA4_SCHEDULER %d\n"
                      "#define FA4_CLUSTER %d\n#define FA4_VARLEN %d\n#define FA4_PAGED %d\n"
-                     "#define FA4_PAGE_BOX %d\n",
+                     "#define FA4_PAGE_BOX %d\n#define FA4_PAGE_GATHER %d\n",
                      cfg->consumer_wgs, cfg->producer_regs, cfg->consumer_regs,
                      cfg->fused_kv, cfg->pingpong, cfg->exp2_emu_pct,
                      cfg->rescale_threshold, (int)cfg->scheduler,
                      cfg->cluster > 0 ? cfg->cluster : 1, pb->varlen != 0, pb->page_size > 0,
-                     pb->page_size > 0 ? sm90_page_box(pb->page_size, cfg->bn) : 0);
+                     pb->page_size > 0 ? sm90_page_box(pb->page_size, cfg->bn) : 0,
+                     pb->page_size > 0 ? sm90_page_gather(cfg) : 0);
     return n < 0 || (size_t)n >= size - (size_t)m ? -1 : m + n;
 }
 

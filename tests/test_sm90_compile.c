@@ -227,7 +227,7 @@ static void check_fp8_serving(const device_limits *dev)
     c = sm90_config(2, 128, 2);
     is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,
            "fp8 varlen queries over paged K/V are not implemented");
-    has_str(why, "fp8 has no other family", "and the reason says fp8 has no fallback");
+    has_str(why, "the sm80 family runs them", "and the reason names the family that does");
     p.varlen = 0;
     p.page_size = 8;
     is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,

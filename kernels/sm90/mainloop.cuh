@@ -101,6 +101,32 @@ template <int CHUNKS>
 FA4_DEV void load_paged_block(u32 dst, const fa4_tma_map *map, u32 bar, const fa4_seq &sq,
                               const int *pages, int page_shift, int n, int kv_head)
 {
+#if FA4_PAGE_GATHER > 1
+    /* The page numbers of FA4_PAGE_GATHER boxes first, as independent loads
+       (one latency per group, not one per box), then their boxes. */
+    constexpr int NB = FA4_BN / FA4_PAGE_BOX, G = FA4_PAGE_GATHER;
+#pragma unroll 1
+    for (int i0 = 0; i0 < NB; i0 += G) {
+        int page[G];
+#pragma unroll
+        for (int i = 0; i < G; ++i) {
+            int row;
+            if (NB % G == 0 || i0 + i < NB)
+                page_box(sq, pages, page_shift, n * FA4_BN + (i0 + i) * FA4_PAGE_BOX, &page[i],
+                         &row);
+        }
+#pragma unroll
+        for (int i = 0; i < G; ++i) {
+            if (NB % G != 0 && i0 + i >= NB)
+                break;
+            const int row = (n * FA4_BN + (i0 + i) * FA4_PAGE_BOX) & ((1 << page_shift) - 1);
+#pragma unroll
+            for (int c = 0; c < CHUNKS; ++c)
+                tma_load_4d(dst + (c * FA4_BN + (i0 + i) * FA4_PAGE_BOX) * FA4_SWIZZLE, map,
+                            bar, c * FA4_CW, kv_head, row, page[i]);
+        }
+    }
+#else
 #pragma unroll 1
     for (int i = 0; i < FA4_BN / FA4_PAGE_BOX; ++i) {
         int page, row;
@@ -110,6 +136,7 @@ FA4_DEV void load_paged_block(u32 dst, const fa4_tma_map *map, u32 bar, const fa
             tma_load_4d(dst + (c * FA4_BN + i * FA4_PAGE_BOX) * FA4_SWIZZLE, map, bar,
                         c * FA4_CW, kv_head, row, page);
     }
+#endif
 }
 #endif
 
