@@ -7,7 +7,9 @@
 **   serving [--fp8] [SHAPE_FILTER]   FA4_CONFIGS="cfg1;cfg2" also times those
 **
 ** Prints per shape and config: microseconds per call, TB/s of K and V read
-** (each byte once), and the config.  --fp8 times every shape twice, bf16
+** (each byte once; a rough figure for the prefill chunks), and the config.
+** The varlen chunk shapes pack Q (cu_seqlens_q) over the paged cache with
+** seqused_k, as a mixed batch of an engine does.  --fp8 times every shape twice, bf16
 ** then e4m3 Q, K and V (bf16 O, descales of 1; inputs from
 ** ref_fill_inputs).  bench/NOTES.md has the results.
 */
@@ -24,22 +26,25 @@
 typedef struct shape {
     const char *name;
     int batch, sq, sk, hq, hkv, d, causal, page;
+    int varlen;   /* 1: packed Q (cu_seqlens_q, every sequence sq rows) and seqused_k */
 } shape;
 
 static const shape shapes[] = {
-    { "decode b64 32/4 kv4k", 64, 1, 4096, 32, 4, 128, 0, 0 },
-    { "decode b64 32/4 kv4k page16", 64, 1, 4096, 32, 4, 128, 0, 16 },
-    { "decode b64 32/4 kv32k", 64, 1, 32768, 32, 4, 128, 0, 0 },
-    { "decode b64 32/4 kv32k page16", 64, 1, 32768, 32, 4, 128, 0, 16 },
-    { "decode b8 64/8 kv64k", 8, 1, 65536, 64, 8, 128, 0, 0 },
-    { "decode b1 32/8 kv128k", 1, 1, 131072, 32, 8, 128, 0, 0 },
-    { "decode b4 32/8 kv64k", 4, 1, 65536, 32, 8, 128, 0, 0 },
-    { "spec b32 q4 32/4 kv8k", 32, 4, 8192, 32, 4, 128, 1, 0 },
-    { "spec b32 q8 32/4 kv8k", 32, 8, 8192, 32, 4, 128, 1, 0 },
-    { "decode b32 q1 32/4 kv8k", 32, 1, 8192, 32, 4, 128, 1, 0 },
-    { "chunk b8 q512 32/8 kv8k", 8, 512, 8192, 32, 8, 128, 1, 0 },
-    { "chunk b8 q512 32/8 kv8k page16", 8, 512, 8192, 32, 8, 128, 1, 16 },
-    { "chunk b8 q512 32/8 kv8k page64", 8, 512, 8192, 32, 8, 128, 1, 64 },
+    { "decode b64 32/4 kv4k", 64, 1, 4096, 32, 4, 128, 0, 0, 0 },
+    { "decode b64 32/4 kv4k page16", 64, 1, 4096, 32, 4, 128, 0, 16, 0 },
+    { "decode b64 32/4 kv32k", 64, 1, 32768, 32, 4, 128, 0, 0, 0 },
+    { "decode b64 32/4 kv32k page16", 64, 1, 32768, 32, 4, 128, 0, 16, 0 },
+    { "decode b8 64/8 kv64k", 8, 1, 65536, 64, 8, 128, 0, 0, 0 },
+    { "decode b1 32/8 kv128k", 1, 1, 131072, 32, 8, 128, 0, 0, 0 },
+    { "decode b4 32/8 kv64k", 4, 1, 65536, 32, 8, 128, 0, 0, 0 },
+    { "spec b32 q4 32/4 kv8k", 32, 4, 8192, 32, 4, 128, 1, 0, 0 },
+    { "spec b32 q8 32/4 kv8k", 32, 8, 8192, 32, 4, 128, 1, 0, 0 },
+    { "decode b32 q1 32/4 kv8k", 32, 1, 8192, 32, 4, 128, 1, 0, 0 },
+    { "chunk b8 q512 32/8 kv8k", 8, 512, 8192, 32, 8, 128, 1, 0, 0 },
+    { "chunk b8 q512 32/8 kv8k page16", 8, 512, 8192, 32, 8, 128, 1, 16, 0 },
+    { "chunk b8 q512 32/8 kv8k page64", 8, 512, 8192, 32, 8, 128, 1, 64, 0 },
+    { "chunk varlen b8 q512 kv8k page16", 8, 512, 8192, 32, 8, 128, 1, 16, 1 },
+    { "chunk varlen b8 q512 kv8k page64", 8, 512, 8192, 32, 8, 128, 1, 64, 1 },
 };
 
 static int cmp_float(const void *a, const void *b)
@@ -101,7 +106,7 @@ int main(int argc, char **argv)
         size_t nq = (size_t)s->batch * s->sq * s->hq * s->d;
         size_t nkv = (size_t)s->batch * s->sk * s->hkv * s->d;
         double bytes = 2.0 * nkv * eb;
-        CUdeviceptr dq, dk, dv, dout, dtable = 0;
+        CUdeviceptr dq, dk, dv, dout, dtable = 0, dcu = 0, dused = 0;
         void *h = malloc(nkv * eb);
         char list[2048], *tok, *save = NULL;
         int c;
@@ -134,6 +139,22 @@ int main(int argc, char **argv)
             free(table);
             p.num_pages = n;
             t.block_table = (const int32_t *)(uintptr_t)dtable;
+        }
+        if (s->varlen) {
+            /* Every sequence sq queries over sk keys: cu_seqlens_q and seqused_k. */
+            int32_t cu_q[65], used[64];
+            int b;
+            for (b = 0; b <= s->batch && b < 65; b++)
+                cu_q[b] = b * s->sq;
+            for (b = 0; b < s->batch && b < 64; b++)
+                used[b] = s->sk;
+            cu->cuMemAlloc(&dcu, sizeof cu_q);
+            cu->cuMemAlloc(&dused, sizeof used);
+            cu->cuMemcpyHtoD(dcu, cu_q, sizeof cu_q);
+            cu->cuMemcpyHtoD(dused, used, sizeof used);
+            p.varlen = 1;
+            t.cu_seqlens_q = (const int32_t *)(uintptr_t)dcu;
+            t.seqused_k = (const int32_t *)(uintptr_t)dused;
         }
         t.q = (void *)(uintptr_t)dq; t.k = (void *)(uintptr_t)dk; t.v = (void *)(uintptr_t)dv;
         t.o = (void *)(uintptr_t)dout;
@@ -171,6 +192,10 @@ int main(int argc, char **argv)
         cu->cuMemFree(dq); cu->cuMemFree(dk); cu->cuMemFree(dv); cu->cuMemFree(dout);
         if (dtable)
             cu->cuMemFree(dtable);
+        if (dcu) {
+            cu->cuMemFree(dcu);
+            cu->cuMemFree(dused);
+        }
         free(h);
     }
     context_pop(ctx);

@@ -177,13 +177,6 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                  "head_dim_qk, both multiples of 8 (head_dim_qk=%d head_dim_v=%d)", d, dv);
         return FA4_ENOTSUP;
     }
-    if (pb->page_size && pb->varlen) {
-        /* The producer's walk over the sequences and the block table do not
-           fit its 24 registers (spills; 32 leaves the consumers too few). */
-        snprintf(why, wn, "sm90 kernels: varlen queries over paged K/V not implemented (the "
-                 "sm80 family runs them)");
-        return FA4_ENOTSUP;
-    }
     if (pb->page_size && pb->page_size < 16) {
         snprintf(why, wn, "sm90 kernels: page_size=%d; paged K/V takes pages of at least 16 "
                  "rows (TMA boxes of K%s; the sm80 family reads any size)", pb->page_size,
@@ -238,6 +231,15 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         cfg->scheduler != FA4_SCHED_LPT && cfg->scheduler != FA4_SCHED_DYNAMIC) {
         snprintf(why, wn, "sm90: scheduler=%d; supported: 0 plain, 1 persistent, "
                  "2 longest-first, 3 dynamic", (int)cfg->scheduler);
+        return FA4_EINVAL;
+    }
+    if (pb->varlen && pb->page_size && cfg->scheduler != FA4_SCHED_PLAIN) {
+        /* The dynamic scheduler's walk over the sequences and the block
+           table do not fit the producer's 24 registers (spills; 32 leaves
+           the consumers too few). */
+        snprintf(why, wn, "sm90: varlen queries over paged K/V take the plain grid (scheduler "
+                 "%d: its walk over the sequences and the block table spill the producer)",
+                 (int)cfg->scheduler);
         return FA4_EINVAL;
     }
     if (pb->varlen && cfg->scheduler != FA4_SCHED_DYNAMIC && cfg->scheduler != FA4_SCHED_PLAIN) {
@@ -373,12 +375,14 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
 
 /* Paged K/V: how many boxes' page numbers the producer loads together
 ** before issuing their TMA loads (kernels/sm90/mainloop.cuh,
-** load_paged_block): 4, one latency of the block table per 4 boxes
-** instead of per box; 1 under the dynamic scheduler with 24 producer
-** registers, where holding even 2 spills 12-24 B (ptxas, CUDA 13.0). */
+** load_paged_block): 4 under the plain grid, one latency of the block
+** table per 4 boxes instead of per box; 1 under the persistent schedulers,
+** whose tile state the producer also holds: the dynamic one spills 12-24 B
+** holding even 2 with 24 registers, and 16 B holding 4 with 32 (192x64,
+** three consumer warpgroups; ptxas, CUDA 13.0). */
 static int sm90_page_gather(const fa4_config *cfg)
 {
-    return cfg->scheduler == FA4_SCHED_DYNAMIC && cfg->producer_regs < 32 ? 1 : 4;
+    return cfg->scheduler == FA4_SCHED_PLAIN ? 4 : 1;
 }
 
 /* family_ops.defines: the sm90 constants of kernels/README.md
@@ -611,7 +615,9 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
 ** precise) and narrowed in
 ** steps of 16 until its registers fit, or when none does with three
 ** consumer warpgroups, two (128x128, two stages); the plain grid only when
-** nothing fits.  fp8 takes the same steps from its own default, bn kept a
+** nothing fits (and always for varlen queries over pages, whose sequence
+** walk the producer cannot hold).  fp8 takes the same steps from its own
+** default, bn kept a
 ** whole number of swizzle spans (V^T chunks): steps of the swizzle.  The
 ** fp8 varlen and paged defaults are the rule's, not measured yet. */
 static void sm90_heuristic(fa4_config *out, const device_limits *dev,
@@ -651,7 +657,8 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
             if (sm90_varlen_need(pb, bn, FA4_SCHED_DYNAMIC, c.swizzle, c.consumer_wgs) <= c.consumer_regs) {
                 *out = c;
                 out->bn = bn;
-                out->scheduler = FA4_SCHED_DYNAMIC;
+                /* varlen over pages: the plain grid (sm90_fit) */
+                out->scheduler = pb->page_size ? FA4_SCHED_PLAIN : FA4_SCHED_DYNAMIC;
                 return;
             }
     }

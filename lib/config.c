@@ -255,12 +255,11 @@ int config_sm100_note(char *buf, size_t size, const device_limits *dev)
 /*
 ** 1 when P is a serving shape the sm80 family runs best: few query rows per
 ** KV head (decode, speculative decoding: its decode tiles pack the heads
-** and split the keys) or a layout only it reads (pages under 16 rows,
-** varlen queries over pages).
+** and split the keys) or a layout only it reads (pages under 16 rows).
 */
 static int serving_shape(const fa4_problem *p)
 {
-    return (p->page_size > 0 && (p->page_size < 16 || p->varlen)) ||
+    return (p->page_size > 0 && p->page_size < 16) ||
            (long long)p->seqlen_q * (p->heads_q / p->heads_kv) <= 64;
 }
 

@@ -154,10 +154,10 @@ typedef enum fa4_dtype {
     FA4_DTYPE_BF16 = 1,
     FA4_DTYPE_FP16 = 2,
     FA4_DTYPE_FP8_E4M3 = 3  /* inputs only (Q, K, V): sm90 family prefill
-                               (dense, varlen, dense queries over pages of
-                               16+ rows), sm80 family everything else
-                               (decode, any page size, varlen over pages;
-                               head dims multiples of 64); sm100 (opt-in,
+                               (dense, varlen, queries over pages of 16+
+                               rows), sm80 family everything else (decode,
+                               any page size, varlen d256; head dims
+                               multiples of 64); sm100 (opt-in,
                                never run): dense batches; O in
                                fa4_problem.out_dtype, each tensor scaled by
                                fa4_tensors.*_descale */
@@ -207,8 +207,9 @@ typedef struct fa4_problem {
     ** fa4_tensors.block_table [batch, block_table_stride] int32 maps a
     ** sequence's page i to a page of the pool.  Each sequence's KV length
     ** comes from fa4_tensors.seqused_k (or seqlen_k).  Q may be dense or
-    ** varlen.  On sm_90a the sm90 family runs dense queries over pages of
-    ** 16 rows or more; the sm80 family decode steps and everything else.
+    ** varlen.  On sm_90a the sm90 family runs dense and varlen queries over
+    ** pages of 16 rows or more (varlen on its plain grid); the sm80 family
+    ** decode steps and everything else.
     ** Paged fp8 inputs follow the same split between the families.
     */
     int page_size;         /* 0: not paged */

@@ -4,9 +4,11 @@
 ** split-KV with 1..many splits, variable-length batches (empty, single-
 ** token and ragged sequences, one 100x longer than the others), paged KV
 ** caches (pages out of order, pages shared between sequences, the last
-** page partly used, page sizes 16..256), seqused_k, per-call sizes under
-** one plan, CUDA-graph capture, and the host and opt-in device checks of
-** bad input; sm80 tiles of 16 and of 32 query rows per warp.  Without a
+** page partly used, page sizes 16..256; dense and varlen queries over
+** them, the sm90 family's plain grid among the configs), seqused_k,
+** per-call sizes under one plan, CUDA-graph capture, and the host and
+** opt-in device checks of bad input; sm80 tiles of 16 and of 32 query rows
+** per warp.  Without a
 ** GPU the variants are compiled for sm_90a only.
 **
 ** Each sequence b is computed by the reference as a dense problem of its
@@ -341,6 +343,11 @@ static const serve_shape shapes[] = {
     /* Pages larger than a key block: with bn 176 (below) a block spans two
        pages, loaded in 16-row boxes. */
     { "paged 256 chunked prefill d128", 2, 8, 2, 128, 1, 0, 2, 256, 1, {200, 200}, {1000, 600}, 0, 0 },
+    /* Varlen queries over pages (a mixed prefill and decode batch; the
+       sm90 family's plain grid, the sm80 family's tiles): ragged chunks
+       and a decode row, the last pages partly used. */
+    { "paged 16 varlen chunked prefill d128 ragged", 4, 8, 2, 128, 1, 1, 2, 16, 1,
+      {300, 17, 1, 1000}, {2000, 700, 64, 1000}, 0, 0 },
     /* Softcap and sinks: a split decode (the merge adds the sink) and
        varlen prefill. */
     { "decode group 8 softcap sinks", 3, 16, 2, 128, 0, 0, 0, 0, 1,

@@ -225,9 +225,13 @@ static void check_fp8_serving(const device_limits *dev)
     p.varlen = 1;
     p.page_size = 16;
     c = sm90_config(2, 128, 2);
-    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,
-           "fp8 varlen queries over paged K/V are not implemented");
-    has_str(why, "the sm80 family runs them", "and the reason names the family that does");
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_OK,
+           "fp8 varlen queries over paged K/V fit the plain grid");
+    c.scheduler = FA4_SCHED_DYNAMIC;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_EINVAL,
+           "fp8 varlen queries over paged K/V refuse the dynamic scheduler");
+    has_str(why, "plain grid", "and the reason names the grid that does");
+    c.scheduler = FA4_SCHED_PLAIN;
     p.varlen = 0;
     p.page_size = 8;
     is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,
@@ -345,8 +349,12 @@ static void check_varlen(const device_limits *dev)
     has_str(why, "dynamic scheduler", "and the reason names the schedulers it takes");
     p.page_size = 32;
     c.scheduler = FA4_SCHED_DYNAMIC;
-    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,
-           "varlen queries over paged K/V are not the sm90 family's");
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_EINVAL,
+           "varlen queries over paged K/V refuse the dynamic scheduler");
+    c.scheduler = FA4_SCHED_PLAIN;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_OK,
+           "varlen queries over paged K/V fit the plain grid");
+    c.scheduler = FA4_SCHED_DYNAMIC;
     p.varlen = 0;
     p.page_size = 8;
     is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOTSUP,

@@ -56,9 +56,9 @@ static int count_family(const search_result *r, fa4_family family)
 
 /*
 ** The serving presets on sm_90a: varlen prefill is the sm90 family's
-** (head_dim_v <= 192), paged K/V the sm80 family's, varlen Q with paged
-** K/V too; the verification problem of a paged cache gets its own table
-** width.
+** (head_dim_v <= 192), paged decode the sm80 family's, varlen Q with paged
+** K/V the sm90 family's plain grid first; the verification problem of a
+** paged cache gets its own table width.
 */
 static void check_serving(const device_limits *dev)
 {
@@ -123,10 +123,13 @@ static void check_serving(const device_limits *dev)
     search_result_free(&r);
     p.varlen = 1; p.seqlen_q = 700; p.seqlen_k = 2000;
     good = search_space(&r, dev, &p, 0) == FA4_OK &&
-           all_family(&r, FA4_FAMILY_SM80) && r.problem.varlen &&
+           r.trials[0].config.family == FA4_FAMILY_SM90 &&
+           r.trials[0].config.scheduler == FA4_SCHED_PLAIN &&
+           count_family(&r, FA4_FAMILY_SM80) > 0 && r.problem.varlen &&
            r.problem.page_size == 16;
-    ok(good, "varlen Q with paged K/V is a space of its own (sm80, %d "
-       "candidates)", r.ntrials);
+    ok(good, "varlen Q with paged K/V is a space of its own (the sm90 plain grid first, "
+       "%d sm90 and %d sm80 candidates)", count_family(&r, FA4_FAMILY_SM90),
+       count_family(&r, FA4_FAMILY_SM80));
     search_result_free(&r);
 }
 

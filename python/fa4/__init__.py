@@ -149,8 +149,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     FP8 (torch.float8_e4m3fn q, k, v): q_descale, k_descale, v_descale and
     out_dtype as in attention(), the descales [batch, heads_kv] with batch
     the number of sequences (len(cu_seqlens_q) - 1).  fp8 varlen queries
-    over a paged cache (block_table), and fp8 varlen with head_dim_v 256,
-    run on the sm80 family (on Hopper too): head dims multiples of 64 there.
+    over pages under 16 rows, and fp8 varlen with head_dim_v 256, run on
+    the sm80 family (on Hopper too): head dims multiples of 64 there.
 
     softcap and sinks as in attention(): one sink per query head, shared by
     every sequence.

@@ -461,11 +461,11 @@ def test_fp8_argument_errors():
 
 
 def test_fp8_sm80_layouts():
-    """The layouts only the sm80 family reads, with fp8 on Hopper: varlen
-    queries over 16- and 8-row pages, pages under 16 rows, varlen head_dim_v
-    256; each plans there and launches with its descales and block table.
-    fp8 head dims that are no multiple of 64 have no family for them
-    (Fa4Error with both families' reasons)."""
+    """fp8 serving layouts on Hopper: varlen queries over 16-row pages (the
+    sm90 family's plain grid) and 8-row pages, pages under 16 rows and varlen
+    head_dim_v 256 (the sm80 family's); each launches with its descales and
+    block table.  d96 over 16-row pages is sm90's; over 8-row pages no family
+    takes it (Fa4Error with both families' reasons)."""
     with dry() as (torch, fa4, dev):
         from fa4 import _abi
         cu = torch.tensor([0, 1, 18], dtype=torch.int32)
@@ -482,7 +482,8 @@ def test_fp8_sm80_layouts():
             what = "fp8 varlen over %d-row pages" % page
             _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, what)
             p = e.plan.problem
-            assert (e.plan.family, p.varlen, p.page_size) == (80, 1, page), "%s: family %d" % (what, e.plan.family)
+            fam = 90 if page >= 16 else 80
+            assert (e.plan.family, p.varlen, p.page_size) == (fam, 1, page), "%s: family %d" % (what, e.plan.family)
             assert (t["block_table"], t["cu_seqlens_q"], t["seqused_k"], t["batch"]) == (
                 table.data_ptr(), cu.data_ptr(), lens.data_ptr(), 2), what
             assert o.dtype == torch.bfloat16 and o.shape == (18, 8, 128)
@@ -498,13 +499,17 @@ def test_fp8_sm80_layouts():
         e, t = list(dev.plans.values())[-1], dev.launches[-1]
         _fp8_plan_checks(e, t, ds, _abi.DTYPE_BF16, "fp8 varlen d256")
         assert (e.plan.family, e.plan.problem.varlen, e.plan.problem.head_dim_v) == (80, 1, 256)
-        launched = len(dev.launches)
         pages = _e4m3(torch, 8, 16, 2, 96)
+        fa4.attention_varlen(_e4m3(torch, 18, 8, 96), pages, pages, cu, cu, 17, 64,
+                             block_table=torch.arange(8, dtype=torch.int32).view(2, 4))
+        assert list(dev.plans.values())[-1].plan.family == 90, "fp8 d96 varlen over 16-row pages"
+        launched = len(dev.launches)
+        pages = _e4m3(torch, 16, 8, 2, 96)
         try:
             fa4.attention_varlen(_e4m3(torch, 18, 8, 96), pages, pages, cu, cu, 17, 64,
-                                 block_table=torch.arange(8, dtype=torch.int32).view(2, 4))
+                                 block_table=torch.arange(16, dtype=torch.int32).view(2, 8))
         except fa4.Fa4Error as err:
-            for words in ("head dims must be multiples of 64", "varlen queries over paged K/V"):
+            for words in ("head dims must be multiples of 64", "page_size=8"):
                 assert words in str(err), "%r not in %r" % (words, str(err))
         else:
             raise AssertionError("fp8 d96 varlen over pages planned")
