@@ -188,24 +188,18 @@ __device__ __forceinline__ void mma_16816(float d[4], const u32 a[4], u32 b0, u3
 #endif
 }
 
-/* Two floats packed as the MMAs' 16-bit type (P; fp16 for fp8 inputs), and
- * as O's (pack_out_2, the epilogue). */
-__device__ __forceinline__ u32 pack_2(float lo, float hi)
+/* Two floats packed as the 16-bit type DT (1 bf16, else fp16), LO in the
+ * low half; P in the MMAs' type (pack_2: fp16 for fp8 inputs), O in its
+ * own (pack_out_2, the epilogue). */
+template <int DT>
+__device__ __forceinline__ u32 pack_16(float lo, float hi)
 {
-#if FA4_DTYPE == 1
-    return cvt_rn_bf16x2_f32(lo, hi);
-#else
-    return cvt_rn_f16x2_f32(lo, hi);
-#endif
+    return DT == 1 ? cvt_rn_bf16x2_f32(lo, hi) : cvt_rn_f16x2_f32(lo, hi);
 }
-
+__device__ __forceinline__ u32 pack_2(float lo, float hi) { return pack_16<FA4_DTYPE>(lo, hi); }
 __device__ __forceinline__ u32 pack_out_2(float lo, float hi)
 {
-#if FA4_OUT_DTYPE == 1
-    return cvt_rn_bf16x2_f32(lo, hi);
-#else
-    return cvt_rn_f16x2_f32(lo, hi);
-#endif
+    return pack_16<FA4_OUT_DTYPE>(lo, hi);
 }
 
 /*
