@@ -386,8 +386,9 @@ static int sm90_page_gather(const fa4_config *cfg)
 }
 
 /* family_ops.defines: the sm90 constants of kernels/README.md
-** (FA4_KV_SLOTS only with the fused ring and FA4_VT_KEYS only for fp8: the
-** other sources, and so their cubin cache keys, stay as they were). */
+** (FA4_KV_SLOTS only with the fused ring, FA4_VT_KEYS only for fp8 and
+** FA4_PAGE_GATHER only for paged K/V: the other sources, and so their cubin
+** cache keys, stay as they were). */
 static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
 {
@@ -409,14 +410,23 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                      "#define FA4_PINGPONG %d\n#define FA4_EXP2_EMU_PCT %d\n"
                      "#define FA4_RESCALE_THRESHOLD %d\n#define FA4_SCHEDULER %d\n"
                      "#define FA4_CLUSTER %d\n#define FA4_VARLEN %d\n#define FA4_PAGED %d\n"
-                     "#define FA4_PAGE_BOX %d\n#define FA4_PAGE_GATHER %d\n",
+                     "#define FA4_PAGE_BOX %d\n",
                      cfg->consumer_wgs, cfg->producer_regs, cfg->consumer_regs,
                      cfg->fused_kv, cfg->pingpong, cfg->exp2_emu_pct,
                      cfg->rescale_threshold, (int)cfg->scheduler,
                      cfg->cluster > 0 ? cfg->cluster : 1, pb->varlen != 0, pb->page_size > 0,
-                     pb->page_size > 0 ? sm90_page_box(pb->page_size, cfg->bn) : 0,
-                     pb->page_size > 0 ? sm90_page_gather(cfg) : 0);
-    return n < 0 || (size_t)n >= size - (size_t)m ? -1 : m + n;
+                     pb->page_size > 0 ? sm90_page_box(pb->page_size, cfg->bn) : 0);
+    if (n < 0 || (size_t)n >= size - (size_t)m)
+        return -1;
+    m += n;
+    if (pb->page_size > 0) {   /* FA4_PAGE_GATHER only where pages are */
+        n = snprintf(buf + m, size - (size_t)m, "#define FA4_PAGE_GATHER %d\n",
+                     sm90_page_gather(cfg));
+        if (n < 0 || (size_t)n >= size - (size_t)m)
+            return -1;
+        m += n;
+    }
+    return m;
 }
 
 /* Fill the fields every sm90 config shares. */
