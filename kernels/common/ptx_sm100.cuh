@@ -299,78 +299,45 @@ FA4_DEV u64 umma_smem_desc(u32 addr, u32 lbo, u32 sbo, u32 layout)
          | ((u64)(layout & 7u) << 61);
 }
 
-/* Instruction descriptor of kind::f16: bits 4-5 D format (1 = f32), 7-9 A
- * format, 10-12 B format (0 = f16, 1 = bf16), 15 A MN-major, 16 B
- * MN-major, 17-22 N >> 3, 24-28 M >> 4. */
-FA4_DEV constexpr u32 umma_idesc_f16(u32 ab_bf16, u32 m, u32 n, u32 a_mn,
-                                     u32 b_mn)
-{
-    return (1u << 4) | (ab_bf16 << 7) | (ab_bf16 << 10) | (a_mn << 15)
-         | (b_mn << 16) | ((n >> 3) << 17) | ((m >> 4) << 24);
-}
-
-/* Instruction descriptor of kind::f8f6f4 (PTX ISA 9.7.16.4.2, "Instruction
- * descriptor", the table shared with kind::f16): the same fields, A and B
- * formats 0 = E4M3 (1 E5M2); bits 15/16 (A/B MN-major) are allowed for
- * 8-bit formats (not for the 6- and 4-bit ones).  D f32 (bits 4-5 = 1). */
+/* Instruction descriptor of kind::f16 and kind::f8f6f4 (PTX ISA 9.7.16.4.2,
+ * "Instruction descriptor", one table for both): bits 4-5 D format (1 =
+ * f32), 7-9 A format, 10-12 B format (kind::f16: 0 = f16, 1 = bf16;
+ * kind::f8f6f4: UMMA_E4M3, 1 = E5M2), 15 A MN-major, 16 B MN-major (for
+ * 8-bit formats too, not the 6- and 4-bit ones), 17-22 N >> 3, 24-28 M >> 4. */
 #define UMMA_E4M3 0u
-FA4_DEV constexpr u32 umma_idesc_f8f6f4(u32 a_fmt, u32 b_fmt, u32 m, u32 n,
-                                        u32 a_mn, u32 b_mn)
+FA4_DEV constexpr u32 umma_idesc(u32 a_fmt, u32 b_fmt, u32 m, u32 n, u32 a_mn, u32 b_mn)
 {
     return (1u << 4) | (a_fmt << 7) | (b_fmt << 10) | (a_mn << 15)
          | (b_mn << 16) | ((n >> 3) << 17) | ((m >> 4) << 24);
 }
 
-/* D[tmem] (+)= A[smem] * B[smem]; ACCUMULATE 0 overwrites D.  One thread.
- * cta_group::2 (one thread of the pair): A's rows and D's lanes split
- * between the CTAs (M/2 each), B's N columns too (N/2 each); every
- * address names the same offset in both CTAs. */
-FA4_DEV void tcgen05_mma_f16_ss(u32 d_tmem, u64 a_desc, u64 b_desc, u32 idesc,
-                                u32 accumulate)
-{
-    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"
-                 " tcgen05.mma." SM100_CG ".kind::f16 [%0], %1, %2, %3, p;\n}\n"
-                 :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc),
-                    "r"(accumulate)
-                 : "memory");
-}
-
-/* D[tmem] (+)= A[tmem] * B[smem] (A: 128 lanes x K, 16-bit pairs packed
- * per 32-bit column).  One thread. */
-FA4_DEV void tcgen05_mma_f16_ts(u32 d_tmem, u32 a_tmem, u64 b_desc, u32 idesc,
-                                u32 accumulate)
-{
-    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"
-                 " tcgen05.mma." SM100_CG ".kind::f16 [%0], [%1], %2, %3, p;\n}\n"
-                 :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc),
-                    "r"(accumulate)
-                 : "memory");
-}
-
-/* kind::f8f6f4 (e4m3 A and B, k32 per instruction: 32 bytes of each
- * K-major row, as kind::f16's k16), A and B from smem.  One thread. */
-FA4_DEV void tcgen05_mma_f8f6f4_ss(u32 d_tmem, u64 a_desc, u64 b_desc, u32 idesc,
-                                   u32 accumulate)
-{
-    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"
-                 " tcgen05.mma." SM100_CG ".kind::f8f6f4 [%0], %1, %2, %3, p;\n}\n"
-                 :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc),
-                    "r"(accumulate)
-                 : "memory");
-}
-
-/* kind::f8f6f4 with A from TMEM (128 lanes x K e4m3 values, four per
- * 32-bit column, the lowest k in the lowest byte -- read from the ISA's
- * packing of 16-bit pairs, unverified).  One thread. */
-FA4_DEV void tcgen05_mma_f8f6f4_ts(u32 d_tmem, u32 a_tmem, u64 b_desc, u32 idesc,
-                                   u32 accumulate)
-{
-    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"
-                 " tcgen05.mma." SM100_CG ".kind::f8f6f4 [%0], [%1], %2, %3, p;\n}\n"
-                 :: "r"(d_tmem), "r"(a_tmem), "l"(b_desc), "r"(idesc),
-                    "r"(accumulate)
-                 : "memory");
-}
+/*
+** D[tmem] (+)= A * B[smem] with one thread's tcgen05.mma of KIND; ACCUMULATE
+** 0 overwrites D.  A from smem (a descriptor: A_TYPE u64, constraint "l",
+** operand %1) or from TMEM (an address: u32, "r", [%1]; 128 lanes x K,
+** 16-bit pairs or four e4m3 values per 32-bit column, the lowest k in the
+** lowest bits -- for e4m3 read from the ISA's packing of 16-bit pairs,
+** unverified).  kind::f8f6f4 takes e4m3 A and B, k32 per instruction (32
+** bytes of each K-major row, as kind::f16's k16).  cta_group::2 (one
+** thread of the pair): A's rows and D's lanes split between the CTAs (M/2
+** each), B's N columns too (N/2 each); every address names the same offset
+** in both CTAs.
+*/
+#define SM100_DEFINE_MMA(NAME, KIND, A_TYPE, A_CON, A_OPERAND)                         \
+    FA4_DEV void NAME(u32 d_tmem, A_TYPE a, u64 b_desc, u32 idesc, u32 accumulate)   \
+    {                                                                                \
+        asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"                   \
+                     " tcgen05.mma." SM100_CG ".kind::" KIND " [%0], " A_OPERAND      \
+                     ", %2, %3, p;\n}\n"                                               \
+                     :: "r"(d_tmem), A_CON(a), "l"(b_desc), "r"(idesc),              \
+                        "r"(accumulate)                                              \
+                     : "memory");                                                    \
+    }
+SM100_DEFINE_MMA(tcgen05_mma_f16_ss, "f16", u64, "l", "%1")
+SM100_DEFINE_MMA(tcgen05_mma_f16_ts, "f16", u32, "r", "[%1]")
+SM100_DEFINE_MMA(tcgen05_mma_f8f6f4_ss, "f8f6f4", u64, "l", "%1")
+SM100_DEFINE_MMA(tcgen05_mma_f8f6f4_ts, "f8f6f4", u32, "r", "[%1]")
+#undef SM100_DEFINE_MMA
 
 /* Arrive once on BAR when every tcgen05.mma this thread issued so far has
  * completed (reads of smem and TMEM included).  cta_group::2: on the

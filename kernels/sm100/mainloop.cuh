@@ -113,9 +113,9 @@ FA4_DEV void load_warp(const fa4_params &p, const sm100_ctx &c,
 FA4_DEV constexpr u32 mma_idesc(u32 m, u32 n, u32 b_mn)
 {
 #if SM100_FP8
-    return umma_idesc_f8f6f4(UMMA_E4M3, UMMA_E4M3, m, n, 0, b_mn);
+    return umma_idesc(UMMA_E4M3, UMMA_E4M3, m, n, 0, b_mn);
 #else
-    return umma_idesc_f16(FA4_DTYPE == 1, m, n, 0, b_mn);
+    return umma_idesc(FA4_DTYPE == 1, FA4_DTYPE == 1, m, n, 0, b_mn);
 #endif
 }
 
