@@ -74,6 +74,7 @@
 #include "budget.h"
 #include "config.h"
 #include "family.h"
+#include "sm100_cases.h"
 #include "jit.h"
 #include "compile_test_util.h"
 #include "../kernels/common/params.h"
@@ -1452,12 +1453,90 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     jit_kernel_free(&k);
 }
 
+/* The variants checked: the heuristic's config of each problem, with the
+** overrides that reach each mode (sm100_cases.h). */
+static const sm100_case variants[] = {
+    { SM100_CASE("2Q fused ring", FA4_DTYPE_BF16, 128, 128, 0) },
+    { SM100_CASE("2Q split rings", FA4_DTYPE_BF16, 64, 64, 1) },
+    { SM100_CASE("2Q split rings, K by depth chunk", FA4_DTYPE_FP16, 128, 128, 1),
+      .bn = 96, .stages = 3,
+      .ring = SM100_SPLIT },
+    /* rope mode: MLA's 192/128 at its automatic bn 128, 3 fused slots and
+       2 ROPE buffers; 256/128 with two rope boxes per K tile */
+    { SM100_CASE("2Q rope ring", FA4_DTYPE_BF16, 192, 128, 0) },
+    { SM100_CASE("2Q rope ring, two rope boxes", FA4_DTYPE_FP16, 256, 128, 1),
+      .bn = 64, .stages = 3,
+      .ring = SM100_FUSED },
+    { SM100_CASE("1Q", FA4_DTYPE_BF16, 256, 256, 0) },
+    { SM100_CASE("1Q split rings, K by depth chunk", FA4_DTYPE_FP16, 256, 256, 1),
+      .bn = 64, .stages = 2,
+      .ring = SM100_SPLIT },
+    /* CTA pairs: 2Q split rings with K by depth chunk (bn 128, 5 stages),
+       1Q fused ring (d256, bn 128, 5 slots) */
+    { SM100_CASE("2Q CTA pair, split rings", FA4_DTYPE_BF16, 128, 128, 1),
+      .cluster = 2, .stages = 5,
+      .ring = SM100_SPLIT },
+    { SM100_CASE("1Q CTA pair, fused ring", FA4_DTYPE_FP16, 256, 256, 0), .cluster = 2, .bn = 128,
+      .stages = 5, .ring = SM100_FUSED },
+    /* fp8 e4m3 (kind::f8f6f4, P as e4m3 in TMEM, O 16-bit): the seeds' d128
+       (64 B swizzle, 6 split stages, K by 2 depth chunks), 128 B swizzle
+       (rows of 128 elements: one depth chunk) split and fused, 64 B fused,
+       d64 (8 split stages), d96 (O's last box past head_dim_v not stored),
+       d256 1Q, O in fp16, and CTA pairs */
+    { SM100_CASE("2Q split rings, 64 B swizzle", FA4_DTYPE_FP8_E4M3, 128, 128, 0) },
+    { SM100_CASE("2Q split rings, 128 B swizzle", FA4_DTYPE_FP8_E4M3, 128, 128, 1),
+      .swizzle = 128 },
+    { SM100_CASE("2Q fused ring, 128 B swizzle", FA4_DTYPE_FP8_E4M3, 128, 128, 1), .swizzle = 128,
+      .stages = 5, .ring = SM100_FUSED },
+    { SM100_CASE("2Q fused ring, 64 B swizzle", FA4_DTYPE_FP8_E4M3, 128, 128, 1), .swizzle = 64,
+      .stages = 5, .ring = SM100_FUSED },
+    { SM100_CASE("2Q d64", FA4_DTYPE_FP8_E4M3, 64, 64, 1) },
+    { SM100_CASE("2Q d96 (O in 3 boxes of 32)", FA4_DTYPE_FP8_E4M3, 96, 96, 0) },
+    { SM100_CASE("1Q, 64 B swizzle", FA4_DTYPE_FP8_E4M3, 256, 256, 0) },
+    { SM100_CASE("1Q, 128 B swizzle, O fp16", FA4_DTYPE_FP8_E4M3, 256, 256, 0),
+      .out = FA4_DTYPE_FP16,
+      .swizzle = 128 },
+    { SM100_CASE("2Q CTA pair, 64 B swizzle", FA4_DTYPE_FP8_E4M3, 128, 128, 1),
+      .cluster = 2, .bn = 128,
+      .stages = 6, .ring = SM100_SPLIT },
+    { SM100_CASE("1Q CTA pair, 128 B swizzle", FA4_DTYPE_FP8_E4M3, 256, 256, 0), .cluster = 2,
+      .swizzle = 128, .bn = 128, .stages = 5, .ring = SM100_FUSED },
+    /* a pair's rope ring: 5 slots of 64 keys of K / 64 columns of V, 3
+       ROPE buffers of 64 keys */
+    { SM100_CASE("2Q CTA pair, rope ring", FA4_DTYPE_BF16, 192, 128, 1), .cluster = 2, .stages = 5,
+      .ring = SM100_FUSED },
+    /* per-token Q/K scales: 2Q (bn 128, the slot rule's 2 split stages),
+       a rope ring, 1Q, and a CTA pair */
+    { SM100_CASE("2Q per-token scales", FA4_DTYPE_BF16, 128, 128, 0), .token_scales = 1 },
+    { SM100_CASE("2Q rope ring, per-token scales", FA4_DTYPE_BF16, 192, 128, 1), .token_scales = 1,
+      .bn = 96, .stages = 3, .ring = SM100_FUSED },
+    { SM100_CASE("1Q per-token scales", FA4_DTYPE_FP16, 256, 256, 1), .token_scales = 1 },
+    /* the slot rule's 9 slots, capped to 8: 4 split stages */
+    { SM100_CASE("2Q CTA pair, per-token scales", FA4_DTYPE_BF16, 128, 128, 1), .token_scales = 1,
+      .cluster = 2, .stages = 4, .ring = SM100_SPLIT },
+    /* fp8 with the rope mode and the per-token scales: rope rings (the
+       slot rule splits these shapes, so explicit fused rings) at 64 B
+       (one rope box of 64 columns: two k32 steps) and 1Q at 128 B (one
+       box of 128: four k32 steps); scales beside the descales, in split
+       rings and in a rope ring */
+    { SM100_CASE("2Q rope ring, 64 B swizzle", FA4_DTYPE_FP8_E4M3, 192, 128, 1), .stages = 5,
+      .ring = SM100_FUSED },
+    { SM100_CASE("1Q rope ring, 128 B swizzle", FA4_DTYPE_FP8_E4M3, 256, 128, 0),
+      .bm = 128, .q_tiles = 1,
+      .bn = 192, .swizzle = 128, .stages = 5, .ring = SM100_FUSED },
+    { SM100_CASE("2Q per-token scales, 64 B swizzle", FA4_DTYPE_FP8_E4M3, 128, 128, 1),
+      .token_scales = 1 },
+    { SM100_CASE("2Q rope ring, per-token scales, 64 B swizzle", FA4_DTYPE_FP8_E4M3, 192, 128, 0),
+      .token_scales = 1, .stages = 5, .ring = SM100_FUSED },
+};
+
 int main(void)
 {
     device_limits dev;
     fa4_problem p;
     fa4_config cfg;
     char why[512];
+    size_t i;
 
     if (jit_nvrtc_version() == 0)
         skip_all("NVRTC not available");
@@ -1465,182 +1544,10 @@ int main(void)
         skip_all("no sm_100a limits table (%s)", why);
     plan_lazy();
 
-    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 128, 128, 0);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "2Q fused ring");
-
-    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 64, 64, 1);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "2Q split rings");
-
-    p = ct_problem(FA4_DTYPE_FP16, 2, 4096, 128, 128, 1);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.bn = 96;
-    cfg.stages = 3;
-    cfg.fused_kv = 0;
-    check_variant(&dev, &p, &cfg, "2Q split rings, K by depth chunk");
-
-    /* rope mode: MLA's 192/128 at its automatic bn 128, 3 fused slots and
-       2 ROPE buffers; 256/128 with two rope boxes per K tile */
-    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, 0);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "2Q rope ring");
-
-    p = ct_problem(FA4_DTYPE_FP16, 2, 4096, 256, 128, 1);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.bn = 64;
-    cfg.stages = 3;
-    cfg.fused_kv = 1;
-    check_variant(&dev, &p, &cfg, "2Q rope ring, two rope boxes");
-
-    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 256, 256, 0);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "1Q");
-
-    p = ct_problem(FA4_DTYPE_FP16, 2, 4096, 256, 256, 1);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.bn = 64;
-    cfg.stages = 2;
-    cfg.fused_kv = 0;
-    check_variant(&dev, &p, &cfg, "1Q split rings, K by depth chunk");
-
-    /* CTA pairs: 2Q split rings with K by depth chunk (bn 128, 5 stages),
-       1Q fused ring (d256, bn 128, 5 slots) */
-    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 128, 128, 1);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.cluster = 2;
-    cfg.stages = 5;
-    cfg.fused_kv = 0;
-    check_variant(&dev, &p, &cfg, "2Q CTA pair, split rings");
-
-    p = ct_problem(FA4_DTYPE_FP16, 2, 4096, 256, 256, 0);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.cluster = 2;
-    cfg.bn = 128;
-    cfg.stages = 5;
-    cfg.fused_kv = 1;
-    check_variant(&dev, &p, &cfg, "1Q CTA pair, fused ring");
-
-    /* fp8 e4m3 (kind::f8f6f4, P as e4m3 in TMEM, O 16-bit): the seeds' d128
-       (64 B swizzle, 6 split stages, K by 2 depth chunks), 128 B swizzle
-       (rows of 128 elements: one depth chunk) split and fused, 64 B fused,
-       d64 (8 split stages), d96 (O's last box past head_dim_v not stored),
-       d256 1Q, O in fp16, and CTA pairs */
-    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 128, 128, 0);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "2Q split rings, 64 B swizzle");
-
-    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 128, 128, 1);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.swizzle = 128;
-    check_variant(&dev, &p, &cfg, "2Q split rings, 128 B swizzle");
-    cfg.stages = 5;
-    cfg.fused_kv = 1;
-    check_variant(&dev, &p, &cfg, "2Q fused ring, 128 B swizzle");
-    cfg.swizzle = 64;
-    check_variant(&dev, &p, &cfg, "2Q fused ring, 64 B swizzle");
-
-    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 64, 64, 1);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "2Q d64");
-
-    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 96, 96, 0);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "2Q d96 (O in 3 boxes of 32)");
-
-    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 256, 256, 0);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "1Q, 64 B swizzle");
-    p.out_dtype = FA4_DTYPE_FP16;
-    cfg.swizzle = 128;
-    check_variant(&dev, &p, &cfg, "1Q, 128 B swizzle, O fp16");
-
-    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 128, 128, 1);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.cluster = 2;
-    cfg.bn = 128;
-    cfg.stages = 6;
-    cfg.fused_kv = 0;
-    check_variant(&dev, &p, &cfg, "2Q CTA pair, 64 B swizzle");
-
-    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 256, 256, 0);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.cluster = 2;
-    cfg.swizzle = 128;
-    cfg.bn = 128;
-    cfg.stages = 5;
-    cfg.fused_kv = 1;
-    check_variant(&dev, &p, &cfg, "1Q CTA pair, 128 B swizzle");
-
-    /* a pair's rope ring: 5 slots of 64 keys of K / 64 columns of V, 3
-       ROPE buffers of 64 keys */
-    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, 1);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.cluster = 2;
-    cfg.stages = 5;
-    cfg.fused_kv = 1;
-    check_variant(&dev, &p, &cfg, "2Q CTA pair, rope ring");
-
-    /* per-token Q/K scales: 2Q (bn 128, the slot rule's 2 split stages),
-       a rope ring, 1Q, and a CTA pair */
-    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 128, 128, 0);
-    p.token_scales = 1;
-    family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "2Q per-token scales");
-
-    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 192, 128, 1);
-    p.token_scales = 1;
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.bn = 96;
-    cfg.stages = 3;
-    cfg.fused_kv = 1;
-    check_variant(&dev, &p, &cfg, "2Q rope ring, per-token scales");
-
-    p = ct_problem(FA4_DTYPE_FP16, 2, 4096, 256, 256, 1);
-    p.token_scales = 1;
-    family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "1Q per-token scales");
-
-    p = ct_problem(FA4_DTYPE_BF16, 2, 4096, 128, 128, 1);
-    p.token_scales = 1;
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.cluster = 2;
-    cfg.stages = 4;          /* the slot rule's 9 slots, capped to 8: 4 split stages */
-    cfg.fused_kv = 0;
-    check_variant(&dev, &p, &cfg, "2Q CTA pair, per-token scales");
-
-    /* fp8 with the rope mode and the per-token scales: rope rings (the
-       slot rule splits these shapes, so explicit fused rings) at 64 B
-       (one rope box of 64 columns: two k32 steps) and 1Q at 128 B (one
-       box of 128: four k32 steps); scales beside the descales, in split
-       rings and in a rope ring */
-    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 192, 128, 1);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.stages = 5;
-    cfg.fused_kv = 1;
-    check_variant(&dev, &p, &cfg, "2Q rope ring, 64 B swizzle");
-
-    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 256, 128, 0);
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.bm = 128;
-    cfg.q_tiles = 1;
-    cfg.bn = 192;
-    cfg.swizzle = 128;
-    cfg.stages = 5;
-    cfg.fused_kv = 1;
-    check_variant(&dev, &p, &cfg, "1Q rope ring, 128 B swizzle");
-
-    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 128, 128, 1);
-    p.token_scales = 1;
-    family_sm100.heuristic(&cfg, &dev, &p);
-    check_variant(&dev, &p, &cfg, "2Q per-token scales, 64 B swizzle");
-
-    p = ct_problem(FA4_DTYPE_FP8_E4M3, 2, 4096, 192, 128, 0);
-    p.token_scales = 1;
-    family_sm100.heuristic(&cfg, &dev, &p);
-    cfg.stages = 5;
-    cfg.fused_kv = 1;
-    check_variant(&dev, &p, &cfg, "2Q rope ring, per-token scales, 64 B swizzle");
+    for (i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        sm100_case_make(&p, &cfg, &dev, &variants[i]);
+        check_variant(&dev, &p, &cfg, variants[i].what);
+    }
 
     skip("sm100 kernels checked statically only; they need an sm_100 GPU to run");
     return done_testing() ? 1 : 0;
