@@ -155,6 +155,7 @@ __device__ __forceinline__ void epilogue_partial(const fa4_params &p, const fa4_
     cp_async_wait_group<0>();   /* no copy may land after the CTA exits */
     if (KV_SPLIT_WARPS && warp != 0)
         return;
+    const float of = o_factor(p, t);   /* one read, not one per row */
 #pragma unroll
     for (int h = 0; h < TROWS; h++) {
         const int P = t.m_start + thread_row(row0, g, h);
@@ -162,7 +163,7 @@ __device__ __forceinline__ void epilogue_partial(const fa4_params &p, const fa4_
             continue;
         const i64 row = ((i64)t.split * p.heads_q + row_head(t, P)) * s.rows_cap +
                         t.q_row0 + row_query(t, P);
-        const float inv = sm.l[h] > 0.f ? o_factor(p, t) / sm.l[h] : 0.f;
+        const float inv = sm.l[h] > 0.f ? of / sm.l[h] : 0.f;
         float *op = (float *)s.o_partial + row * DV;
         const int mt = h >> 1, e = 2 * (h & 1);
 #if FA4_FP8
@@ -203,11 +204,12 @@ __device__ __forceinline__ void epilogue_store(const fa4_params &p, const fa4_se
     const bool owner = !KV_SPLIT_WARPS || warp == 0;
 
     float inv[TROWS], lse[TROWS];
+    const float of = o_factor(p, t);
 #pragma unroll
     for (int h = 0; h < TROWS; h++) {
         const int P = t.m_start + thread_row(row0, g, h);
         row_finish(p, row_head(t, P), sm.m[h], sm.l[h], &inv[h], &lse[h]);
-        inv[h] *= o_factor(p, t);
+        inv[h] *= of;
     }
 
     /* Every warp is done with Q (and all cp.async groups, empty ones too,
