@@ -341,7 +341,7 @@ def cases(args):
     """(batch, seqlen, heads_q, heads_kv, head_dim, causal): the FlashAttention grid
     (16k tokens, hidden 2048), then the GQA rows."""
     out = []
-    for d in map(int, args.dims.split(",")):
+    for d in (map(int, args.dims.split(",")) if args.dims else ()):
         for causal in map(int, args.causal.split(",")):
             for s in map(int, args.seqlens.split(",")):
                 out.append((max(1, 16384 // s), s, 2048 // d, 2048 // d, d, bool(causal)))
@@ -349,6 +349,10 @@ def cases(args):
         for s in (4096, 16384):
             for causal in (False, True):
                 out.append((max(1, 16384 // s), s, 32, 8, 128, causal))
+    for text in args.row:
+        b, s, h, d, causal = text.split(":")
+        hq, hkv = (h.split("/") + [h])[:2]
+        out.append((int(b), int(s), int(hq), int(hkv), int(d), causal == "1"))
     return out
 
 
@@ -550,13 +554,15 @@ def parse_args(argv=None):
     ap = argparse.ArgumentParser(description="libfa4 prefill against cuDNN, FA2, FA4-CuTe and FlashInfer, timed alike.")
     ap.add_argument("--lib", default=os.path.join(os.path.dirname(__file__), "..", "build", ".libs", "libfa4.so"))
     ap.add_argument("--db", default=None, help="config database (default: none, heuristic configs)")
-    ap.add_argument("--dims", default="64,128,256")
+    ap.add_argument("--dims", default="64,128,256", help="head dims of the grid (\"\": none, --row only)")
     ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
     ap.add_argument("--causal", default="0,1")
     ap.add_argument("--reps", type=int, default=20, help="timed groups per library and row (median)")
     ap.add_argument("--calls", type=int, default=10, help="calls back to back between two events")
     ap.add_argument("--graphs", action="store_true", help="time a CUDA graph of the calls instead")
     ap.add_argument("--gqa", action="store_true", help="also the GQA rows (32 q / 8 kv heads, d128, 4k and 16k)")
+    ap.add_argument("--row", action="append", default=[], metavar="B:S:HQ[/HKV]:D:CAUSAL",
+                    help="one more shape (repeatable), e.g. 1:16384:32/32:128:1")
     ap.add_argument("--no-fa2", action="store_true")
     ap.add_argument("--no-fa4-cute", action="store_true")
     ap.add_argument("--no-flashinfer", action="store_true")
@@ -570,9 +576,13 @@ def parse_args(argv=None):
         ap.error("--reps and --calls must be at least 1")
     try:
         for text in (args.dims, args.seqlens, args.causal):
-            [int(x) for x in text.split(",")]
+            [int(x) for x in text.split(",") if text]
+        for text in args.row:
+            b, sq, h, d, causal = text.split(":")
+            [int(x) for x in [b, sq, d, causal] + h.split("/")]
     except ValueError as e:
-        ap.error("--dims, --seqlens and --causal are comma lists of integers: %s" % e)
+        ap.error("--dims, --seqlens and --causal are comma lists of integers, --row "
+                 "B:S:HQ[/HKV]:D:CAUSAL: %s" % e)
     return args
 
 

@@ -49,6 +49,7 @@
 #include "family.h"
 #include "dtype.h"
 #include "launch_sm90.h"
+#include "problem.h"
 
 #define SM90_ALIGN       1024   /* region alignment, bytes */
 #define SM90_SLACK       1024   /* the kernel aligns its base up to 1024 B */
@@ -194,11 +195,27 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     }
 
     /* A config malformed for the family. */
-    if (cfg->splits != 1 || cfg->pack_gqa || cfg->kv_split_warps) {
-        snprintf(why, wn, "sm90: splits=%d pack_gqa=%d kv_split_warps=%d; supported: 1 0 0 "
-                 "(split-KV and GQA packing are the sm80 family's)", cfg->splits,
-                 cfg->pack_gqa, cfg->kv_split_warps);
+    if ((cfg->splits != 1 && cfg->splits != 0) || cfg->pack_gqa || cfg->kv_split_warps) {
+        snprintf(why, wn, "sm90: splits=%d pack_gqa=%d kv_split_warps=%d; supported: splits 1 "
+                 "or 0 (the tail split), pack_gqa 0, kv_split_warps 0 (split-KV of every tile "
+                 "and GQA packing are the sm80 family's)", cfg->splits, cfg->pack_gqa,
+                 cfg->kv_split_warps);
         return FA4_EINVAL;
+    }
+    if (cfg->splits == 0 && (cfg->scheduler != FA4_SCHED_PLAIN || pb->varlen || pb->page_size ||
+                             problem_has_mask(pb))) {
+        /* Only tiles of equal length fill whole waves (kernels/sm90/tail.cuh). */
+        snprintf(why, wn, "sm90: splits=0 (the tail split) needs the plain grid (scheduler 0, "
+                 "here %d) and a dense batch without a causal mask or window",
+                 (int)cfg->scheduler);
+        return FA4_EINVAL;
+    }
+    if (cfg->splits == 0 && fp8 && dv > 128) {
+        /* ptxas keeps O's epilogue addresses across the main loop in local
+           memory with the second store path: d256 128x128 spills 184 B. */
+        snprintf(why, wn, "sm90: splits=0 (the tail split) with fp8 inputs and head_dim_v %d "
+                 "> 128 spills", dv);
+        return FA4_ENOFIT;
     }
     wgs = cfg->consumer_wgs;
     if (wgs != 2 && wgs != 3) {
@@ -386,9 +403,9 @@ static int sm90_page_gather(const fa4_config *cfg)
 }
 
 /* family_ops.defines: the sm90 constants of kernels/README.md
-** (FA4_KV_SLOTS only with the fused ring, FA4_VT_KEYS only for fp8 and
-** FA4_PAGE_GATHER only for paged K/V: the other sources, and so their cubin
-** cache keys, stay as they were). */
+** (FA4_KV_SLOTS only with the fused ring, FA4_VT_KEYS only for fp8,
+** FA4_TAIL_SPLIT only for splits=0 and FA4_PAGE_GATHER only for paged K/V:
+** the other sources, and so their cubin cache keys, stay as they were). */
 static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
 {
@@ -419,6 +436,12 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
     if (n < 0 || (size_t)n >= size - (size_t)m)
         return -1;
     m += n;
+    if (cfg->splits == 0) {    /* FA4_TAIL_SPLIT only where it is on */
+        n = snprintf(buf + m, size - (size_t)m, "#define FA4_TAIL_SPLIT 1\n");
+        if (n < 0 || (size_t)n >= size - (size_t)m)
+            return -1;
+        m += n;
+    }
     if (pb->page_size > 0) {   /* FA4_PAGE_GATHER only where pages are */
         n = snprintf(buf + m, size - (size_t)m, "#define FA4_PAGE_GATHER %d\n",
                      sm90_page_gather(cfg));

@@ -229,13 +229,13 @@ static fa4_status check_serving_pointers(const fa4_plan *plan, const fa4_tensors
     return FA4_OK;
 }
 
-/* The workspace bytes the call of problem P needs: fp8 V^T at this call's
-** sizes (launch_sm90.h), else the plan's size. */
+/* The workspace bytes the call of problem P needs: the sm90 family's at
+** this call's sizes (launch_sm90.h), else the plan's size. */
 static size_t workspace_need(const fa4_plan *plan, const fa4_problem *p)
 {
-    const size_t vt = plan->config.family == FA4_FAMILY_SM90
-                      ? launch_sm90_vt_bytes(p, &plan->config) : 0;
-    return vt ? SM90_VT_OFFSET + vt : plan->workspace_bytes;
+    const size_t ws90 = plan->config.family == FA4_FAMILY_SM90
+                        ? launch_sm90_workspace(p, &plan->config, plan->ctx->limits.sm_count) : 0;
+    return ws90 ? ws90 : plan->workspace_bytes;
 }
 
 fa4_status fa4_forward(const fa4_plan *plan, const fa4_tensors *t, fa4_stream stream)

@@ -10,6 +10,8 @@
 #include "jit.h"
 #include "plan.h"
 
+#define SM90_COMBINE_ROWS 4    /* kernels/common/combine.cuh FA4_COMBINE_ROWS */
+
 /* Varlen maps cover the packed tensors, {dim, heads, rows, 1}, with a row
 ** extent the kernel never reaches: the host does not know total_q /
 ** total_k, and the kernel's boxes end at their sequence's last row
@@ -102,6 +104,14 @@ size_t launch_sm90_vt_bytes(const fa4_problem *pb, const fa4_config *cfg)
     return (size_t)pb->batch * pb->heads_kv * dv * (size_t)sm90_vt_cols(pb, cfg, pb->seqlen_k);
 }
 
+size_t launch_sm90_workspace(const fa4_problem *pb, const fa4_config *cfg, int sms)
+{
+    const int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+    const size_t data = sm90_tail_bytes(cfg, dv, sms) + launch_sm90_vt_bytes(pb, cfg);
+
+    return data ? SM90_DATA_OFFSET + data : 0;
+}
+
 fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                             const fa4_problem *pb, const fa4_config *cfg,
                             const fa4_params *p, unsigned long long vt, char *why, size_t wn)
@@ -185,21 +195,57 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
 
 /* Launch geometry (kernels/README.md "Grid"): a tile per CTA, or one CTA
 ** per SM walking the tiles (for varlen, of at most batch x heads_q x
-** ceil(seqlen_q / bm) tiles). */
-static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem *p)
+** ceil(seqlen_q / bm) tiles); with the tail split a 1-D grid of the whole
+** tiles and the last wave's parts (PARAMS->tail_first, tail_splits). */
+static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem *p,
+                      const fa4_params *params)
 {
     unsigned m_blocks = (unsigned)(((long long)p->seqlen_q + plan->config.bm - 1) / plan->config.bm);
     unsigned tiles = m_blocks * (unsigned)p->heads_q * (unsigned)p->batch;
 
+    grid[1] = grid[2] = 1;
     if (plan->config.scheduler != FA4_SCHED_PLAIN) {
         unsigned sms = (unsigned)plan->ctx->limits.sm_count;
         grid[0] = tiles < sms ? tiles : sms;
-        grid[1] = grid[2] = 1;
+        return;
+    }
+    if (plan->config.splits == 0) {
+        grid[0] = (unsigned)params->tail_first +
+                  (tiles - (unsigned)params->tail_first) * (unsigned)params->tail_splits;
         return;
     }
     grid[0] = m_blocks;
     grid[1] = (unsigned)p->heads_q;
     grid[2] = (unsigned)p->batch;
+}
+
+/* The tail split's parameters for this call (sm90_tail_split()), its
+** records at WORKSPACE + SM90_DATA_OFFSET. */
+static void tail_params(fa4_params *params, const fa4_plan *plan, const fa4_problem *p,
+                        unsigned long long workspace)
+{
+    const long long m_blocks = ((long long)p->seqlen_q + plan->config.bm - 1) / plan->config.bm;
+    const int n_blocks = (int)(((long long)p->seqlen_k + plan->config.bn - 1) / plan->config.bn);
+
+    sm90_tail_split((int)(m_blocks * p->heads_q * p->batch), plan->ctx->limits.sm_count, n_blocks,
+                    &params->tail_first, &params->tail_splits);
+    params->tail_partial = workspace + SM90_DATA_OFFSET;
+}
+
+/* Merge the tail split's parts (kernels/common/combine.cuh): a warp per row
+** of the tail's tiles. */
+static fa4_status launch_tail_combine(const fa4_plan *plan, const fa4_params *params,
+                                      const fa4_problem *p, fa4_stream stream)
+{
+    const long long m_blocks = ((long long)p->seqlen_q + plan->config.bm - 1) / plan->config.bm;
+    const long long rows = (m_blocks * p->heads_q * p->batch - params->tail_first) * plan->config.bm;
+    unsigned grid[3] = { (unsigned)((rows + SM90_COMBINE_ROWS - 1) / SM90_COMBINE_ROWS), 1, 1 };
+    void *args[1] = { (void *)params };
+
+    if (!plan->fn_combine)
+        return error_set(plan->ctx, FA4_ECOMPILE, "the kernel module has no %s", JIT_COMBINE_NAME);
+    return launch_kernel(plan, plan->fn_combine, grid, 32 * SM90_COMBINE_ROWS, 0, stream, args,
+                         JIT_COMBINE_NAME);
 }
 
 /* fp8: write V^T for this call into the workspace at VT (grid and layout:
@@ -242,8 +288,13 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
         params.tile_counter = call->workspace;
     if (serving)
         launch_serving_block(&sv, &call->problem, call->tensors);
-    if (call->problem.dtype == FA4_DTYPE_FP8_E4M3)
-        vt = call->workspace + SM90_VT_OFFSET;
+    if (plan->config.splits == 0)
+        tail_params(&params, plan, &call->problem, call->workspace);
+    if (call->problem.dtype == FA4_DTYPE_FP8_E4M3)   /* after the tail's records */
+        vt = call->workspace + SM90_DATA_OFFSET +
+             sm90_tail_bytes(&plan->config, call->problem.head_dim_v > 0 ? call->problem.head_dim_v
+                                                                         : call->problem.head_dim_qk,
+                             plan->ctx->limits.sm_count);
     /* The driver encodes maps only with a context current: fa4_forward
        has pushed the plan's (the caller's thread may have none).  Before
        the V^T copy: a map the driver refuses queues nothing. */
@@ -253,7 +304,7 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
         return error_set(plan->ctx, st, "%s", why);
     if (vt && (st = launch_vt(plan, call, vt, serving ? &sv : NULL, stream)) != FA4_OK)
         return st;
-    sm90_grid(grid, plan, &call->problem);
+    sm90_grid(grid, plan, &call->problem, &params);
     args[0] = &params;
     args[1] = &maps[0];
     args[2] = &maps[1];
@@ -261,6 +312,9 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
     args[4] = &maps[3];
     if (serving)
         args[5] = &sv;
-    return launch_kernel(plan, plan->fn, grid, plan->layout.threads, plan->layout.smem_bytes,
-                         stream, args, "fa4_fwd");
+    st = launch_kernel(plan, plan->fn, grid, plan->layout.threads, plan->layout.smem_bytes,
+                       stream, args, "fa4_fwd");
+    if (st == FA4_OK && plan->config.splits == 0 && params.tail_splits > 1)
+        st = launch_tail_combine(plan, &params, &call->problem, stream);
+    return st;
 }

@@ -50,17 +50,21 @@ static inline int sm90_pad_dim(int dim, int width)
 }
 
 /*
+** The sm90 workspace (fa4_plan_workspace_size()): the dynamic scheduler's
+** counter (SM90_DATA_OFFSET bytes), then the tail split's records, then
+** V^T for fp8 inputs; launch_sm90_workspace() is its size for a problem's
+** sizes (0 when neither records nor V^T are needed).
+**
 ** fp8 inputs: V^T [batch, heads_kv, head_dim_v, skp] bytes, written by
-** fa4_v_transpose (kernels/sm90/vtranspose.cuh) into the workspace at
-** SM90_VT_OFFSET (after the dynamic scheduler's counter) before each
-** fa4_fwd, for dense, varlen and paged batches alike.  skp =
+** fa4_v_transpose (kernels/sm90/vtranspose.cuh) before each fa4_fwd, for
+** dense, varlen and paged batches alike.  skp =
 ** sm90_vt_cols(): the keys rounded up to whole transpose blocks, and for
 ** varlen to whole key blocks of BN (a sequence's last block repeats keys
 ** before it, so it can end past seqlen_k rounded up to the transpose
 ** block).  launch_sm90_vt_bytes() is V^T's size (0 for 16-bit inputs).
 */
 #define SM90_VT_KEYS 64     /* keys per CTA of the V^T copy: FA4_VT_KEYS in the kernel */
-#define SM90_VT_OFFSET 256
+#define SM90_DATA_OFFSET 256
 static inline int sm90_vt_keys(int seqlen_k)
 {
     return (int)(((long long)seqlen_k + SM90_VT_KEYS - 1) / SM90_VT_KEYS * SM90_VT_KEYS);
@@ -77,5 +81,41 @@ static inline long long sm90_vt_cols(const fa4_problem *problem, const fa4_confi
 /* Bytes of V^T for PROBLEM's sizes (the plan's maxima, or a call's)
 ** under CONFIG; 0 for 16-bit inputs. */
 size_t launch_sm90_vt_bytes(const fa4_problem *problem, const fa4_config *config);
+
+/*
+** The tail split (config splits = 0; kernels/sm90/tail.cuh): of TILES
+** tiles of N_BLOCKS key blocks each, equal in length, on SMS SMs (one CTA
+** each), the last wave's r = TILES mod SMS tiles run from tile *FIRST on
+** in *SPLITS parts each: as many as still run together in that wave
+** (r * S <= SMS; more, in two rounds of parts, measured slower on the
+** H100), at most 16, each part at least 4 key blocks.  *FIRST = TILES and
+** *SPLITS = 1 when fewer than 2 parts fit.  The grid is *FIRST + r *
+** *SPLITS CTAs.
+*/
+static inline void sm90_tail_split(int tiles, int sms, int n_blocks, int *first, int *splits)
+{
+    const int r = sms > 0 ? tiles % sms : 0;
+    int s = r > 0 ? sms / r : 1;
+
+    if (s > n_blocks / 4)
+        s = n_blocks / 4;
+    if (s > 16)
+        s = 16;
+    *first = s >= 2 ? tiles - r : tiles;
+    *splits = s >= 2 ? s : 1;
+}
+
+/* Bytes of the tail split's records under CONFIG with head_dim_v DV on SMS
+** SMs: at most one record per SM (r * splits <= SMS); 0 unless splits = 0. */
+static inline size_t sm90_tail_bytes(const fa4_config *config, int dv, int sms)
+{
+    if (config->family != FA4_FAMILY_SM90 || config->splits != 0)
+        return 0;
+    return (size_t)sms * config->bm * (dv + 1) * 4;   /* FA4_TAIL_RECORD each */
+}
+
+/* The workspace a call of PROBLEM's sizes needs under CONFIG on SMS SMs
+** (layout above); 0 when it needs no records and no V^T. */
+size_t launch_sm90_workspace(const fa4_problem *problem, const fa4_config *config, int sms);
 
 #endif

@@ -284,21 +284,23 @@ static fa4_status plan_workspace(fa4_plan *plan, fa4_context *ctx)
     char t[256];
     fa4_status st;
 
-    /* fp8's V^T is the sm90 family's (sm100 reads V as stored) */
-    const size_t vt = plan->config.family == FA4_FAMILY_SM90
-                      ? launch_sm90_vt_bytes(&plan->problem, &plan->config) : 0;
+    /* The tail split's records and fp8's V^T are the sm90 family's (sm100
+       reads V as stored) */
+    const size_t ws90 = plan->config.family == FA4_FAMILY_SM90
+                        ? launch_sm90_workspace(&plan->problem, &plan->config,
+                                                ctx->limits.sm_count) : 0;
 
-    if (plan->config.scheduler == FA4_SCHED_DYNAMIC && !vt) {
+    if (plan->config.scheduler == FA4_SCHED_DYNAMIC && !ws90) {
         plan->workspace_bytes = CONTEXT_COUNTER_BYTES;
         return plan->fn ? context_counter_alloc(ctx, &plan->workspace) : FA4_OK;
     }
     if (plan->config.family == FA4_FAMILY_SM80)
         plan->workspace_bytes = launch_sm80_workspace(plan);
-    if (vt)  /* the counter (used or not), then V^T (launch_sm90.h) */
-        plan->workspace_bytes = SM90_VT_OFFSET + vt;
+    if (ws90)  /* the counter (used or not), the records, V^T (launch_sm90.h) */
+        plan->workspace_bytes = ws90;
     if (!plan->workspace_bytes || !plan->fn)
         return FA4_OK;
-    if (plan->config.family == FA4_FAMILY_SM80 && !plan->fn_combine)
+    if ((plan->config.family == FA4_FAMILY_SM80 || plan->config.splits == 0) && !plan->fn_combine)
         return error_set(ctx, FA4_ECOMPILE, "the kernel module has no %s", JIT_COMBINE_NAME);
     if ((st = context_push(ctx)) != FA4_OK)
         return st;

@@ -5,7 +5,7 @@
 ** seqlen_q != seqlen_k, sliding window, LSE; the sm80 family at both row
 ** splits (its default and the same tile at the other of 16 and 32 query
 ** rows per warp); the dynamic tile scheduler's counter across launches;
-** exponentials on the FMA pipe.  Skips without a GPU.
+** exponentials on the FMA pipe; the sm90 tail split.  Skips without a GPU.
 */
 #include "tap.h"
 #define GPU_CHECK_BUDGET 2.5e8   /* sampled rows beyond this: the test stays under a minute */
@@ -13,6 +13,14 @@
 #include "config.h"
 
 typedef struct shape { int sq, sk; } shape;
+
+/* 1 when section NAME runs: FA4_TEST_ONLY unset, or naming it among a list
+   of sections (grid window softcap dynamic exp2 tail) to re-run a part. */
+static int section(const char *name)
+{
+    const char *only = getenv("FA4_TEST_ONLY");
+    return !only || !*only || strstr(only, name) != NULL;
+}
 
 /* The sm80 tile CFG at the other row split: 16 query rows per warp for a
    32-row tile and 32 for a 16-row one (bn 32 when the estimate refuses
@@ -231,6 +239,76 @@ static void check_exp2_emulation(fa4_context *ctx, uint64_t *seed)
             }
 }
 
+/* The tail split (sm90 splits=0): tiles of the last wave in parts along
+   the keys, merged by fa4_combine.  Shapes where every tile splits, where
+   whole tiles and parts mix (136 tiles on 132 SMs), where parts are 4 key
+   blocks, and where nothing splits (too few key blocks); every dtype,
+   d256, d192/128, softcap with sinks; LSE checked. */
+static void check_tail_split(fa4_context *ctx, uint64_t *seed)
+{
+    static const struct {
+        fa4_dtype dt;
+        int d, dv, b, sq, sk, flavours;
+        const char *cfg;
+    } cases[] = {
+        { FA4_DTYPE_BF16, 128, 128, 1, 1000, 4000, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240" },
+        { FA4_DTYPE_FP16, 64, 64, 34, 17, 1000, 0, "bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160" },
+        { FA4_DTYPE_BF16, 256, 256, 2, 300, 2000, 0, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240" },
+        { FA4_DTYPE_BF16, 192, 128, 1, 257, 1500, 1, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240" },
+        { FA4_DTYPE_FP8_E4M3, 128, 128, 1, 1000, 4000, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240" },
+        { FA4_DTYPE_FP8_E4M3, 64, 64, 2, 1, 4000, 1, "bm=192 bn=128 stages=2 swizzle=64 wgs=3 regs=32/160" },
+        { FA4_DTYPE_BF16, 128, 128, 2, 1, 4000, 1, "bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160" },
+        { FA4_DTYPE_BF16, 128, 128, 1, 1000, 100, 0, "bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160" },
+    };
+    size_t i;
+
+    if (ctx->limits.cc != 90) {
+        skip("tail split: sm90 only (this GPU is sm_%d)", ctx->limits.cc);
+        return;
+    }
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = FA4_PROBLEM_INIT;
+        fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+        fa4_config cfg = FA4_CONFIG_INIT;
+        fa4_plan *plan = NULL;
+        gpu_case gc;
+        gpu_check_result r;
+        char text[256], why[512], msg[512];
+
+        p.dtype = cases[i].dt;
+        p.batch = cases[i].b; p.heads_q = 4; p.heads_kv = 2;
+        p.head_dim_qk = cases[i].d; p.head_dim_v = cases[i].dv;
+        p.seqlen_q = cases[i].sq; p.seqlen_k = cases[i].sk; p.return_lse = 1;
+        if (cases[i].flavours) {
+            p.softcap = 30.0f;
+            p.attention_sinks = 1;
+        }
+        snprintf(text, sizeof text, "sm90 %s pingpong=1 sched=plain splits=0", cases[i].cfg);
+        if (config_parse(&cfg, text, why, sizeof why) != FA4_OK) {
+            ok(0, "tail split config parses: %s", why);
+            continue;
+        }
+        if (gpu_case_prepare(&gc, ctx, &p, seed, msg, sizeof msg) != 0) {
+            ok(0, "tail split inputs: %s", msg);
+            gpu_case_free(&gc);
+            continue;
+        }
+        po.config = &cfg;
+        if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK)
+            ok(0, "tail split [%s] plan: %s", text, fa4_context_errmsg(ctx));
+        else if (gpu_case_run(&r, &gc, plan) != 0)
+            ok(0, "tail split [%s]: %s", text, r.msg);
+        else if (!ok(r.pass, "tail split %s d%d/%d b%d sq=%d sk=%d%s [%s] matches (rel err %.2e, "
+                     "lse err %.1e)", p.dtype == FA4_DTYPE_FP8_E4M3 ? "fp8" :
+                     p.dtype == FA4_DTYPE_FP16 ? "fp16" : "bf16", p.head_dim_qk, p.head_dim_v,
+                     p.batch, p.seqlen_q, p.seqlen_k, cases[i].flavours ? " softcap+sinks" : "",
+                     cases[i].cfg, r.rel_err, r.lse_err))
+            diag("  %s", r.msg);
+        fa4_plan_destroy(plan);
+        gpu_case_free(&gc);
+    }
+}
+
 int main(void)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 }, { 256, 256 } };
@@ -251,7 +329,7 @@ int main(void)
     diag("device: %s (%s, %d SMs)", ctx->limits.name, ctx->limits.arch, ctx->limits.sm_count);
 
     /* One set of inputs and one reference per shape; every family runs on it. */
-    for (di = 0; di < sizeof dims / sizeof dims[0]; di++)
+    for (di = 0; section("grid") && di < sizeof dims / sizeof dims[0]; di++)
         for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP16; dt++)
             for (causal = 0; causal <= 1; causal++)
                 for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
@@ -329,7 +407,7 @@ int main(void)
                 }
 
     /* Sliding window (left 100, right 20) with seqlen_q != seqlen_k, heuristic config. */
-    {
+    if (section("window")) {
         fa4_problem p = FA4_PROBLEM_INIT;
         fa4_plan *plan = NULL;
         gpu_check_result r;
@@ -342,9 +420,14 @@ int main(void)
             ok(0, "sliding window case ran: %s", st ? fa4_context_errmsg(ctx) : r.msg);
         fa4_plan_destroy(plan);
     }
-    check_softcap_sinks(ctx, &seed);
-    check_dynamic_scheduler(ctx, &seed);
-    check_exp2_emulation(ctx, &seed);
+    if (section("softcap"))
+        check_softcap_sinks(ctx, &seed);
+    if (section("dynamic"))
+        check_dynamic_scheduler(ctx, &seed);
+    if (section("exp2"))
+        check_exp2_emulation(ctx, &seed);
+    if (section("tail"))
+        check_tail_split(ctx, &seed);
     fa4_context_destroy(ctx);
     return done_testing();
 }

@@ -63,6 +63,104 @@ static void check_compile(const device_limits *dev, const fa4_problem *p, const 
         jit_kernel_free(&k);
 }
 
+/* The tail split (config splits = 0): which tiles split and into how many
+   parts, where the budget takes it, its workspace, and its variants compile
+   without spills (the GPU check is tests/test_gpu_forward). */
+static void check_tail_split(const device_limits *dev)
+{
+    static const int heads[][3] = { /* head_dim_qk, head_dim_v, consumer warpgroups */
+        { 64, 64, 3 }, { 128, 128, 3 }, { 128, 128, 2 }, { 192, 128, 2 }, { 256, 256, 2 }
+    };
+    fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, 128, 128, 0);
+    fa4_config c = sm90_config(3, 80, 3);
+    fa4_layout l;
+    char why[512];
+    int first, splits, i, t;
+
+    sm90_tail_split(1376, 132, 205, &first, &splits);
+    ok(first == 1320 && splits == 2, "1376 tiles on 132 SMs: the last 56 in 2 parts (%d, %d)",
+       first, splits);
+    sm90_tail_split(2048, 132, 128, &first, &splits);
+    ok(first == 2048 && splits == 1, "2048 tiles: the last 68 stay whole (2 parts would not run "
+       "in one round) (%d, %d)", first, splits);
+    sm90_tail_split(1056, 132, 205, &first, &splits);
+    ok(first == 1056 && splits == 1, "1056 tiles fill 8 waves: no split (%d, %d)", first, splits);
+    sm90_tail_split(24, 132, 205, &first, &splits);
+    ok(first == 0 && splits == 5, "24 tiles: all in 5 parts (%d, %d)", first, splits);
+    sm90_tail_split(4, 132, 205, &first, &splits);
+    ok(first == 0 && splits == 16, "4 tiles: at most 16 parts (%d, %d)", first, splits);
+    sm90_tail_split(24, 132, 8, &first, &splits);
+    ok(first == 0 && splits == 2, "8 key blocks: parts of at least 4 (%d, %d)", first, splits);
+    sm90_tail_split(24, 132, 7, &first, &splits);
+    ok(first == 24 && splits == 1, "7 key blocks: no split (%d, %d)", first, splits);
+    for (t = 1; t <= 1000; t++) {
+        sm90_tail_split(t, 132, 64, &first, &splits);
+        if ((t - first) * splits > 132 || splits > 16 || 4 * splits > 64 ||
+            (splits > 1 && first != t / 132 * 132) || (splits == 1 && first != t))
+            break;
+    }
+    ok(t > 1000, "1..1000 tiles: parts only of the last wave's tiles, all in one round "
+       "(first bad: %d)", t);
+
+    c.splits = 0;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_OK, "splits=0 fits the plain grid");
+    ok(sm90_tail_bytes(&c, 128, 132) == (size_t)132 * 192 * 129 * 4 &&
+           launch_sm90_workspace(&p, &c, 132) == 256 + (size_t)132 * 192 * 129 * 4,
+       "its workspace: the counter, then a record of 192 x 129 floats per SM");
+    p.dtype = FA4_DTYPE_FP8_E4M3;
+    c = sm90_config(2, 192, 2);
+    c.swizzle = 64;
+    c.splits = 0;
+    ok(launch_sm90_workspace(&p, &c, 132) ==
+           256 + (size_t)132 * 128 * 129 * 4 + launch_sm90_vt_bytes(&p, &c),
+       "fp8: V^T after the records");
+    p.dtype = FA4_DTYPE_BF16;
+    c.splits = 1;
+    ok(launch_sm90_workspace(&p, &c, 132) == 0, "splits=1: no workspace");
+    c = sm90_config(3, 80, 3);
+    c.splits = 0;
+    c.scheduler = FA4_SCHED_PERSISTENT;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_EINVAL,
+           "splits=0 refuses a persistent scheduler");
+    has_str(why, "plain grid", "and says what it needs");
+    c.scheduler = FA4_SCHED_PLAIN;
+    p.causal = 1;
+    p.window_right = 0;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_EINVAL,
+           "splits=0 refuses a causal mask (tiles of unequal length)");
+    p = ct_problem_2k(FA4_DTYPE_BF16, 128, 128, 0);
+    p.varlen = 1;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_EINVAL, "and varlen batches");
+    c.splits = 2;
+    p.varlen = 0;
+    is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_EINVAL,
+           "splits=2 is the sm80 family's");
+    if (jit_nvrtc_version() == 0)
+        return;
+    for (i = 0; i < (int)(sizeof heads / sizeof heads[0]); i++)
+        for (t = 0; t < 3; t++) {
+            static const fa4_dtype dts[3] = { FA4_DTYPE_BF16, FA4_DTYPE_FP16, FA4_DTYPE_FP8_E4M3 };
+            const int fp8 = dts[t] == FA4_DTYPE_FP8_E4M3;
+            p = ct_problem_2k(dts[t], heads[i][0], heads[i][1], 0);
+            c = sm90_config(heads[i][2], heads[i][2] == 3 ? (heads[i][0] <= 64 ? 128 : 80)
+                                         : fp8 ? 128 : heads[i][0] <= 128 ? 176 : 80, 2);
+            c.pingpong = 1;
+            c.splits = 0;
+            if (fp8 && heads[i][2] == 3)
+                continue;
+            if (fp8 && heads[i][1] > 128) {
+                is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_ENOFIT,
+                       "splits=0 with fp8 d%d is refused (it spills)", heads[i][1]);
+                continue;
+            }
+            if (t == 1) {   /* the flavours: softcap and sinks */
+                p.softcap = 30.0f;
+                p.attention_sinks = 1;
+            }
+            check_compile(dev, &p, &c);
+        }
+}
+
 /* The budget model's answers for a few configs, one behaviour each. */
 static void check_budget(const device_limits *dev)
 {
@@ -507,6 +605,7 @@ int main(void)
     check_varlen(&dev);
     check_softcap_sinks(&dev);
     check_fp8_serving(&dev);
+    check_tail_split(&dev);
     for (i = 0; i < ndims; i++) {
         /* The default, in each dtype (fp8 e4m3 too), causal and not. */
         for (t = 0; t < 3; t++)

@@ -40,6 +40,11 @@ typedef struct fa4_params {
     /* FA4_TOKEN_SCALES: float32 per-token factors of the scores, [batch,
        heads_q, seqlen_q] and [batch, heads_kv, seqlen_k]; 0 otherwise. */
     unsigned long long q_token_scale, k_token_scale;
+    /* sm90 tail split (FA4_TAIL_SPLIT, kernels/sm90/tail.cuh): CTAs from
+       tail_first on run the tiles of the last wave in tail_splits parts
+       each, into the records at tail_partial; tail_splits 1: none. */
+    int tail_first, tail_splits;
+    unsigned long long tail_partial;
 } fa4_params;
 
 #endif

@@ -13,6 +13,7 @@
 #define FA4_KERNEL_PTX_SM90_CUH
 
 #include "common/types.cuh"
+#include "common/ptx.cuh"   /* conversions, MUFU functions, st_shared_u32 */
 
 #ifndef FA4_DEV
 #define FA4_DEV static __device__ __forceinline__
@@ -278,21 +279,7 @@ FA4_DEV u64 smem_desc_advance(u64 desc, u32 off)
 }
 
 /* ---------------------------------------------------------------- cvt, math */
-
-/* Two f32 to packed bf16x2 / f16x2, LO in the low half.  (cvt puts its
- * first source in the upper half.) */
-FA4_DEV u32 cvt_rn_bf16x2_f32(float lo, float hi)
-{
-    u32 r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-FA4_DEV u32 cvt_rn_f16x2_f32(float lo, float hi)
-{
-    u32 r;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
+/* (Two f32 to bf16x2 / f16x2, ex2, lg2 and tanh: common/ptx.cuh.) */
 
 /* Four f32 to packed e4m3x4 (saturating to +-448), A in the lowest byte. */
 FA4_DEV u32 cvt_rn_e4m3x4_f32(float a, float b, float c, float d)
@@ -304,36 +291,6 @@ FA4_DEV u32 cvt_rn_e4m3x4_f32(float a, float b, float c, float d)
         "mov.b32 %0, {lo, hi}; }"
         : "=r"(r) : "f"(a), "f"(b), "f"(c), "f"(d));
     return r;
-}
-
-/* 2^x on the MUFU unit. */
-FA4_DEV float ex2_approx_ftz(float x)
-{
-    float r;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
-}
-
-/* tanh(x) on the MUFU unit (softcapping; max relative error ~2^-11). */
-FA4_DEV float tanh_approx(float x)
-{
-    float r;
-    asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
-}
-
-/* log2(x) on the MUFU unit. */
-FA4_DEV float lg2_approx_ftz(float x)
-{
-    float r;
-    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
-}
-
-/* st.shared.b32 at a 32-bit shared address. */
-FA4_DEV void st_shared_u32(u32 addr, u32 v)
-{
-    asm volatile("st.shared.b32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
 }
 
 /* ld.shared.b32 at a 32-bit shared address. */
@@ -385,6 +342,12 @@ FA4_DEV void st_global_v4(u64 addr, const u32 (&v)[4])
 {
     asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};"
                  :: "l"(addr), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3]) : "memory");
+}
+
+/* st.global.v2.f32 (8-byte aligned). */
+FA4_DEV void st_global_v2_f32(u64 addr, float a, float b)
+{
+    asm volatile("st.global.v2.f32 [%0], {%1, %2};" :: "l"(addr), "f"(a), "f"(b) : "memory");
 }
 
 /* ---- wgmma, one specialization per (N, type); mechanical (N = 64..256 step 16). ---- */

@@ -51,6 +51,9 @@
 #else
 #error "sm90 kernel: FA4_DTYPE must be 1 (bf16), 2 (fp16) or 3 (fp8 e4m3)"
 #endif
+#ifndef FA4_TAIL_SPLIT /* tail.cuh: defined (1) only for config splits = 0 */
+#define FA4_TAIL_SPLIT 0
+#endif
 #ifndef FA4_OUT_DTYPE /* O's type: the inputs' for 16-bit inputs */
 #define FA4_OUT_DTYPE FA4_DTYPE
 #endif
@@ -121,6 +124,8 @@ static_assert(!FA4_PAGED || (FA4_PAGE_BOX >= 16 && FA4_BN % FA4_PAGE_BOX == 0 &&
                               (FA4_PAGE_BOX & (FA4_PAGE_BOX - 1)) == 0),
               "sm90: paged key blocks are whole power-of-two boxes of at least 16 rows "
               "(a box never crosses a page)");
+static_assert(!FA4_TAIL_SPLIT || (FA4_SCHEDULER == 0 && !FA4_VARLEN && !FA4_PAGED),
+              "sm90: the tail split is the plain grid's, over dense batches");
 static_assert(!FA4_VARLEN || FA4_SCHEDULER == 0 || FA4_SCHEDULER == 3,
               "sm90: varlen tiles come from the plain or the dynamic scheduler");
 #if FA4_FUSED_KV
@@ -154,9 +159,13 @@ static_assert(FA4_SMEM_BAR_OFF + FA4_SMEM_BAR_SIZE + 1024 <= FA4_SMEM_BYTES,
 #include "sm90/mask.cuh"
 #include "sm90/softmax.cuh"
 #include "sm90/epilogue.cuh"
+#include "sm90/tail.cuh"
 #include "sm90/mainloop.cuh"
 #if FA4_FP8
 #include "sm90/vtranspose.cuh"
+#endif
+#if FA4_TAIL_SPLIT
+#include "common/combine.cuh"
 #endif
 
 /* A consumer warpgroup: every tile of the CTA, main loop then epilogue. */
@@ -198,14 +207,24 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         {
             const fa4_seq sq = seq_of(p FA4_SERVING_ARG, tile.batch);
             kv_block_range(p, sq, tile.m_block * FA4_BM, &n_lo, &n_hi);
+            tail_part_blocks(p, &n_lo, &n_hi);
             if (n_hi > n_lo)
                 consumer_mainloop(p, sq, smem, bars, st, tile, n_lo, n_hi, wg, tid, o, sm);
         }
 
         float inv[2], lse[2];
+#if FA4_TAIL_SPLIT
+        /* The tile again (divisions, not grid indices: held through the
+           main loop they take registers the 3-warpgroup tiles lack). */
+        sched_tile(p FA4_SERVING_ARG, cur, t, &tile);
+#endif
         /* Read again rather than kept in registers through the main loop. */
         const fa4_seq sq = seq_of(p FA4_SERVING_ARG, tile.batch);
-#if FA4_SINKS
+#if FA4_SINKS && FA4_TAIL_SPLIT
+        /* A tail part's LSE leaves the sink to the merge (combine.cuh). */
+        softmax_finish(sm, inv, lse, tail_part(p) >= 0 ? FA4_NEG_INF
+                                     : ((const float *)p.sinks)[tile.head] * 1.4426950408889634f);
+#elif FA4_SINKS
         softmax_finish(sm, inv, lse, ((const float *)p.sinks)[tile.head] * 1.4426950408889634f);
 #else
         softmax_finish(sm, inv, lse, 0.0f);
@@ -217,6 +236,11 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
             inv[0] *= f;
             inv[1] *= f;
         }
+#endif
+#if FA4_TAIL_SPLIT
+        if (tail_part(p) >= 0)
+            tail_store_partial(p, o, inv, lse, wg, tid);
+        else
 #endif
         epilogue_store(p FA4_SERVING_ARG, sq, tm_o, smem + FA4_SMEM_O_OFF, o, inv, lse, tile,
                        wg, tid);

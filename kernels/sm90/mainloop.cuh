@@ -184,6 +184,7 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         const int m0 = tile.m_block * FA4_BM;
         int n_lo, n_hi;
         kv_block_range(p, sq, m0, &n_lo, &n_hi);
+        tail_part_blocks(p, &n_lo, &n_hi);
         const int kv_head = tile.head / p.group;
 #if FA4_PAGED
         const int *pages = (const int *)sv.block_table + (long long)tile.batch * sv.block_table_stride;

@@ -1,7 +1,9 @@
 /*
 ** scheduler.cuh -- which (query tile, head, batch) a CTA computes next.
 ** FA4_SCHEDULER 0 (plain): one tile per CTA from the grid (m_blocks, heads_q,
-** batch); causal tiles in reverse so the longest start first.
+** batch); causal tiles in reverse so the longest start first.  With the tail
+** split (FA4_TAIL_SPLIT, tail.cuh) the grid is 1-D in the same order, the
+** last wave's tiles in parts after the whole ones.
 ** 1 (persistent): grid (min(SMs, tiles)); CTA b walks tiles b, b + grid, ...
 ** with the query tile fastest (neighbouring CTAs share a head's K/V in L2).
 ** 2 (longest-first): persistent, tile index ordered by query tile from the
@@ -119,6 +121,19 @@ FA4_DEV bool sched_tile(const fa4_params &p FA4_SERVING_PARAM, fa4_sched_cursor 
         cur.first += n;
     }
     return false;
+#elif FA4_SCHEDULER == 0 && FA4_TAIL_SPLIT
+    /* A 1-D grid: whole tiles, then p.tail_splits CTAs per tile of the
+       last wave (tail.cuh). */
+    int u;
+    /* volatile: the consumers derive the tile again after the main loop
+       (kernel.cuh) instead of holding the quotients across it. */
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(u));
+    if (u >= p.tail_first)
+        u = p.tail_first + (u - p.tail_first) / p.tail_splits;
+    const int m = u % p.m_blocks, bh = u / p.m_blocks;
+    tile.m_block = FA4_CAUSAL ? p.m_blocks - 1 - m : m;
+    tile.head = bh % p.heads_q;
+    tile.batch = bh / p.heads_q;
 #elif FA4_SCHEDULER == 0
     tile.m_block = FA4_CAUSAL ? p.m_blocks - 1 - (int)blockIdx.x : (int)blockIdx.x;
     tile.head = (int)blockIdx.y;

@@ -70,7 +70,7 @@ FA4_DEV bool softmax_update_max(fa4_softmax &sm, const float (&s)[NS], float sca
          * takes mx and factor 0 (O and l are still 0).  Both -inf: NaN
          * compares false and the row stays empty. */
         if (mx - m_old > (float)FA4_RESCALE_THRESHOLD) {
-            factor[h] = ex2_approx_ftz(m_old - mx);
+            factor[h] = ex2_approx_ftz_f32(m_old - mx);
             sm.m[h] = mx;
             any = true;
         }
@@ -95,7 +95,7 @@ FA4_DEV void softmax_exp(fa4_softmax &sm, float (&s)[NS], float scale_log2,
             for (int e = 0; e < 2; ++e) {
                 const int i = 4 * c + 2 * h + e;
                 const float x = fmaf(s[i], scale_log2, -m_use);
-                s[i] = exp2_emulated(i, NS, FA4_EXP2_EMU_PCT) ? exp2_fma(x) : ex2_approx_ftz(x);
+                s[i] = exp2_emulated(i, NS, FA4_EXP2_EMU_PCT) ? exp2_fma(x) : ex2_approx_ftz_f32(x);
                 sum += s[i];
             }
         }
@@ -109,7 +109,7 @@ FA4_DEV void softcap_scores(float (&s)[NS], float pre)
 {
 #pragma unroll
     for (int i = 0; i < NS; ++i)
-        s[i] = tanh_approx(s[i] * pre);
+        s[i] = tanh_approx_f32(s[i] * pre);
 }
 
 /* Finish: full row sums; INV = 1/l (0 for an empty row), LSE natural log
@@ -131,15 +131,15 @@ FA4_DEV void softmax_finish(const fa4_softmax &sm, float (&inv)[2], float (&lse)
             lse[h] = FA4_NEG_INF;
             continue;
         }
-        const float a = ex2_approx_ftz(m - m2);   /* 0 for an empty row */
-        const float lt = fmaf(l, a, ex2_approx_ftz(sink_log2 - m2));
+        const float a = ex2_approx_ftz_f32(m - m2);   /* 0 for an empty row */
+        const float lt = fmaf(l, a, ex2_approx_ftz_f32(sink_log2 - m2));
         inv[h] = a / lt;
-        lse[h] = (m2 + lg2_approx_ftz(lt)) * 0.69314718055994531f;
+        lse[h] = (m2 + lg2_approx_ftz_f32(lt)) * 0.69314718055994531f;
 #else
         (void)sink_log2;
         const bool empty = !(l > 0.0f);
         inv[h] = empty ? 0.0f : 1.0f / l;
-        lse[h] = empty ? FA4_NEG_INF : (m + lg2_approx_ftz(l)) * 0.69314718055994531f;
+        lse[h] = empty ? FA4_NEG_INF : (m + lg2_approx_ftz_f32(l)) * 0.69314718055994531f;
 #endif
     }
 }
