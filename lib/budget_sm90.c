@@ -116,6 +116,16 @@ static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, 
            sm90_varlen_extra(pb, bn, sched, wgs);
 }
 
+/* 1 when the tail split (splits = 0) goes with the plain grid for PB:
+** dense, no mask (tiles of equal length), not fp8 above head_dim_v 128
+** (sm90_fit).  It is decided per call and costs nothing where it does not
+** split, so the plain grid takes it wherever it may. */
+static int sm90_tail_split_fits(const fa4_problem *pb)
+{
+    return !pb->varlen && !pb->page_size && !problem_has_mask(pb) &&
+           !(pb->dtype == FA4_DTYPE_FP8_E4M3 && sm90_dv(pb) > 128);
+}
+
 /* The setmaxnreg split used for WGS consumer warpgroups. */
 static void sm90_reg_split(int wgs, int *producer, int *consumer)
 {
@@ -523,6 +533,8 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
                                     out[n].pingpong = pp;
                                     out[n].exp2_emu_pct = emus[e];
                                     out[n].scheduler = scheds[sc];
+                                    if (scheds[sc] == FA4_SCHED_PLAIN && sm90_tail_split_fits(pb))
+                                        out[n].splits = 0;
                                 }
                                 n++;
                             }
@@ -674,6 +686,8 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
        with split rings) gives way to the plain grid. */
     if (sm90_paged_producer_spills(pb, out))
         out->scheduler = FA4_SCHED_PLAIN;
+    if (out->scheduler == FA4_SCHED_PLAIN && sm90_tail_split_fits(pb))
+        out->splits = 0;   /* H100: d128 16k 3.25 -> 3.14 ms (bench/NOTES.md, tail split) */
     if (!pb->varlen)
         return;
     for (pass = 0; pass < 2; pass++) {
