@@ -293,7 +293,7 @@ static fa4_status plan_workspace(fa4_plan *plan, fa4_context *ctx)
         return plan->fn ? context_counter_alloc(ctx, &plan->workspace) : FA4_OK;
     }
     if (plan->config.family == FA4_FAMILY_SM80)
-        plan->workspace_bytes = launch_sm80_workspace(plan);
+        plan->workspace_bytes = launch_split_workspace(plan);
     if (vt)  /* the counter (used or not), then V^T (launch_sm90.h) */
         plan->workspace_bytes = SM90_VT_OFFSET + vt;
     if (!plan->workspace_bytes || !plan->fn)
