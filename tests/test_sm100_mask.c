@@ -4,13 +4,18 @@
 ** visits, and which of them need no per-element mask) against every
 ** (row, key) pair of FlashAttention's bottom-right aligned causal and
 ** sliding-window masks, on fixed cases and on random ones from a printed
-** seed.  The kernel runs these functions as they are here; nothing runs
-** on a GPU.
+** seed.  And the decode mode's packing and splits (kernels/sm100/
+** decode_rows.h): every (token, head) of every group size held by
+** exactly one packed row, whose place is the TMA box's, and every key
+** block visited by exactly one split.  The kernel runs these functions as
+** they are here; nothing runs on a GPU.
 */
 #include <stdlib.h>
+#include <string.h>
 
 #include "tap.h"
 #include "sm100/blocks.h"
+#include "sm100/decode_rows.h"
 
 /* The kernel's per-element rule (kernels/sm100/kernel.cuh, key_visible). */
 static int visible(int row, int key, int seqlen_q, int seqlen_k, int wl, int wr)
@@ -58,6 +63,67 @@ static void check_case(char *bad, size_t n, int row0, int rows, int sq, int sk, 
             snprintf(bad, n, "block %d: %s seen whole, full range [%d, %d)", blk,
                      all ? "is" : "not", b.full_begin, b.full_end);
     }
+}
+
+/* The decode packing for PG heads a tile and SEQLEN_Q tokens; "" into BAD
+** when every (token, head in group) is held by exactly one row of one of
+** the m_tiles tiles, a row holding one is the place the TMA box {64, H,
+** T, 1} at (first head, first token) puts it (row t H + h for token
+** token0 + t, head head0 + h), and the box stays within 32 rows. */
+static void check_packing(char *bad, size_t n, int seqlen_q, int pg)
+{
+    const int tiles = sm100_decode_m_tiles(seqlen_q, pg);
+    const int h = sm100_decode_heads(pg), t = sm100_decode_tokens(pg);
+    static unsigned char seen[64 * 160];
+    int m, r, token, head;
+
+    bad[0] = '\0';
+    memset(seen, 0, sizeof seen);
+    if (h * t > SM100_DECODE_ROWS || h < 1 || t < 1) {
+        snprintf(bad, n, "box of %d heads x %d tokens", h, t);
+        return;
+    }
+    for (m = 0; m < tiles && !bad[0]; m++)
+        for (r = 0; r < SM100_DECODE_ROWS && !bad[0]; r++) {
+            const int held = sm100_decode_row(m, r, seqlen_q, pg, &token, &head);
+            const int box = r < h * t;
+            if (held && (!box || token != sm100_decode_token0(m, pg) + r / h ||
+                         head != sm100_decode_head0(m, pg) + r % h))
+                snprintf(bad, n, "tile %d row %d holds (%d, %d), the box puts (%d, %d) there",
+                         m, r, token, head, sm100_decode_token0(m, pg) + r / h,
+                         sm100_decode_head0(m, pg) + r % h);
+            else if (held && (token < 0 || token >= seqlen_q || head < 0 || head >= pg))
+                snprintf(bad, n, "tile %d row %d holds (%d, %d), outside %d x %d", m, r,
+                         token, head, seqlen_q, pg);
+            else if (held && seen[token * pg + head]++)
+                snprintf(bad, n, "(%d, %d) held twice", token, head);
+        }
+    for (token = 0; token < seqlen_q && !bad[0]; token++)
+        for (head = 0; head < pg && !bad[0]; head++)
+            if (!seen[token * pg + head])
+                snprintf(bad, n, "(%d, %d) held by no row of the %d tiles", token, head, tiles);
+}
+
+/* Splits of the blocks [BEGIN, END); "" into BAD when each block is in
+** exactly one split's range, the ranges in order and at most ceil(n /
+** splits) long. */
+static void check_splits(char *bad, size_t n, int begin, int end, int splits)
+{
+    int s, blk, lo, hi, count[64] = { 0 };
+    const int per = end > begin ? (end - begin + splits - 1) / splits : 0;
+
+    bad[0] = '\0';
+    for (s = 0; s < splits && !bad[0]; s++) {
+        sm100_split_range(begin, end, s, splits, &lo, &hi);
+        if (lo > hi || lo < begin || hi > end || (splits > 1 && hi - lo > per))
+            snprintf(bad, n, "split %d of %d: [%d, %d) of [%d, %d)", s, splits, lo, hi,
+                     begin, end);
+        for (blk = lo; blk < hi && !bad[0]; blk++)
+            count[blk]++;
+    }
+    for (blk = begin; blk < end && !bad[0]; blk++)
+        if (count[blk] != 1)
+            snprintf(bad, n, "block %d in %d splits of %d", blk, count[blk], splits);
 }
 
 /* A sequence length in 1..577: half of them on a multiple of 64 or one
@@ -111,6 +177,41 @@ int main(void)
        "no block visited");
     b = sm100_block_range(1024, 128, 1000, 1000, -1, -1, 128);
     ok(b.begin == b.end, "a tile past seqlen_q visits nothing");
+
+    /* the decode mode's packed rows (kernels/sm100/decode_rows.h) */
+    ok(sm100_decode_heads(8) == 8 && sm100_decode_tokens(8) == 4 &&
+       sm100_decode_m_tiles(4, 8) == 1 && sm100_decode_m_tiles(5, 8) == 2,
+       "group 8: 8 heads x 4 tokens a tile; 4 tokens take one tile, 5 two");
+    ok(sm100_decode_heads(3) == 3 && sm100_decode_tokens(3) == 10 &&
+       sm100_decode_m_tiles(1, 1) == 1 && sm100_decode_tokens(1) == 32,
+       "group 3: 10 tokens (30 rows); group 1: 32 tokens of one head");
+    ok(sm100_decode_heads(48) == 32 && sm100_decode_chunks(48) == 2 &&
+       sm100_decode_m_tiles(2, 48) == 4 && sm100_decode_head0(3, 48) == 32 &&
+       sm100_decode_token0(3, 48) == 1,
+       "group 48: two head chunks of 32, tile 3 = token 1, heads 32..");
+    {
+        int pg, sq;
+        for (pg = 1; pg <= 64 && !bad[0]; pg++)
+            for (sq = 1; sq <= 160 / (pg > 32 ? 2 : 1) && !bad[0]; sq++) {
+                check_packing(bad, sizeof bad, sq, pg);
+                if (bad[0])
+                    diag("  group %d, %d tokens: %s", pg, sq, bad);
+            }
+        ok(!bad[0], "every group of 1..64 heads and 1..160 tokens (80 over 32 heads): each "
+           "(token, head) in exactly one packed row, where the TMA box puts it");
+    }
+    {
+        int b, e, sp;
+        for (b = 0; b < 8 && !bad[0]; b++)
+            for (e = b; e < 40 && !bad[0]; e++)
+                for (sp = 1; sp <= 20 && !bad[0]; sp++) {
+                    check_splits(bad, sizeof bad, b, e, sp);
+                    if (bad[0])
+                        diag("  blocks [%d, %d), %d splits: %s", b, e, sp, bad);
+                }
+        ok(!bad[0], "splits 1..20 of every block range [b, e) within 40 blocks: each block "
+           "in exactly one split, none longer than ceil(n / splits)");
+    }
 
     seed = tap_seed();
     srand(seed);

@@ -202,6 +202,7 @@ typedef struct expect {
     int scales, ks_bufs;         /* FA4_TOKEN_SCALES, FA4_KSCALE_BUFS */
     int qs_off, ks_off, ks_end;  /* QSCALE, KSCALE regions */
     int qs_bar;                  /* index of QS_FULL: KS_FULL, KS_EMPTY follow */
+    int decode;                  /* the decode mode (bm 32): its barrier map */
 } expect;
 
 /* The operands of instruction LINE after its mnemonic, into OPS (at most
@@ -835,10 +836,13 @@ static int flow_merge(flow *a, const flow *b)
 ** fenced (fence::before_thread_sync) before any mbarrier arrive; no TMEM
 ** load or store after an mbarrier wait without fence::after_thread_sync
 ** in between; no TMA store of shared memory an st.shared wrote without
-** fence.proxy.async between them; no exit with a bulk store group not
-** waited on (wait_group.read).  Counts out (NTMA: TMA stores).
+** fence.proxy.async between them (with PROXY_BEFORE_ARRIVE, no mbarrier
+** arrive either: the decode mode's P, which an MMA reads); no exit with
+** a bulk store group not waited on (wait_group.read).  Counts out (NTMA:
+** TMA stores).
 */
-static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *nst, int *ntma)
+static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *nst, int *ntma,
+                       int proxy_before_arrive)
 {
     flow *in = calloc((size_t)t->n + 1, sizeof *in);
     int *succ = malloc(sizeof *succ * 2 * ((size_t)t->n + 1));
@@ -946,6 +950,9 @@ static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *n
                  in[i].gs)
             snprintf(bad, bn, "line %d: a TMA store an st.shared may reach without "
                      "fence.proxy.async", i + 1);
+        else if (proxy_before_arrive && starts(l, "mbarrier.arrive") && in[i].gs)
+            snprintf(bad, bn, "line %d: an mbarrier arrive an st.shared may reach without "
+                     "fence.proxy.async (the MMA reads that memory)", i + 1);
         else if (starts(l, "ret;") && in[i].bulk)
             snprintf(bad, bn, "line %d: the kernel may exit with a bulk store group not "
                      "waited on", i + 1);
@@ -1000,6 +1007,8 @@ static long long base_offset(const ptx_text *t, int at, const char *reg, const c
 static int bar_count(const expect *e, int idx)
 {
     const int p_full = 2, o_full = p_full + 4, c_full = o_full + e->q_tiles;
+    if (e->decode)          /* decode.cuh: P_FULL[2] at 3, 4 (the softmax WG), the rest 1 */
+        return idx == 3 || idx == 4 ? 128 : 1;
     if (idx >= p_full && idx < o_full)
         return 128 * e->g;
     if (idx >= c_full && idx < c_full + 2 * e->q_tiles)
@@ -1277,6 +1286,7 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     if (!ct_fits(&l, dev, p, cfg, name, what))
         return;
     budget_defines(defs, sizeof defs, p, cfg, &l);
+    memset(&e, 0, sizeof e);
     e.bn = cfg->bn;
     e.pad_dqk = define_of(defs, "FA4_PAD_DQK");
     e.pad_dv = define_of(defs, "FA4_PAD_DV");
@@ -1363,7 +1373,7 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
             diag("  %s", bad);
     }
 
-    check_ldst(bad, sizeof bad, &t, &nld, &nst, &ntma);
+    check_ldst(bad, sizeof bad, &t, &nld, &nst, &ntma, 0);
     ok(!bad[0] && nld > 0 && nst > 0, "%s: %d tcgen05.ld / %d st of 32x32b, each load waited "
        "before use, each store waited and fenced before an arrive, every access after a wait "
        "fenced", name, nld, nst);
@@ -1453,6 +1463,198 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     jit_kernel_free(&k);
 }
 
+/*
+** The decode mode's MMAs (kernels/sm100/decode.cuh): every one
+** tcgen05.mma.ws.cta_group::1.kind::f16 with both operands from smem
+** descriptors (no TMEM A: P goes through shared memory); its instruction
+** descriptor M 32 (bits 24-28 = 2), D f32, A/B bf16 1 or f16 0, A
+** K-major, and either S = Q K^T (N = BN, B K-major, A in Q, B in the K
+** ring) or O += P V (N = PV_N, B MN-major, A in the P buffers, B in the V
+** ring); 128 B swizzle, SBO 1024, LBO 16 (K-major) or BN x 128 (V).  ""
+** into BAD when all hold; counts the two kinds.
+*/
+static void check_decode_mma(char *bad, size_t bn, const ptx_text *t, const expect *e,
+                             const fa4_layout *l, int pv_n, int *ns, int *npv)
+{
+    static const char *const region[4] = { "Q", "K", "P", "V" };
+    smem_roots r;
+    int i;
+
+    *ns = *npv = 0;
+    bad[0] = '\0';
+    if (!find_roots(&r, t)) {
+        snprintf(bad, bn, "no 1024-aligned base rounded from the smem address");
+        return;
+    }
+    for (i = 0; i < t->n && !bad[0]; i++) {
+        const char *l0 = t->line[i];
+        char d[32], a[32], b[32], id[32];
+        long long idesc, desc, off;
+        int pv, n, k;
+
+        if (!starts(l0, "tcgen05.mma"))
+            continue;
+        if (!starts(l0, "tcgen05.mma.ws.cta_group::1.kind::f16 ") ||
+            mma_operands(l0, d, a, b, id) != 0) {
+            snprintf(bad, bn, "line %d: %.80s (want tcgen05.mma.ws.cta_group::1.kind::f16, "
+                     "A and B from smem)", i + 1, l0);
+            break;
+        }
+        if (!def_imm(t, i, id, "mov.b32", &idesc, NULL, 0)) {
+            snprintf(bad, bn, "line %d: instruction descriptor %s not a constant", i + 1, id);
+            break;
+        }
+        pv = (int)((idesc >> 16) & 1);
+        n = (int)((idesc >> 17) & 63) * 8;
+        if (((idesc >> 24) & 31) != 2 || ((idesc >> 4) & 3) != 1 ||
+            ((idesc >> 7) & 7) != (e->bf16 ? 1 : 0) || ((idesc >> 10) & 7) != (e->bf16 ? 1 : 0) ||
+            ((idesc >> 15) & 1) || n != (pv ? pv_n : e->bn) || (idesc & ~0x1F7F9FB0LL) != 0) {
+            snprintf(bad, bn, "line %d: idesc 0x%llx: M %lld N %d, formats %lld/%lld, B %s-major; "
+                     "want M 32, N %d, %s", i + 1, idesc, ((idesc >> 24) & 31) * 16, n,
+                     (idesc >> 7) & 7, (idesc >> 10) & 7, pv ? "MN" : "K", pv ? pv_n : e->bn,
+                     e->bf16 ? "bf16" : "f16");
+            break;
+        }
+        for (k = 0; k < 2 && !bad[0]; k++) {
+            const char *reg = k ? b : a;
+            const budget_region *want = budget_region_find(l, region[2 * pv + k]);
+            const int want_lbo = pv && k ? e->bn * 128 : 16;
+            int lbo, sbo;
+            if (!def_imm(t, i, reg, "or.b64", &desc, NULL, 0)) {
+                snprintf(bad, bn, "line %d: descriptor %s has no constant part", i + 1, reg);
+                break;
+            }
+            lbo = (int)((desc >> 16) & 0x3FFF) << 4;
+            sbo = (int)((desc >> 32) & 0x3FFF) << 4;
+            if (((unsigned long long)desc >> 61) != 2 || sbo != 1024 || lbo != want_lbo ||
+                !((desc >> 46) & 1))
+                snprintf(bad, bn, "line %d: %s descriptor 0x%llx: layout %llu LBO %d SBO %d; "
+                         "want 2 (128 B), LBO %d, SBO 1024, version 1", i + 1, k ? "B" : "A",
+                         (unsigned long long)desc, (unsigned long long)desc >> 61, lbo, sbo,
+                         want_lbo);
+            else if (!smem_floor(t, i, reg, &r, 0, &off) || !want ||
+                     off < want->offset || off >= want->offset + want->size)
+                snprintf(bad, bn, "line %d: the %s operand of %s starts at smem +%lld, not in %s",
+                         i + 1, k ? "B" : "A", pv ? "P V" : "Q K^T", off, region[2 * pv + k]);
+        }
+        if (pv)
+            ++*npv;
+        else
+            ++*ns;
+    }
+}
+
+/* Compile the decode-mode CFG for P and read its PTX; one ok line per
+** behaviour, as check_variant() does for the prefill modes. */
+static void check_decode_variant(const device_limits *dev, const fa4_problem *p,
+                                 const fa4_config *cfg, const char *what)
+{
+    char why[1024], name[128], defs[8192], bad[512], base[32];
+    fa4_layout l;
+    jit_kernel k;
+    ptx_text t = { NULL, 0 };
+    char *ptx = NULL;
+    expect e;
+    fa4_status st;
+    int ns, npv, nld, nst, ntma, ncommit, nres, nload, nremote, pv_n, pieces, i;
+    int nalloc = 0, ndealloc = 0, cols = -1, dcols = -1, n16 = 0, nred = 0;
+
+    ct_name(name, sizeof name, "sm_100a", p, 1);
+    snprintf(name + strlen(name), sizeof name - strlen(name), " %s", what);
+    if (!ct_fits(&l, dev, p, cfg, name, what))
+        return;
+    budget_defines(defs, sizeof defs, p, cfg, &l);
+    memset(&e, 0, sizeof e);
+    e.decode = 1;
+    e.bn = cfg->bn;
+    e.pad_dqk = define_of(defs, "FA4_PAD_DQK");
+    e.pad_dv = define_of(defs, "FA4_PAD_DV");
+    e.bf16 = p->dtype == FA4_DTYPE_BF16;
+    e.g = 1;
+    e.q_tiles = 1;
+    e.swizzle = 128;
+    e.mma_k = 16;
+    e.bar_off = budget_region_find(&l, "BAR")->offset;
+    e.bar_size = budget_region_find(&l, "BAR")->size;
+    pv_n = define_of(defs, "FA4_PV_N");
+    pieces = pv_n > 0 ? e.pad_dv / pv_n : 0;
+    st = jit_compile_ptx(&k, &ptx, "sm_100a", p, cfg, &l, why, sizeof why);
+    if (!ok(st == FA4_OK && k.spill_bytes == 0 && k.regs > 0 && k.regs <= 255 &&
+            !strstr(k.log, "bytes smem"),
+            "%s compiles without spills, no static smem (%d regs of 255)", name,
+            st == FA4_OK ? k.regs : -1)) {
+        diag("  %s", st == FA4_OK ? k.log : why);
+        if (st == FA4_OK)
+            jit_kernel_free(&k);
+        return;
+    }
+    ptx_split(&t, ptx);
+
+    check_decode_mma(bad, sizeof bad, &t, &e, &l, pv_n, &ns, &npv);
+    ok(!bad[0] && ns > 0 && ns % (e.pad_dqk / 16) == 0 && npv > 0 &&
+       npv % (pieces * e.bn / 16) == 0,
+       "%s: every MMA tcgen05.mma.ws.cta_group::1.kind::f16, idesc M 32; S = Q K^T N %d "
+       "(%d k16 steps a block, A in Q, B in K), O += P V N %d x %d piece(s) (%d steps a "
+       "block, A = P in shared memory, B = V MN-major); 128 B swizzle descriptors", name,
+       e.bn, e.pad_dqk / 16, pv_n, pieces, pieces * e.bn / 16);
+    if (bad[0])
+        diag("  %s", bad);
+
+    check_ldst(bad, sizeof bad, &t, &nld, &nst, &ntma, 1);
+    for (i = 0; i < t.n; i++) {
+        n16 += starts(t.line[i], "tcgen05.ld.sync.aligned.32x32b.x16.b32");
+        nred += starts(t.line[i], "bar.sync") && strstr(t.line[i], " 1, 128;") != NULL;
+    }
+    ok(!bad[0] && nld > 0 && nld == n16 && nst > 0 && ntma == 0 && nred >= 1,
+       "%s: %d tcgen05.ld, all 32x32b.x16 (a warp's own 32 lanes: Layout G puts a quarter of "
+       "each row's columns in each sub-partition), %d st (O's rescale), each waited and "
+       "fenced; P's st.shared fenced for the async proxy before every arrive; the row max "
+       "exchanged over a 128-thread named barrier; O by st.global (no TMA store)", name, nld,
+       nst);
+    if (bad[0])
+        diag("  %s", bad);
+
+    check_commits(bad, sizeof bad, &t, &e, &ncommit, &nres);
+    ok(!bad[0] && ncommit >= 6 && nres >= 1,
+       "%s: %d tcgen05.commit arrive::one (S_FULL, K / V empty, O_FULL) on count-1 barriers; "
+       "every barrier's count the kernel's (P_FULL 128, the rest 1)", name, ncommit);
+    if (bad[0])
+        diag("  %s", bad);
+    check_cluster(bad, sizeof bad, &t, &e, &nload, &nremote);
+    ok(!bad[0] && nload >= 3, "%s: only cta_group::1, no cluster instruction (%d TMA loads)",
+       name, nload);
+    if (bad[0])
+        diag("  %s", bad);
+
+    for (i = 0; i < t.n; i++) {
+        const char *s = t.line[i];
+        if (starts(s, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32")) {
+            nalloc++;
+            cols = atoi(strrchr(s, ',') + 1);
+        } else if (starts(s, "tcgen05.dealloc.cta_group::1.sync.aligned.b32")) {
+            ndealloc++;
+            dcols = atoi(strrchr(s, ',') + 1);
+        }
+    }
+    ok(nalloc == 1 && ndealloc == 1 && cols == l.tmem_columns && dcols == cols &&
+       global_u32(&t, "fa4_sm100_tmem_reach") == l.tmem_o0 + e.pad_dv / 4 &&
+       l.tmem_s1 == e.bn / 4 && l.tmem_o0 == e.bn / 2 &&
+       global_u32(&t, "fa4_sm100_tmem_reach") <= cols,
+       "%s: TMEM: one alloc/dealloc of %d columns (budget %d); S0, S1 of %d columns and O of "
+       "%d (Layout G: N / 4 each), the kernel reaches column %lld (budget's map %d)", name,
+       cols, l.tmem_columns, e.bn / 4, e.pad_dv / 4, global_u32(&t, "fa4_sm100_tmem_reach"),
+       l.tmem_o0 + e.pad_dv / 4);
+    ok(global_u32(&t, "fa4_sm100_smem_reach") == l.smem_bytes && find_base(base, &t) &&
+       count_lines(&t, "trap;") == 0 && count_lines(&t, ".visible .entry fa4_combine(") == 1,
+       "%s: smem: the kernel's own total %lld B == the budget's request %d B; base rounded "
+       "at run time, no trap; fa4_combine in the module", name,
+       global_u32(&t, "fa4_sm100_smem_reach"), l.smem_bytes);
+
+    free(t.line);
+    free(ptx);
+    jit_kernel_free(&k);
+}
+
 /* The variants checked: the heuristic's config of each problem, with the
 ** overrides that reach each mode (sm100_cases.h). */
 static const sm100_case variants[] = {
@@ -1528,6 +1730,16 @@ static const sm100_case variants[] = {
       .token_scales = 1 },
     { SM100_CASE("2Q rope ring, per-token scales, 64 B swizzle", FA4_DTYPE_FP8_E4M3, 192, 128, 0),
       .token_scales = 1, .stages = 5, .ring = SM100_FUSED },
+    /* the decode mode (bm 32, tcgen05.mma.ws M 32): one token over group
+       8, 4 tokens causal (32 packed rows), fp16 d64, d256 (bn 64), MLA's
+       192/128 (O in pieces of N 128... padded dv 128), and explicit splits */
+    { SM100_CASE("decode", FA4_DTYPE_BF16, 128, 128, 0), .tokens = 1, .group = 8 },
+    { SM100_CASE("decode, 4 tokens", FA4_DTYPE_BF16, 128, 128, 1), .tokens = 4, .group = 8 },
+    { SM100_CASE("decode", FA4_DTYPE_FP16, 64, 64, 0), .tokens = 1, .group = 4, .splits = 8 },
+    { SM100_CASE("decode", FA4_DTYPE_BF16, 256, 256, 1), .tokens = 2, .group = 2 },
+    { SM100_CASE("decode", FA4_DTYPE_BF16, 192, 128, 0), .tokens = 1, .group = 16 },
+    { SM100_CASE("decode, bn 256", FA4_DTYPE_FP16, 64, 64, 1), .tokens = 3, .group = 1,
+      .bn = 256, .stages = 2 },
 };
 
 int main(void)
@@ -1546,7 +1758,10 @@ int main(void)
 
     for (i = 0; i < sizeof variants / sizeof variants[0]; i++) {
         sm100_case_make(&p, &cfg, &dev, &variants[i]);
-        check_variant(&dev, &p, &cfg, variants[i].what);
+        if (cfg.bm == 32)
+            check_decode_variant(&dev, &p, &cfg, variants[i].what);
+        else
+            check_variant(&dev, &p, &cfg, variants[i].what);
     }
 
     skip("sm100 kernels checked statically only; they need an sm_100 GPU to run");

@@ -76,6 +76,32 @@
 ** see get P = 0 without a max or exp2, and blocks they see whole skip the
 ** per-element mask (only the diagonal, window edges and the ragged tail
 ** are masked element by element).
+**
+** Decode mode (FA4_DECODE 1, config bm 32; sm100/decode.cuh, entry
+**   fa4_fwd(p, tm_q, tm_k, tm_v, fa4_serving s)), for few query rows:
+**   - Rows: a CTA holds 32 packed rows, the (token, head of the group)
+**     pairs of one (batch, KV head), row-major (sm100/decode_rows.h):
+**     min(group, 32) heads x 32 / that many tokens; tm_q's box {64, H, T,
+**     1} over {dim, heads_q, seq, batch} lands them so.  Optionally one
+**     split of the key range: grid (m_tiles, heads_kv x splits, batch);
+**     splits write O / l and the LSE as float32 to the plan's workspace
+**     in the sm80 family's layout and fa4_combine merges them.
+**   - MMAs: tcgen05.mma.ws.cta_group::1.kind::f16, M 32 (the PTX ISA's
+**     .ws shapes: M 32/64/128, N 64/128/256, k16).  S = Q K^T: N = BN,
+**     A = Q and B = K from smem.  O += P V: N = FA4_PV_N per O piece
+**     (padded dv, or 64-column pieces where it is no .ws N: d192), A = P
+**     from smem (the ISA lets .ws read A from TMEM too, but the TMEM
+**     layout of an M 32 A operand is not pinned down there; smem's
+**     K-major layout is the one Q already uses), B = V MN-major.
+**   - TMEM: an M 32 accumulator of N columns is data-path Layout G, N / 4
+**     columns x 128 lanes, columns q N / 4 .. of every row in lanes 32 q
+**     .. 32 q + 31.  So S0, S1 take BN / 4 columns each and O padded dv /
+**     4, and a warp reaches only its quarter of every row (tcgen05.ld
+**     32x32b from sub-partition warp % 4): the softmax must be the four
+**     warps of one warpgroup, exchanging the row max once per key block.
+**   - Warps (192 threads): 0-3 softmax, O rescale and epilogue (O by
+**     st.global at the rows' (token, head), LSE), 4 TMA loads (Q, then
+**     the K/V stages), 5 TMEM allocation and the MMA issue.
 */
 #ifndef FA4_SM100_KERNEL_CUH
 #define FA4_SM100_KERNEL_CUH
@@ -89,6 +115,10 @@
 #ifndef FA4_BN
 #error "sm100/kernel.cuh needs the budget's #defines (budget_defines())"
 #endif
+
+#if defined(FA4_DECODE) && FA4_DECODE
+#include "sm100/decode.cuh"        /* the decode mode: its own entry point */
+#else
 
 static_assert(FA4_FAMILY == 100, "sm100 kernel built with another family's constants");
 static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2 || FA4_DTYPE == 3,
@@ -509,5 +539,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
         tcgen05_dealloc<FA4_TMEM_COLS>(c.tmem);
     }
 }
+
+#endif /* FA4_DECODE */
 
 #endif
