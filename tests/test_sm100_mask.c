@@ -4,7 +4,9 @@
 ** visits, and which of them need no per-element mask) against every
 ** (row, key) pair of FlashAttention's bottom-right aligned causal and
 ** sliding-window masks, on fixed cases and on random ones from a printed
-** seed.  And the decode mode's packing and splits (kernels/sm100/
+** seed; which steps of a 2Q CTA's loop each query tile issues MMAs for
+** (the blocks its rows see) and where its O starts.  And the decode
+** mode's packing and splits (kernels/sm100/
 ** decode_rows.h): every (token, head) of every group size held by
 ** exactly one packed row, whose place is the TMA box's, and every key
 ** block visited by exactly one split.  The kernel runs these functions as
@@ -62,6 +64,50 @@ static void check_case(char *bad, size_t n, int row0, int rows, int sq, int sk, 
         else if (all != (blk >= b.full_begin && blk < b.full_end))
             snprintf(bad, n, "block %d: %s seen whole, full range [%d, %d)", blk,
                      all ? "is" : "not", b.full_begin, b.full_end);
+    }
+}
+
+/* 2Q mode alone: the CTA of rows [ROW0, ROW0 + 256) loops over its blocks
+** and each query tile of 128 issues S and P V only for the blocks its
+** rows see (sm100_block_seen) and starts O at sm100_first_seen.  "" into
+** BAD when, for both tiles, the blocks they see lie in the CTA's loop, a
+** step is seen exactly when some row of the tile sees a key of its block,
+** and the first seen step is the first such step (n when none); counts
+** the steps (of both tiles) whose MMAs are skipped into *SKIPPED. */
+static void check_tiles(char *bad, size_t n, int row0, int sq, int sk, int wl, int wr, int bn,
+                        int *skipped)
+{
+    const sm100_blocks cta = sm100_block_range(row0, 256, sq, sk, wl, wr, bn);
+    const int steps = cta.end - cta.begin;
+    int i, j, r, k;
+
+    bad[0] = '\0';
+    for (i = 0; i < 2 && !bad[0]; i++) {
+        const int t0 = row0 + 128 * i, last = t0 + 128 < sq ? t0 + 128 : sq;
+        const sm100_blocks t = sm100_block_range(t0, 128, sq, sk, wl, wr, bn);
+        const int first = sm100_first_seen(t, cta.begin, steps);
+        int want_first = steps;
+        if (t.begin < t.end && (t.begin < cta.begin || t.end > cta.end)) {
+            snprintf(bad, n, "tile %d sees blocks [%d, %d) outside the CTA's [%d, %d)", i,
+                     t.begin, t.end, cta.begin, cta.end);
+            break;
+        }
+        for (j = 0; j < steps && !bad[0]; j++) {
+            const int blk = cta.begin + j;
+            int any = 0;
+            for (r = t0; r < last && !any; r++)
+                for (k = blk * bn; k < blk * bn + bn && !any; k++)
+                    any = visible(r, k, sq, sk, wl, wr);
+            if (any != sm100_block_seen(t, blk))
+                snprintf(bad, n, "tile %d step %d (block %d): %s row sees a key, seen says %d",
+                         i, j, blk, any ? "a" : "no", sm100_block_seen(t, blk));
+            if (any && want_first == steps)
+                want_first = j;
+            *skipped += !any;
+        }
+        if (!bad[0] && first != want_first)
+            snprintf(bad, n, "tile %d: first seen step %d, want %d of %d", i, first,
+                     want_first, steps);
     }
 }
 
@@ -149,6 +195,8 @@ int main(void)
     int i, done = 0;
 
     plan_lazy();
+    seed = tap_seed();
+    srand(seed);
 
     /* causal, seqlen 1000, bn 128, the CTA of rows 0..255 (2Q) */
     b = sm100_block_range(0, 256, 1000, 1000, -1, 0, 128);
@@ -177,6 +225,47 @@ int main(void)
        "no block visited");
     b = sm100_block_range(1024, 128, 1000, 1000, -1, -1, 128);
     ok(b.begin == b.end, "a tile past seqlen_q visits nothing");
+
+    /* 2Q alone: a tile's MMAs only for the blocks it sees */
+    {
+        const sm100_blocks t0 = sm100_block_range(0, 128, 1000, 1000, -1, 0, 128);
+        const sm100_blocks t1 = sm100_block_range(128, 128, 1000, 1000, -1, 0, 128);
+        ok(sm100_block_seen(t0, 0) && !sm100_block_seen(t0, 1) && sm100_block_seen(t1, 1) &&
+           sm100_first_seen(t0, 0, 2) == 0 && sm100_first_seen(t1, 0, 2) == 0,
+           "causal 1000/1000 bn 128, rows 0..255: tile 0 issues block 0 only (1 of the 4 "
+           "S / P V steps skipped), tile 1 both, each starting O at step 0");
+    }
+    {
+        const sm100_blocks cta = sm100_block_range(2048, 256, 4096, 4096, 256, 0, 128);
+        const sm100_blocks t1 = sm100_block_range(2176, 128, 4096, 4096, 256, 0, 128);
+        ok(cta.begin == 14 && cta.end == 18 && !sm100_block_seen(t1, 14) &&
+           sm100_first_seen(t1, cta.begin, cta.end - cta.begin) == 1,
+           "window (256, 0), rows 2048..2303: the CTA loops over [14, 18), tile 1 skips block "
+           "14 and starts its O at step 1 (its first P V overwrites)");
+        b = sm100_block_range(1024, 128, 1000, 1000, -1, 0, 128);
+        ok(sm100_first_seen(b, 0, 8) == 8, "a tile past seqlen_q sees no step: first = n "
+           "(its O is stored as zeros)");
+    }
+    {
+        int k, skipped = 0, cases = 0;
+        for (k = 0; k < 600 && !bad[0]; k++) {
+            const int sq = length(), sk = length(), bn = bns[rand() % 5];
+            const int row0 = 256 * (rand() % ((sq + 255) / 256 + 1));
+            int wl = -1, wr = rand() % 3 ? 0 : -1;
+            if (rand() % 3 == 0) {
+                wl = bound();
+                wr = rand() % 2 ? bound() : wr;
+            }
+            check_tiles(bad, sizeof bad, row0, sq, sk, wl, wr, bn, &skipped);
+            if (bad[0])
+                diag("  rows %d+256, seqlen %d/%d, window (%d, %d), bn %d: %s", row0, sq, sk,
+                     wl, wr, bn, bad);
+            cases++;
+        }
+        ok(!bad[0] && skipped > 0, "%d random 2Q CTAs: each tile issues S and P V exactly for "
+           "the steps whose block some row of it sees (%d steps skipped), all within the CTA's "
+           "loop, its O starting at the first of them", cases, skipped);
+    }
 
     /* the decode mode's packed rows (kernels/sm100/decode_rows.h) */
     ok(sm100_decode_heads(8) == 8 && sm100_decode_tokens(8) == 4 &&
@@ -213,8 +302,6 @@ int main(void)
            "in exactly one split, none longer than ceil(n / splits)");
     }
 
-    seed = tap_seed();
-    srand(seed);
     for (i = 0; i < 1500 && !bad[0]; i++) {
         const int sq = length(), sk = length();
         const int rows = rand() % 2 ? 128 : 256, bn = bns[rand() % 5];

@@ -54,6 +54,9 @@
 **     memory fenced for the async proxy (fence.proxy.async after the
 **     st.shared that staged it, on every path), the bulk group waited on
 **     before the kernel exits;
+**   - masked-tile skipping of whole MMAs: in 2Q mode alone every S and P V
+**     MMA can be passed (a CFG path from its barrier wait to the next
+**     commit around it), in 1Q and pairs none can;
 **   - the smem base rounded up to 1024 B at run time, no trap, no static
 **     shared memory, no spills, at most 128 registers.
 ** With an nvdisasm (FA4_NVDISASM, or $CUDA_HOME/bin) the SASS is counted
@@ -204,6 +207,45 @@ typedef struct expect {
     int qs_bar;                  /* index of QS_FULL: KS_FULL, KS_EMPTY follow */
     int decode;                  /* the decode mode (bm 32): its barrier map */
 } expect;
+
+/*
+** 1 when the tcgen05.mma at line L can be passed by: some path from the
+** last mbarrier wait or tcgen05.commit before it in the text (its anchor)
+** reaches a tcgen05.commit without going through L.  SUCC: the CFG of
+** ptx_successors().  Straight-line MMAs between a wait and a commit
+** cannot be; the 2Q mode's masked-tile skipping branches around each.
+*/
+static int mma_skippable(const ptx_text *t, const int *succ, int at)
+{
+    int *queue = malloc(sizeof *queue * ((size_t)t->n + 1));
+    char *seen = calloc((size_t)t->n + 1, 1);
+    int a, head = 0, tail = 0, k, found = 0;
+
+    for (a = at - 1; a >= 0; a--)
+        if (starts(t->line[a], "tcgen05.commit") || starts(t->line[a], "mbarrier.try_wait"))
+            break;
+    if (a >= 0) {
+        seen[a] = 1;
+        queue[tail++] = a;
+    }
+    while (head < tail && !found) {
+        const int i = queue[head++];
+        for (k = 0; k < 2; k++) {
+            const int nx = succ[2 * i + k];
+            if (nx < 0 || nx >= t->n || nx == at || seen[nx])
+                continue;
+            if (starts(t->line[nx], "tcgen05.commit")) {
+                found = 1;
+                break;
+            }
+            seen[nx] = 1;
+            queue[tail++] = nx;
+        }
+    }
+    free(queue);
+    free(seen);
+    return found;
+}
 
 /* The operands of instruction LINE after its mnemonic, into OPS (at most
 ** 4, each trimmed); returns how many. */
@@ -1336,6 +1378,26 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
        nts >= e.q_tiles * e.bn / e.mma_k && nts % (e.bn / e.mma_k / 2) == 0,
        "%s: %d S MMAs in whole %d-step tiles, %d PV MMAs in whole %d-step halves (k%d)", name,
        nss, e.pad_dqk / e.mma_k, nts, e.bn / e.mma_k / 2, e.mma_k);
+    {
+        /* masked-tile skipping of whole MMAs: 2Q alone only (kernel.cuh,
+           SM100_SKIP_UNSEEN) */
+        int *succ = malloc(sizeof *succ * 2 * ((size_t)t.n + 1));
+        int i, nmma = 0, nskip = 0;
+        const int skip = e.q_tiles == 2 && e.g == 1;
+        ptx_successors(succ, &t);
+        for (i = 0; i < t.n; i++)
+            if (starts(t.line[i], "tcgen05.mma")) {
+                nmma++;
+                nskip += mma_skippable(&t, succ, i);
+            }
+        free(succ);
+        ok(nmma > 0 && nskip == (skip ? nmma : 0),
+           "%s: %s (%d of %d MMAs can be passed between their barrier wait and the next "
+           "commit)", name, skip ? "2Q alone: every S and P V MMA sits behind the tile's "
+                                   "seen-block test, so unseen blocks issue none"
+                                 : "every MMA is issued on each step (1Q sees every block; a "
+                                   "pair's MMA covers both CTAs)", nskip, nmma);
+    }
     check_p(bad, sizeof bad, &t, &e, &np, &ncvt);
     ok(!bad[0], "%s: P in TMEM as %s (%d P stores, %d e4m3 conversions)", name,
        e.fp8 ? "e4m3: every x4 store packed cvt.rn.satfinite.e4m3x2.f32 pairs or zeros, no "

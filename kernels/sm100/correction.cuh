@@ -196,6 +196,9 @@ FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c,
     }
     for (i = 0; i < FA4_Q_TILES; i++) {
         const u32 o_col = c.tmem + lane_base + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
+        /* a tile that saw none of the CTA's blocks issued no P V: its O is
+           never written, so it stores zeros (kernel.cuh, tile_sees) */
+        const bool wrote_o = tile_first(tile_blocks(p, c.m0 + i * 128, 128), c) < c.n;
         float inv_l = 0.0f;
         if (c.n > 0) {
             mbarrier_wait(bar_addr(c, BAR_C_FULL + i), (u32)c.n & 1u);
@@ -203,7 +206,7 @@ FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c,
             mbarrier_wait(bar_addr(c, BAR_O_FULL + i), (u32)(c.n - 1) & 1u);
             tcgen05_fence_after_thread_sync();
         }
-        store_o(c, tm_o, o_col, i, wq, r, inv_l, c.n > 0);
+        store_o(c, tm_o, o_col, i, wq, r, inv_l, c.n > 0 && wrote_o);
     }
     /* Q's shared memory must outlive the stores' reads of it (lane 0 has
        the groups; for the other lanes the wait returns at once). */

@@ -73,9 +73,11 @@
 ** tile pairs) first.  Dynamic smem: FA4_SMEM_BYTES.
 ** Masked-tile skipping (sm100/blocks.h): every role loops over the key
 ** blocks some row of the CTA sees; per query tile, blocks its rows never
-** see get P = 0 without a max or exp2, and blocks they see whole skip the
-** per-element mask (only the diagonal, window edges and the ragged tail
-** are masked element by element).
+** see get P = 0 without a max or exp2 and, in 2Q mode alone, no S or P V
+** MMA either (tile_sees(): the tile's O starts at its first seen block;
+** every barrier is still waited and committed per block), and blocks
+** they see whole skip the per-element mask (only the diagonal, window
+** edges and the ragged tail are masked element by element).
 **
 ** Decode mode (FA4_DECODE 1, config bm 32; sm100/decode.cuh, entry
 **   fa4_fwd(p, tm_q, tm_k, tm_v, fa4_serving s)), for few query rows:
@@ -419,6 +421,41 @@ FA4_DEV sm100_blocks tile_blocks(const fa4_params &p, int row0, int rows)
 #endif
 }
 
+/* Masked-tile skipping of whole MMAs: in 2Q mode alone, a query tile's S
+ * and P V MMAs are issued only for the CTA's blocks its own rows see (the
+ * softmax gives the others P = 0 without reading S), so the MMA warp, the
+ * softmax and the correction warpgroup all decide by tile_sees() on the
+ * tile's tile_blocks().  Every barrier is still waited and committed per
+ * block (a commit with no new MMA arrives when the earlier ones are
+ * done), so no phase moves.  1Q has no unseen block; a CTA pair's MMA
+ * covers two CTAs' tiles and keeps issuing. */
+#define SM100_SKIP_UNSEEN (FA4_Q_TILES == 2 && FA4_CTA_GROUP == 1)
+
+/* Whether the tile of blocks TB issues its MMAs at step J of C's loop. */
+FA4_DEV bool tile_sees(const sm100_blocks &tb, const sm100_ctx &c, int j)
+{
+#if SM100_SKIP_UNSEEN
+    return sm100_block_seen(tb, c.n_begin + j);
+#else
+    (void)tb;
+    (void)c;
+    (void)j;
+    return true;
+#endif
+}
+
+/* The step whose P V starts the O of the tile of blocks TB (overwriting,
+ * not accumulating); c.n when it sees none of C's blocks. */
+FA4_DEV int tile_first(const sm100_blocks &tb, const sm100_ctx &c)
+{
+#if SM100_SKIP_UNSEEN
+    return sm100_first_seen(tb, c.n_begin, c.n);
+#else
+    (void)tb;
+    return c.n > 0 ? 0 : c.n;
+#endif
+}
+
 /* The KV blocks any of rows [ROW0, ROW0 + ROWS) can see -- the CTA's, or
  * a pair's, which share every MMA: the loop bounds every role shares
  * (blocks no row sees are never loaded). */
@@ -522,7 +559,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
     else if (warp == 12)
         load_warp(p, c, &tm_q, &tm_k, &tm_v);
     else if (warp == 13)
-        mma_warp(c);
+        mma_warp(p, c);
     else if (warp == 14 && FA4_TOKEN_SCALES)
         scale_warp(p, c, (int)(threadIdx.x & 31));
 
