@@ -428,6 +428,34 @@ static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
     s->smem = s->regions + SM100_SLACK;
 }
 
+/* FA4_OK when S's request (regions + slack) fits CARVE bytes, else
+** FA4_ENOFIT with WHY. */
+static fa4_status sm100_smem_fits(const sm100_shape *s, int carve, char *why, size_t wn)
+{
+    if (s->smem > carve) {
+        snprintf(why, wn, "smem %d B (regions %d + %d B base-alignment slack) > opt-in "
+                 "limit %d B", s->smem, s->regions, SM100_SLACK, carve);
+        return FA4_ENOFIT;
+    }
+    return FA4_OK;
+}
+
+/* S's head dims from PB and their padding to S->swz_elems: FA4_OK, or
+** FA4_ENOTSUP with WHY for depths the family does not run. */
+static fa4_status sm100_depths(sm100_shape *s, const fa4_problem *pb, char *why, size_t wn)
+{
+    s->dqk = pb->head_dim_qk;
+    s->dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+    if (s->dqk <= 0 || s->dqk > 256 || s->dv > s->dqk) {
+        snprintf(why, wn, "head_dim_qk=%d head_dim_v=%d; sm100 needs "
+                 "head_dim_v <= head_dim_qk <= 256", s->dqk, s->dv);
+        return FA4_ENOTSUP;
+    }
+    s->pad_qk = align_up(s->dqk, s->swz_elems);
+    s->pad_dv = align_up(s->dv, s->swz_elems);
+    return FA4_OK;
+}
+
 /* The decode mode's refusals of PB and CFG that are not about room:
 ** FA4_OK, or FA4_ENOTSUP / FA4_EINVAL with WHY. */
 static fa4_status sm100_decode_rules(const fa4_problem *pb, const fa4_config *cfg,
@@ -509,15 +537,8 @@ static fa4_status sm100_decode_shape(sm100_shape *s, int carve, int tmem_max,
     s->mma_k = sm100_mma_k(s->esize);
     s->swizzle = 128;
     s->swz_elems = 128 / s->esize;
-    s->dqk = pb->head_dim_qk;
-    s->dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
-    if (s->dqk <= 0 || s->dqk > 256 || s->dv > s->dqk) {
-        snprintf(why, wn, "head_dim_qk=%d head_dim_v=%d; sm100 needs "
-                 "head_dim_v <= head_dim_qk <= 256", s->dqk, s->dv);
-        return FA4_ENOTSUP;
-    }
-    s->pad_qk = align_up(s->dqk, s->swz_elems);
-    s->pad_dv = align_up(s->dv, s->swz_elems);
+    if ((st = sm100_depths(s, pb, why, wn)) != FA4_OK)
+        return st;
     s->v_cols = s->pad_dv;
     s->qk_chunks = s->k_chunks = 1;
     /* O = P V in pieces of one .ws N each: the padded depth, or 64 (d192) */
@@ -549,12 +570,7 @@ static fa4_status sm100_decode_shape(sm100_shape *s, int carve, int tmem_max,
                  + 4 * SM100_MBAR_BYTES);
         return FA4_ENOFIT;
     }
-    if (s->smem > carve) {
-        snprintf(why, wn, "smem %d B (regions %d + %d B base-alignment slack) > opt-in "
-                 "limit %d B", s->smem, s->regions, SM100_SLACK, carve);
-        return FA4_ENOFIT;
-    }
-    return FA4_OK;
+    return sm100_smem_fits(s, carve, why, wn);
 }
 
 fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
@@ -566,6 +582,7 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
     int tmem_max = dev && dev->tmem_columns > 0 ? dev->tmem_columns
                                                 : SM100_TMEM_MAX;
     int tmem_bn, step;
+    fa4_status st;
 
     memset(s, 0, sizeof(*s));
     s->esize = sm100_esize(pb->dtype);
@@ -620,15 +637,8 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
         return FA4_EINVAL;
     }
     s->swz_elems = s->swizzle / s->esize;
-    s->dqk = pb->head_dim_qk;
-    s->dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
-    if (s->dqk <= 0 || s->dqk > 256 || s->dv > s->dqk) {
-        snprintf(why, wn, "head_dim_qk=%d head_dim_v=%d; sm100 needs "
-                 "head_dim_v <= head_dim_qk <= 256", s->dqk, s->dv);
-        return FA4_ENOTSUP;
-    }
-    s->pad_qk = align_up(s->dqk, s->swz_elems);
-    s->pad_dv = align_up(s->dv, s->swz_elems);
+    if ((st = sm100_depths(s, pb, why, wn)) != FA4_OK)
+        return st;
     s->rope_depth = s->pad_qk - s->pad_dv;
     s->v_cols = s->pad_dv / s->pair;
     /* A pair splits O = P V's N (the depth of V) between its CTAs: each
@@ -692,12 +702,7 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
                  s->fused ? "fused ring" : "split rings");
         return FA4_ENOFIT;
     }
-    if (s->smem > carve) {
-        snprintf(why, wn, "smem %d B (regions %d + %d B base-alignment slack) > opt-in "
-                 "limit %d B", s->smem, s->regions, SM100_SLACK, carve);
-        return FA4_ENOFIT;
-    }
-    return FA4_OK;
+    return sm100_smem_fits(s, carve, why, wn);
 }
 
 /* The automatic value of each field of CFG left 0 ("bm=0 bn=0"), into

@@ -513,6 +513,16 @@ static fa4_plan *fake_plan(fa4_context *ctx, const fa4_problem *p)
     return plan;
 }
 
+/* T's Q, K, V, O and LSE at distinct aligned stand-in addresses. */
+static void stand_in_tensors(fa4_tensors *t)
+{
+    t->q = (void *)(uintptr_t)0x7f0000000000ULL;
+    t->k = (void *)(uintptr_t)0x7f1000000000ULL;
+    t->v = (void *)(uintptr_t)0x7f2000000000ULL;
+    t->o = (void *)(uintptr_t)0x7f3000000000ULL;
+    t->lse = (float *)(uintptr_t)0x7f4000000000ULL;
+}
+
 /* fa4_forward() on a decode-mode plan through the stand-in driver: three
 ** maps, 192 threads, one launch without a workspace (one split), and with
 ** the plan's split workspace fa4_fwd over splits then fa4_combine. */
@@ -531,11 +541,7 @@ static void check_decode_forward(fa4_context *ctx)
             plan->config.pack_gqa == 1 && plan->config.splits == 0,
             "a decode step (1 token, 8/2 heads, 4096 keys) plans the sm100 decode mode"))
         return;
-    t.q = (void *)(uintptr_t)0x7f0000000000ULL;
-    t.k = (void *)(uintptr_t)0x7f1000000000ULL;
-    t.v = (void *)(uintptr_t)0x7f2000000000ULL;
-    t.o = (void *)(uintptr_t)0x7f3000000000ULL;
-    t.lse = (float *)(uintptr_t)0x7f4000000000ULL;
+    stand_in_tensors(&t);
     memset(&rec, 0, sizeof rec);
     st = fa4_forward(plan, &t, NULL);
     ok(st == FA4_OK && rec.encodes == 3 && rec.launches == 1 && rec.rank[0] == 4 &&
@@ -599,11 +605,7 @@ static void check_forward(void)
     p.head_dim_qk = 128; p.causal = 1; p.return_lse = 1;
     if (!ok((plan = fake_plan(ctx, &p)) != NULL, "an sm100 plan of bf16 d128, 8/2 heads, causal"))
         goto out;
-    t.q = (void *)(uintptr_t)0x7f0000000000ULL;
-    t.k = (void *)(uintptr_t)0x7f1000000000ULL;
-    t.v = (void *)(uintptr_t)0x7f2000000000ULL;
-    t.o = (void *)(uintptr_t)0x7f3000000000ULL;
-    t.lse = (float *)(uintptr_t)0x7f4000000000ULL;
+    stand_in_tensors(&t);
     memset(&rec, 0, sizeof rec);
     st = fa4_forward(plan, &t, NULL);
     is_int(st, FA4_OK, "fa4_forward launches an sm100 plan (%s)", st ? fa4_context_errmsg(ctx) : "ok");

@@ -1247,6 +1247,53 @@ static long long global_u32(const ptx_text *t, const char *name)
     return -1;
 }
 
+/* The tcgen05.alloc and dealloc lines of cta_group G: how many of each
+** (*NALLOC, *NDEALLOC) and the column count of the last (*COLS, *DCOLS;
+** -1 without one). */
+static void tmem_allocs(const ptx_text *t, int g, int *nalloc, int *cols, int *ndealloc,
+                        int *dcols)
+{
+    char alloc[80], dealloc[80];
+    int i;
+
+    snprintf(alloc, sizeof alloc, "tcgen05.alloc.cta_group::%d.sync.aligned.shared::cta.b32", g);
+    snprintf(dealloc, sizeof dealloc, "tcgen05.dealloc.cta_group::%d.sync.aligned.b32", g);
+    *nalloc = *ndealloc = 0;
+    *cols = *dcols = -1;
+    for (i = 0; i < t->n; i++) {
+        if (starts(t->line[i], alloc)) {
+            ++*nalloc;
+            *cols = atoi(strrchr(t->line[i], ',') + 1);
+        } else if (starts(t->line[i], dealloc)) {
+            ++*ndealloc;
+            *dcols = atoi(strrchr(t->line[i], ',') + 1);
+        }
+    }
+}
+
+/* Compile CFG for P (layout L) to a cubin and PTX, split into T; one ok
+** line naming NAME: no spills, no static shared memory, at most MAX_REGS
+** registers.  1 on success (the caller frees K, *PTX and T's lines). */
+static int compile_split(jit_kernel *k, char **ptx, ptx_text *t, const fa4_problem *p,
+                         const fa4_config *cfg, const fa4_layout *l, const char *name,
+                         int max_regs)
+{
+    char why[1024];
+    fa4_status st = jit_compile_ptx(k, ptx, "sm_100a", p, cfg, l, why, sizeof why);
+
+    if (!ok(st == FA4_OK && k->spill_bytes == 0 && k->regs > 0 && k->regs <= max_regs &&
+            !strstr(k->log, "bytes smem"),
+            "%s compiles without spills, no static smem (%d regs of %d)", name,
+            st == FA4_OK ? k->regs : -1, max_regs)) {
+        diag("  %s", st == FA4_OK ? k->log : why);
+        if (st == FA4_OK)
+            jit_kernel_free(k);
+        return 0;
+    }
+    ptx_split(t, *ptx);
+    return 1;
+}
+
 /* An nvdisasm to read SASS with, or NULL. */
 static const char *nvdisasm_path(void)
 {
@@ -1309,17 +1356,16 @@ static int sass_counts(int n[8], const char *tool, const void *cubin, size_t siz
 static void check_variant(const device_limits *dev, const fa4_problem *p, const fa4_config *cfg,
                           const char *what)
 {
-    char why[1024], name[128], defs[8192], bad[512];
+    char name[128], defs[8192], bad[512];
     fa4_layout l;
     jit_kernel k;
     ptx_text t = { NULL, 0 };
     char *ptx = NULL;
     expect e;
-    fa4_status st;
     int nss, nts, nld, nst, ntma, ncommit, nres, nload, nremote, tmem_end, np, ncvt, obox;
     const int dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim_qk;
     int nobox;
-    char alloc[80], dealloc[80], relinq[80];
+    char relinq[80];
     const char *tool;
     char base[32];
 
@@ -1355,17 +1401,8 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
         e.rope_off = rr ? rr->offset : 0;
         e.rope_end = rr ? rr->offset + rr->size : 0;
     }
-    st = jit_compile_ptx(&k, &ptx, "sm_100a", p, cfg, &l, why, sizeof why);
-    if (!ok(st == FA4_OK && k.spill_bytes == 0 && k.regs > 0 && k.regs <= 128 &&
-            !strstr(k.log, "bytes smem"),
-            "%s compiles without spills, no static smem (%d regs of 128)", name,
-            st == FA4_OK ? k.regs : -1)) {
-        diag("  %s", st == FA4_OK ? k.log : why);
-        if (st == FA4_OK)
-            jit_kernel_free(&k);
+    if (!compile_split(&k, &ptx, &t, p, cfg, &l, name, 128))
         return;
-    }
-    ptx_split(&t, ptx);
 
     check_mma(bad, sizeof bad, &t, &e, &nss, &nts);
     ok(!bad[0], "%s: every tcgen05.mma cta_group::%d kind::%s (A/B %s); S M%d N%d K-major, "
@@ -1471,21 +1508,9 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
         diag("  %s", bad);
 
     {
-        int nalloc = 0, ndealloc = 0, cols = -1, dcols = -1, i;
-        snprintf(alloc, sizeof alloc, "tcgen05.alloc.cta_group::%d.sync.aligned.shared::cta.b32",
-                 e.g);
-        snprintf(dealloc, sizeof dealloc, "tcgen05.dealloc.cta_group::%d.sync.aligned.b32", e.g);
+        int nalloc, ndealloc, cols, dcols;
         snprintf(relinq, sizeof relinq, "tcgen05.relinquish_alloc_permit.cta_group::%d", e.g);
-        for (i = 0; i < t.n; i++) {
-            const char *s = t.line[i];
-            if (starts(s, alloc)) {
-                nalloc++;
-                cols = atoi(strrchr(s, ',') + 1);
-            } else if (starts(s, dealloc)) {
-                ndealloc++;
-                dcols = atoi(strrchr(s, ',') + 1);
-            }
-        }
+        tmem_allocs(&t, e.g, &nalloc, &cols, &ndealloc, &dcols);
         tmem_end = (e.q_tiles == 2 ? l.tmem_o1 : l.tmem_o0) + e.pad_dv;
         ok(nalloc == 1 && ndealloc == 1 && cols == l.tmem_columns && dcols == cols &&
            count_lines(&t, relinq) == 1 &&
@@ -1611,15 +1636,14 @@ static void check_decode_mma(char *bad, size_t bn, const ptx_text *t, const expe
 static void check_decode_variant(const device_limits *dev, const fa4_problem *p,
                                  const fa4_config *cfg, const char *what)
 {
-    char why[1024], name[128], defs[8192], bad[512], base[32];
+    char name[128], defs[8192], bad[512], base[32];
     fa4_layout l;
     jit_kernel k;
     ptx_text t = { NULL, 0 };
     char *ptx = NULL;
     expect e;
-    fa4_status st;
     int ns, npv, nld, nst, ntma, ncommit, nres, nload, nremote, pv_n, pieces, i;
-    int nalloc = 0, ndealloc = 0, cols = -1, dcols = -1, n16 = 0, nred = 0;
+    int nalloc, ndealloc, cols, dcols, n16 = 0, nred = 0;
 
     ct_name(name, sizeof name, "sm_100a", p, 1);
     snprintf(name + strlen(name), sizeof name - strlen(name), " %s", what);
@@ -1640,17 +1664,8 @@ static void check_decode_variant(const device_limits *dev, const fa4_problem *p,
     e.bar_size = budget_region_find(&l, "BAR")->size;
     pv_n = define_of(defs, "FA4_PV_N");
     pieces = pv_n > 0 ? e.pad_dv / pv_n : 0;
-    st = jit_compile_ptx(&k, &ptx, "sm_100a", p, cfg, &l, why, sizeof why);
-    if (!ok(st == FA4_OK && k.spill_bytes == 0 && k.regs > 0 && k.regs <= 255 &&
-            !strstr(k.log, "bytes smem"),
-            "%s compiles without spills, no static smem (%d regs of 255)", name,
-            st == FA4_OK ? k.regs : -1)) {
-        diag("  %s", st == FA4_OK ? k.log : why);
-        if (st == FA4_OK)
-            jit_kernel_free(&k);
+    if (!compile_split(&k, &ptx, &t, p, cfg, &l, name, 255))
         return;
-    }
-    ptx_split(&t, ptx);
 
     check_decode_mma(bad, sizeof bad, &t, &e, &l, pv_n, &ns, &npv);
     ok(!bad[0] && ns > 0 && ns % (e.pad_dqk / 16) == 0 && npv > 0 &&
@@ -1688,16 +1703,7 @@ static void check_decode_variant(const device_limits *dev, const fa4_problem *p,
     if (bad[0])
         diag("  %s", bad);
 
-    for (i = 0; i < t.n; i++) {
-        const char *s = t.line[i];
-        if (starts(s, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32")) {
-            nalloc++;
-            cols = atoi(strrchr(s, ',') + 1);
-        } else if (starts(s, "tcgen05.dealloc.cta_group::1.sync.aligned.b32")) {
-            ndealloc++;
-            dcols = atoi(strrchr(s, ',') + 1);
-        }
-    }
+    tmem_allocs(&t, 1, &nalloc, &cols, &ndealloc, &dcols);
     ok(nalloc == 1 && ndealloc == 1 && cols == l.tmem_columns && dcols == cols &&
        global_u32(&t, "fa4_sm100_tmem_reach") == l.tmem_o0 + e.pad_dv / 4 &&
        l.tmem_s1 == e.bn / 4 && l.tmem_o0 == e.bn / 2 &&

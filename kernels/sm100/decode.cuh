@@ -116,8 +116,6 @@ extern "C" __device__ const u32 fa4_sm100_smem_reach =
     + 8 * DBAR_TOTAL + 4 + 1024;
 extern "C" __device__ const u32 fa4_sm100_tmem_reach = 2 * DEC_QUARTER + FA4_PAD_DV / 4;
 
-extern __shared__ __align__(16) u8 fa4_smem[];
-
 /* What a CTA works on; uniform over the CTA. */
 struct dec_ctx {
     u32 smem;          /* shared address of the 1024-aligned base */
@@ -140,23 +138,6 @@ FA4_DEV u32 v_stage(const dec_ctx &c, int j)
 FA4_DEV u32 p_buf(const dec_ctx &c, int j)
 { return c.smem + FA4_SMEM_P_OFF + (u32)(j & 1) * DEC_P_BYTES; }
 FA4_DEV u32 stage_phase(int j) { return (u32)(j / FA4_STAGES) & 1u; }
-
-/* Key KEY is visible to token TOKEN (bottom-right aligned causal / window). */
-FA4_DEV bool dec_key_visible(const fa4_params &p, int token, int key)
-{
-    if (key >= p.seqlen_k)
-        return false;
-#if FA4_MASK
-    {
-        const int d = token + p.seqlen_k - p.seqlen_q;
-        if (p.window_left >= 0 && key < d - p.window_left)
-            return false;
-        if (p.window_right >= 0 && key > d + p.window_right)
-            return false;
-    }
-#endif
-    return true;
-}
 
 /* ------------------------------------------------------------ TMA warp */
 
@@ -279,16 +260,6 @@ FA4_DEV void dec_mma_warp(const dec_ctx &c)
 
 #define DEC_NEG_INF (-__int_as_float(0x7f800000))
 
-/* Two probabilities as the 16-bit type's pair, LO in the low half. */
-FA4_DEV u32 dec_pack(float lo, float hi)
-{
-#if FA4_DTYPE == 1
-    return cvt_rn_bf16x2_f32(lo, hi);
-#else
-    return cvt_rn_f16x2_f32(lo, hi);
-#endif
-}
-
 /* The max over this warp's BN / 4 scores of row ROW_OK's token TOKEN in S
  * at S_AT (keys KEY0 ..), scaled by SC; masked element by element when
  * MASKED. */
@@ -304,7 +275,7 @@ FA4_DEV float dec_row_max(const fa4_params &p, u32 s_at, int token, int key0, fl
         tcgen05_wait_ld();
 #pragma unroll
         for (e = 0; e < 16; e++)
-            if (!MASKED || dec_key_visible(p, token, key0 + ch * 16 + e))
+            if (!MASKED || key_visible(p, token, key0 + ch * 16 + e))
                 mx = fmaxf(mx, __uint_as_float(v[e]) * sc);
     }
     return mx;
@@ -335,34 +306,17 @@ FA4_DEV float dec_exp_p(const fa4_params &p, u32 s_at, u32 pb, int r, int token,
             float b = __uint_as_float(v[2 * e + 1]) * sc - ms;
             a = 2 * e < emu ? exp2_fma(a) : ex2_approx_ftz_f32(a);
             b = 2 * e + 1 < emu ? exp2_fma(b) : ex2_approx_ftz_f32(b);
-            if (MASKED && !dec_key_visible(p, token, key0 + ch * 16 + 2 * e))
+            if (MASKED && !key_visible(p, token, key0 + ch * 16 + 2 * e))
                 a = 0.0f;
-            if (MASKED && !dec_key_visible(p, token, key0 + ch * 16 + 2 * e + 1))
+            if (MASKED && !key_visible(p, token, key0 + ch * 16 + 2 * e + 1))
                 b = 0.0f;
             sum += a + b;
-            pk[e] = dec_pack(a, b);
+            pk[e] = pack_p(a, b);
         }
         st_shared_v4_u32(row_at + ((unit ^ sw) << 4), pk[0], pk[1], pk[2], pk[3]);
         st_shared_v4_u32(row_at + (((unit + 1) ^ sw) << 4), pk[4], pk[5], pk[6], pk[7]);
     }
     return sum;
-}
-
-/* O *= ALPHA for this warp's columns of every O piece, 16 at a time. */
-FA4_DEV void dec_rescale_o(u32 o_at, float alpha)
-{
-    int ch, e;
-
-    for (ch = 0; ch < DEC_PIECES * DEC_PIECE_COLS / 16; ch++) {
-        u32 v[16];
-        tcgen05_ld_32x32b_x16(v, o_at + (u32)ch * 16);
-        tcgen05_wait_ld();
-#pragma unroll
-        for (e = 0; e < 16; e++)
-            v[e] = __float_as_uint(__uint_as_float(v[e]) * alpha);
-        tcgen05_st_32x32b_x16(o_at + (u32)ch * 16, v);
-    }
-    tcgen05_wait_st();
 }
 
 /* The epilogue of this thread's row: its O columns (16 at a time: TMEM
@@ -413,7 +367,7 @@ FA4_DEV void dec_store_o(const fa4_params &p, const fa4_serving &s, const dec_ct
             u32 pk[8];
 #pragma unroll
             for (e = 0; e < 8; e++)
-                pk[e] = dec_pack(__uint_as_float(v[2 * e]) * inv_l,
+                pk[e] = pack_p(__uint_as_float(v[2 * e]) * inv_l,
                                  __uint_as_float(v[2 * e + 1]) * inv_l);
             st_global_v4_u32(dst, pk);
             st_global_v4_u32(dst + 16, pk + 4);
@@ -469,7 +423,7 @@ FA4_DEV void dec_softmax_warpgroup(const fa4_params &p, const fa4_serving &s, co
             mbarrier_wait(dbar(c, DBAR_O_FULL), (u32)(j - 1) & 1u);
             tcgen05_fence_after_thread_sync();
             if (__any_sync(0xffffffffu, alpha != 1.0f))
-                dec_rescale_o(o_at, alpha);
+                tmem_scale<DEC_PIECES * DEC_PIECE_COLS>(o_at, alpha);
         }
         /* P's st.shared to the MMA's async proxy; O's stores before the arrive */
         fence_proxy_async_shared();
@@ -515,11 +469,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
     const int warp = warp_id_uniform();
     const int heads_y = (int)blockIdx.y / s.num_splits;
 
-    {
-        const u32 raw = smem_u32(fa4_smem);
-        c.smem = (raw + 1023u) & ~1023u;
-        c.base = fa4_smem + (c.smem - raw);
-    }
+    c.smem = smem_base_1024(&c.base);
     c.m = (int)blockIdx.x;
     c.split = (int)blockIdx.y % s.num_splits;
     c.batch = (int)blockIdx.z;
@@ -557,14 +507,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
         prefetch_tensormap(&tm_k);
         prefetch_tensormap(&tm_v);
     }
-    if (warp == 5) {
-        tcgen05_alloc<FA4_TMEM_COLS>(c.smem + FA4_SMEM_TMEMPTR_OFF);
-        tcgen05_relinquish_alloc_permit();
-    }
-    tcgen05_fence_before_thread_sync();
-    __syncthreads();
-    tcgen05_fence_after_thread_sync();
-    c.tmem = *(volatile u32 *)(c.base + FA4_SMEM_TMEMPTR_OFF);
+    c.tmem = tmem_alloc_cta<FA4_TMEM_COLS>(c.smem, c.base, warp == 5);
 
     if (warp < 4)
         dec_softmax_warpgroup(p, s, c, warp);

@@ -118,6 +118,88 @@
 #error "sm100/kernel.cuh needs the budget's #defines (budget_defines())"
 #endif
 
+/* --------------------------------------- what both modes' roles share */
+
+/* The dynamic shared memory.  CUDA promises only 16 B alignment of its
+ * start, so fa4_fwd rounds it up to 1024 B (128 B swizzle repeat, and
+ * descriptors with base offset 0) inside the budget's FA4_SMEM_SLACK.
+ * Declared 16-aligned so the compiler cannot fold the rounding away. */
+extern __shared__ __align__(16) u8 fa4_smem[];
+
+/* The dynamic shared memory's 1024-aligned base: its shared address
+ * (returned) and the same byte as a generic pointer (*BASE). */
+FA4_DEV u32 smem_base_1024(u8 **base)
+{
+    const u32 raw = smem_u32(fa4_smem);
+    const u32 smem = (raw + 1023u) & ~1023u;
+    *base = fa4_smem + (smem - raw);
+    return smem;
+}
+
+/* Allocate NCOLS TMEM columns (warp ALLOC, with ALLOC true; the address
+ * lands in the TMEMPTR region of the base SMEM / BASE), then past a
+ * barrier of the whole CTA, fenced for tcgen05 on both sides, the TMEM
+ * base every role reads. */
+template <u32 NCOLS>
+FA4_DEV u32 tmem_alloc_cta(u32 smem, const u8 *base, bool alloc)
+{
+    if (alloc) {
+        tcgen05_alloc<NCOLS>(smem + FA4_SMEM_TMEMPTR_OFF);
+        tcgen05_relinquish_alloc_permit();
+    }
+    tcgen05_fence_before_thread_sync();
+    __syncthreads();
+    tcgen05_fence_after_thread_sync();
+    return *(const volatile u32 *)(base + FA4_SMEM_TMEMPTR_OFF);
+}
+
+/* Key KEY is visible to query ROW (absolute indices), FlashAttention's
+ * bottom-right aligned causal / sliding window. */
+FA4_DEV bool key_visible(const fa4_params &p, int row, int key)
+{
+    if (key >= p.seqlen_k)
+        return false;
+#if FA4_MASK
+    {
+        int d = row + p.seqlen_k - p.seqlen_q;
+        if (p.window_left >= 0 && key < d - p.window_left)
+            return false;
+        if (p.window_right >= 0 && key > d + p.window_right)
+            return false;
+    }
+#endif
+    return true;
+}
+
+/* Two f32 as the 16-bit input type's pair, LO in the low half (P; the
+ * decode mode's O). */
+FA4_DEV u32 pack_p(float lo, float hi)
+{
+#if FA4_DTYPE == 1
+    return cvt_rn_bf16x2_f32(lo, hi);
+#else
+    return cvt_rn_f16x2_f32(lo, hi);
+#endif
+}
+
+/* TMEM columns COL .. COL + COLS - 1 of this thread's lane times ALPHA,
+ * 16 at a time, stores waited: the lazy rescale of O. */
+template <int COLS>
+FA4_DEV void tmem_scale(u32 col, float alpha)
+{
+    int ch, e;
+    for (ch = 0; ch < COLS / 16; ch++) {
+        u32 v[16];
+        tcgen05_ld_32x32b_x16(v, col + (u32)ch * 16);
+        tcgen05_wait_ld();
+#pragma unroll
+        for (e = 0; e < 16; e++)
+            v[e] = __float_as_uint(__uint_as_float(v[e]) * alpha);
+        tcgen05_st_32x32b_x16(col + (u32)ch * 16, v);
+    }
+    tcgen05_wait_st();
+}
+
 #if defined(FA4_DECODE) && FA4_DECODE
 #include "sm100/decode.cuh"        /* the decode mode: its own entry point */
 #else
@@ -384,30 +466,6 @@ FA4_DEV u32 k_chunk(const sm100_ctx &c, int j, int ch)
     return k_tile(c, j) + (u32)ch * SM100_K_CHUNK_BYTES;
 }
 
-/* Key KEY is visible to query ROW (absolute indices), FlashAttention's
- * bottom-right aligned causal / sliding window. */
-FA4_DEV bool key_visible(const fa4_params &p, int row, int key)
-{
-    if (key >= p.seqlen_k)
-        return false;
-#if FA4_MASK
-    {
-        int d = row + p.seqlen_k - p.seqlen_q;
-        if (p.window_left >= 0 && key < d - p.window_left)
-            return false;
-        if (p.window_right >= 0 && key > d + p.window_right)
-            return false;
-    }
-#endif
-    return true;
-}
-
-/* The dynamic shared memory.  CUDA promises only 16 B alignment of its
- * start, so fa4_fwd rounds it up to 1024 B (128 B swizzle repeat, and
- * descriptors with base offset 0) inside the budget's FA4_SMEM_SLACK.
- * Declared 16-aligned so the compiler cannot fold the rounding away. */
-extern __shared__ __align__(16) u8 fa4_smem[];
-
 #include "sm100/blocks.h"
 
 /* The key blocks rows [ROW0, ROW0 + ROWS) visit and see whole. */
@@ -482,14 +540,10 @@ fa4_fwd(const __grid_constant__ fa4_params p,
     const int warp = warp_id_uniform();
     int m_block = (int)blockIdx.x;
 
-    {
-        /* Every CTA of the kernel has its dynamic smem at the same
-           shared::cta address, so a pair's bases (and every offset the
-           leader's descriptors name) agree. */
-        const u32 raw = smem_u32(fa4_smem);
-        c.smem = (raw + 1023u) & ~1023u;
-        c.base = fa4_smem + (c.smem - raw);
-    }
+    /* Every CTA of the kernel has its dynamic smem at the same shared::cta
+       address, so a pair's bases (and every offset the leader's
+       descriptors name) agree. */
+    c.smem = smem_base_1024(&c.base);
 #if FA4_CTA_GROUP == 2
     {
         /* pairs of query blocks; causal: the longest pairs first */
@@ -543,14 +597,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
         prefetch_tensormap(&tm_v);
         prefetch_tensormap(&tm_o);
     }
-    if (warp == 13) {
-        tcgen05_alloc<FA4_TMEM_COLS>(c.smem + FA4_SMEM_TMEMPTR_OFF);
-        tcgen05_relinquish_alloc_permit();
-    }
-    tcgen05_fence_before_thread_sync();
-    __syncthreads();
-    tcgen05_fence_after_thread_sync();
-    c.tmem = *(volatile u32 *)(c.base + FA4_SMEM_TMEMPTR_OFF);
+    c.tmem = tmem_alloc_cta<FA4_TMEM_COLS>(c.smem, c.base, warp == 13);
 
     if (warp < 4 * FA4_Q_TILES)                /* 1Q: warps 4-7 idle */
         softmax_warpgroup(p, c, warp >> 2, warp & 3);

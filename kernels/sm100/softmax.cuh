@@ -24,16 +24,6 @@
 
 #define SM100_NEG_INF (-__int_as_float(0x7f800000))
 
-/* Pack two probabilities into the 16-bit type's pair, low column low. */
-FA4_DEV u32 pack_p(float lo, float hi)
-{
-#if FA4_DTYPE == 1
-    return cvt_rn_bf16x2_f32(lo, hi);
-#else
-    return cvt_rn_f16x2_f32(lo, hi);
-#endif
-}
-
 /* P columns 16 CH .. 16 CH + 15 (PR) into TMEM at S_COL: 16-bit pairs in
  * columns 8 CH .. 8 CH + 7, or fp8 four e4m3 a column in 4 CH .. 4 CH + 3
  * (SM100_P_COLS a chunk), the lowest key lowest.  Those columns of S are
