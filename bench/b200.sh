@@ -12,6 +12,11 @@
 #              reference: bench/sweep, the sm90 sweep's matrix (bf16 and fp16, causal
 #              and not, GQA 4/2, LSE, seqlen_q = seqlen_k and not, SWEEP_SEQS) over the
 #              head dims sm100 runs (SWEEP_DIMS)
+#   decode100  the sm100 decode mode's variants (config bm 32: SWEEP_ONLY=bm=32) on decode
+#              steps of 1, 2 and 4 tokens over 17..32k keys (causal and not, LSE), GQA
+#              32/4 (group 8: 8 heads x 4 tokens a tile) and 4/4 (one head, tokens
+#              packed), DECODE_DIMS; splits chosen per call (the workspace and
+#              fa4_combine path) and fixed ones among the enumerated variants
 #   sanitize   compute-sanitizer memcheck, racecheck and synccheck on a sample of the
 #              sweep (SANITIZE_ONLY variants, SANITIZE_DIMS, SANITIZE_SEQS)
 #   compare    bench/compare.py with the opt-in (heuristic sm100 plans) against cuDNN and
@@ -22,7 +27,7 @@
 # (FA4_ENABLE_SM100=1) is set for the sm100 steps only.
 set -u
 O=${OUT:-/tmp/fa4-b200}; mkdir -p "$O"
-steps=${1:-"check tests sweep100 sanitize compare compare80"}
+steps=${1:-"check tests sweep100 decode100 sanitize compare compare80"}
 has() { case " $steps " in *" $1 "*) return 0;; esac; return 1; }
 failed=""
 fail() { failed="$failed $1"; echo "=== $1: FAILED"; }
@@ -48,7 +53,7 @@ export FA4_DB=/tmp/fa4-b200.db FA4_SYSTEM_DB= srcdir=$PWD
 unset FA4_ENABLE_SM100 FA4_FAMILIES
 
 if has check; then
-    for t in test_budget_sm100 test_sm100_compile test_launch_sm100; do
+    for t in test_budget_sm100 test_sm100_compile test_launch_sm100 test_sm100_ptx test_sm100_mask; do
         build/tests/$t > "$O/$t.log" 2>&1 || fail "check $t"
         echo "=== $t ok=$(grep -c '^ok' "$O/$t.log") not_ok=$(grep -c '^not ok' "$O/$t.log")"
     done
@@ -68,6 +73,17 @@ if has sweep100; then
         > "$O/sweep100.log" 2>&1 || fail sweep100
     grep -E "^(FAIL|COMPILE|PREPARE)" "$O/sweep100.log" | head -20
     grep -E "^SWEEP" "$O/sweep100.log"
+fi
+if has decode100; then
+    for heads in 32/4 4/4; do
+        echo "=== sweep sm100 decode mode, heads $heads (${DECODE_DIMS:-64,128,256,192/128})"
+        FA4_ENABLE_SM100=1 SWEEP_ONLY="bm=32" SWEEP_DECODE=1,2,4 SWEEP_HEADS=$heads \
+            timeout ${SWEEP_TIMEOUT:-3000} build/bench/sweep sm100 \
+            "${DECODE_DIMS:-64,128,256,192/128}" "${DECODE_SEQS:-17,1000,4096,32768}" \
+            > "$O/decode100-${heads%/*}.log" 2>&1 || fail "decode100 $heads"
+        grep -E "^(FAIL|COMPILE|PREPARE)" "$O/decode100-${heads%/*}.log" | head -20
+        grep -E "^SWEEP" "$O/decode100-${heads%/*}.log"
+    done
 fi
 if has sanitize; then
     PATH=$PATH:${CUDA_HOME:-/usr/local/cuda}/bin

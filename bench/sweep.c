@@ -11,7 +11,11 @@
 ** DIMS: head_dim_qk[/head_dim_v], comma-separated.  SWEEP_ONLY=TEXT keeps
 ** the variants whose config text (fa4_config_format) contains TEXT, e.g.
 ** "swizzle=32"; SWEEP_DTYPE=bf16|fp16 and SWEEP_CAUSAL=0|1 keep one dtype
-** or one masking.  Plans are compiled by 16 threads (fa4_plan_create is
+** or one masking.  SWEEP_HEADS=HQ/HKV sets the heads (default 4/2).
+** SWEEP_DECODE=T1,T2,.. sweeps decode steps instead: the space of a
+** problem of max(T) query tokens over max(SEQLENS) keys (so the decode
+** variants -- sm80's serving tiles, sm100's decode mode -- are in it),
+** each case T query tokens over SEQLENS keys.  Plans are compiled by 16 threads (fa4_plan_create is
 ** thread-safe) in the order the main thread runs them, so the GPU checks
 ** overlap the compiles.  Prints one line per failure and a summary:
 ** variants, cases, failures.
@@ -98,6 +102,7 @@ int main(int argc, char **argv)
     const char *only = getenv("SWEEP_ONLY"), *dl;
     int dims[8], dvs[8], nd = 0, seqs[8], ns, di, dt, causal, i, s, cap = 0;
     int cases = 0, failures = 0, compile_fail = 0, g, gend;
+    int toks[8], nt = 0, hq = 4, hkv = 2;      /* SWEEP_DECODE, SWEEP_HEADS */
     double worst = 0;
     uint64_t seed = 12345;
     pthread_t th[16];
@@ -113,6 +118,14 @@ int main(int argc, char **argv)
             dl++;
     }
     ns = parse_list(seqs, 8, argc > 3 ? argv[3] : "1,17,129,1000,4096");
+    if (getenv("SWEEP_DECODE"))
+        nt = parse_list(toks, 8, getenv("SWEEP_DECODE"));
+    if (getenv("SWEEP_HEADS") &&
+        (sscanf(getenv("SWEEP_HEADS"), "%d/%d", &hq, &hkv) != 2 || hq < 1 || hkv < 1 || hq % hkv)) {
+        fprintf(stderr, "sweep: SWEEP_HEADS=%s; want HQ/HKV with HKV dividing HQ\n",
+                getenv("SWEEP_HEADS"));
+        return 2;
+    }
     co.no_database = 1;
     co.enable_sm100 = fam == FA4_FAMILY_SM100;
     if (fa4_context_create(&ctx, 0, &co) != FA4_OK) {
@@ -134,10 +147,17 @@ int main(int argc, char **argv)
                 if ((want_dt && strcmp(want_dt, dt == 1 ? "bf16" : "fp16")) ||
                     (want_causal && atoi(want_causal) != causal))
                     continue;
-                p.dtype = (fa4_dtype)dt; p.batch = 1; p.heads_q = 4; p.heads_kv = 2;
+                p.dtype = (fa4_dtype)dt; p.batch = 1; p.heads_q = hq; p.heads_kv = hkv;
                 p.head_dim_qk = dims[di]; p.head_dim_v = dvs[di]; p.causal = causal;
                 p.return_lse = 1;
                 p.seqlen_q = p.seqlen_k = 1024;
+                if (nt > 0) {           /* decode steps: the longest of each list */
+                    p.seqlen_q = p.seqlen_k = 1;
+                    for (i = 0; i < nt; i++)
+                        p.seqlen_q = toks[i] > p.seqlen_q ? toks[i] : p.seqlen_q;
+                    for (i = 0; i < ns; i++)
+                        p.seqlen_k = seqs[i] > p.seqlen_k ? seqs[i] : p.seqlen_k;
+                }
                 if (config_enumerate(&sp, &ctx->limits, &p, fam, why, sizeof why) != FA4_OK) {
                     printf("SKIP d%d/%d %s causal=%d: %s\n", dims[di], dvs[di],
                            dt == 1 ? "bf16" : "fp16", causal, why);
@@ -188,12 +208,16 @@ int main(int argc, char **argv)
         }
         for (s = 0; s < ns; s++) {
             int v;
-            for (v = 0; v < 2; v++) {
+            for (v = 0; v < (nt > 0 ? nt : 2); v++) {
                 fa4_problem p = jobs[g].problem;
                 gpu_case gc;
                 char msg[512];
                 p.seqlen_q = seqs[s];
                 p.seqlen_k = v == 0 ? seqs[s] : (seqs[s] > 1 ? seqs[s] / 2 + 3 : 5);   /* seqlen_q != seqlen_k */
+                if (nt > 0) {           /* a decode step of toks[v] tokens over seqs[s] keys */
+                    p.seqlen_q = toks[v];
+                    p.seqlen_k = seqs[s];
+                }
                 if (gpu_case_prepare(&gc, ctx, &p, &seed, msg, sizeof msg) != 0) {
                     printf("PREPARE FAIL d%d sq=%d sk=%d: %s\n", p.head_dim_qk, p.seqlen_q, p.seqlen_k, msg);
                     failures++;

@@ -229,6 +229,37 @@
 **   2 * MMA_K (not below 64) until the ring holds 2 stages; for every
 **   seed shape the TMEM bound already does.
 **
+** Decode mode (config bm 32; kernels/sm100/decode.cuh; no seed numbers,
+** derived here): 32 packed (token, head) rows per CTA, the products by
+** tcgen05.mma.ws with M = 32, whose N is 64, 128 or 256 -- so bn is one
+** of those, and O = P V runs in pieces of pv_n = padded dv where that is
+** a .ws N, else 64 (d192).  192 threads: the softmax warpgroup, a TMA
+** warp, an MMA warp.  16-bit inputs, dense batches, no per-token scales
+** (fp8 and scales refused, FA4_ENOTSUP).
+**   TMEM (Layout G: an M 32 accumulator of N columns is N / 4 columns x
+**       128 lanes): S0 at 0, S1 at bn / 4, O at bn / 2; used = bn / 2 +
+**       padded_dv / 4 (d128 bn 128: 96, allocated 128).
+**   Shared memory, low -> high: Q 32 x padded_dqk x 2 | K stages bn x
+**       padded_dqk x 2 | V stages bn x padded_dv x 2 | P 2 x 32 x bn x 2
+**       | RED 2 x 4 x 32 x 4 = 1024 (the row-max exchange) | BAR 8 x (6 +
+**       4 stages): Q_FULL, S_FULL[2], P_FULL[2], O_FULL, K and V full /
+**       empty per stage | TMEMPTR 4; plus the 1024 B slack.  Every tile
+**       is a multiple of 1024 B (boxes of 32 or bn rows x 128 B).
+**   stages = (carveout - slack - Q - P - RED - TMEMPTR - 6 barriers) /
+**       (bn (padded_dqk + padded_dv) 2 + 4 x 8), at most 8; bn 0 is 128,
+**       or 64 where 128 leaves fewer than 2 stages.
+**   bf16 d128: Q 8192, P 16384; room 232448 - 1024 - 8192 - 16384 - 1024
+**       - 4 - 48 = 205772; per stage 65568: 3 stages; 8192 + 196608 +
+**       16384 + 1024 + 18 x 8 + 4 = 222,356 B; request 223,380 B.
+**   bf16 d64: per stage 32800, 6 stages: 218,356 B; request 219,380 B.
+**   bf16 d256: bn 128 holds one stage of 131,104 B; bn 64: P 8192, per
+**       stage 65568, 3 stages: 222,356 B; request 223,380 B.
+**   bf16 d192/128: bn 128, per stage 81952, 2 stages (pieces of N 128):
+**       193,652 B; request 194,676 B.
+**   Splits (config splits: 0 = per call, as the sm80 family chooses them)
+**   and pack_gqa (GQA packing) are the mode's; its workspace and combine
+**   are the sm80 family's (lib/launch.c, split-KV).
+**
 ** A config handed to budget_fit() must be resolved: bm, bn, stages and
 ** swizzle are compiled into the kernel as they stand, so 0 ("automatic")
 ** is refused with the automatic choice named (the heuristic and the
@@ -249,6 +280,10 @@
 #define SM100_THREADS      512
 #define SM100_SMEM_DEFAULT 232448   /* 228 KiB - 1 KiB reserved */
 #define SM100_MAX_STAGES   8        /* the most a config names (config_validate) */
+#define SM100_DECODE_THREADS 192    /* decode: softmax WG, load warp, MMA warp */
+#define SM100_DECODE_FIXED_BARS 6   /* decode: Q_FULL, S_FULL[2], P_FULL[2], O_FULL */
+#define SM100_DECODE_RED_BYTES (2 * 4 * 32 * 4)   /* decode: [2][4 warps][32 rows] f32 */
+#define SM100_DECODE_REGS  80       /* decode: ptxas gives 59-76 (test_sm100_compile) */
 
 /* Bytes of one element; 0 for an unknown dtype. */
 static int sm100_esize(fa4_dtype dtype)
@@ -393,6 +428,151 @@ static void sm100_ring(sm100_shape *s, int carve, const fa4_config *cfg)
     s->smem = s->regions + SM100_SLACK;
 }
 
+/* FA4_OK when S's request (regions + slack) fits CARVE bytes, else
+** FA4_ENOFIT with WHY. */
+static fa4_status sm100_smem_fits(const sm100_shape *s, int carve, char *why, size_t wn)
+{
+    if (s->smem > carve) {
+        snprintf(why, wn, "smem %d B (regions %d + %d B base-alignment slack) > opt-in "
+                 "limit %d B", s->smem, s->regions, SM100_SLACK, carve);
+        return FA4_ENOFIT;
+    }
+    return FA4_OK;
+}
+
+/* S's head dims from PB and their padding to S->swz_elems: FA4_OK, or
+** FA4_ENOTSUP with WHY for depths the family does not run. */
+static fa4_status sm100_depths(sm100_shape *s, const fa4_problem *pb, char *why, size_t wn)
+{
+    s->dqk = pb->head_dim_qk;
+    s->dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+    if (s->dqk <= 0 || s->dqk > 256 || s->dv > s->dqk) {
+        snprintf(why, wn, "head_dim_qk=%d head_dim_v=%d; sm100 needs "
+                 "head_dim_v <= head_dim_qk <= 256", s->dqk, s->dv);
+        return FA4_ENOTSUP;
+    }
+    s->pad_qk = align_up(s->dqk, s->swz_elems);
+    s->pad_dv = align_up(s->dv, s->swz_elems);
+    return FA4_OK;
+}
+
+/* The decode mode's refusals of PB and CFG that are not about room:
+** FA4_OK, or FA4_ENOTSUP / FA4_EINVAL with WHY. */
+static fa4_status sm100_decode_rules(const fa4_problem *pb, const fa4_config *cfg,
+                                     char *why, size_t wn)
+{
+    if (pb->dtype == FA4_DTYPE_FP8_E4M3) {
+        snprintf(why, wn, "sm100 decode mode (bm=32): fp8 e4m3 inputs not implemented (bf16 "
+                 "and fp16 only); the sm80 family runs fp8 decode");
+        return FA4_ENOTSUP;
+    }
+    if (pb->varlen || pb->page_size || pb->softcap > 0 || pb->attention_sinks ||
+        pb->token_scales) {
+        snprintf(why, wn, "sm100 decode mode (bm=32): varlen=%d page_size=%d softcap=%g "
+                 "attention_sinks=%d token_scales=%d not implemented", pb->varlen,
+                 pb->page_size, (double)pb->softcap, pb->attention_sinks, pb->token_scales);
+        return FA4_ENOTSUP;
+    }
+    if (cfg->q_tiles != 1 || cfg->cluster > 1 || cfg->kv_split_warps ||
+        cfg->scheduler != FA4_SCHED_PLAIN || cfg->fused_kv) {
+        snprintf(why, wn, "sm100 decode mode (bm=32): q_tiles=%d cluster=%d kv_split_warps=%d "
+                 "scheduler=%d fused_kv=%d; supported: 1 1 0 0 (plain) 0", cfg->q_tiles,
+                 cfg->cluster, cfg->kv_split_warps, (int)cfg->scheduler, cfg->fused_kv);
+        return FA4_EINVAL;
+    }
+    if (cfg->swizzle != 0 && cfg->swizzle != 128) {
+        snprintf(why, wn, "swizzle=%d; the sm100 decode mode uses 128", cfg->swizzle);
+        return FA4_EINVAL;
+    }
+    if (cfg->bn != 0 && cfg->bn != 64 && cfg->bn != 128 && cfg->bn != 256) {
+        snprintf(why, wn, "bn=%d; the sm100 decode mode's S = Q K^T is one tcgen05.mma.ws "
+                 "(M 32), whose N is 64, 128 or 256", cfg->bn);
+        return FA4_EINVAL;
+    }
+    return FA4_OK;
+}
+
+/* The decode ring of S->bn under CFG's stages (0: as many as CARVE
+** holds, at most SM100_MAX_STAGES): fills stages, the byte counts and
+** barriers ("Decode mode" above). */
+static void sm100_decode_ring(sm100_shape *s, int carve, const fa4_config *cfg)
+{
+    const int k_tile = s->bn * s->pad_qk * s->esize, v_tile = s->bn * s->pad_dv * s->esize;
+    const int per_stage = k_tile + v_tile + 4 * SM100_MBAR_BYTES;
+
+    s->p_bytes = 2 * SM100_DECODE_BM * s->bn * s->esize;
+    if (cfg->stages == 0) {
+        int room = carve - SM100_SLACK - s->q_bytes - s->p_bytes - s->red_bytes
+                   - SM100_TMEMPTR_BYTES - SM100_MBAR_BYTES * SM100_DECODE_FIXED_BARS;
+        s->stages = room > 0 ? room / per_stage : 0;
+        if (s->stages > SM100_MAX_STAGES)
+            s->stages = SM100_MAX_STAGES;
+    } else {
+        s->stages = cfg->stages;
+    }
+    s->slots = 2 * s->stages;
+    s->k_rows = s->bn;
+    s->k_bytes = s->stages * k_tile;
+    s->v_bytes = s->stages * v_tile;
+    s->nbar = SM100_DECODE_FIXED_BARS + 4 * s->stages;
+    s->bar_bytes = SM100_MBAR_BYTES * s->nbar;
+    s->regions = s->q_bytes + s->k_bytes + s->v_bytes + s->p_bytes + s->red_bytes
+                 + s->bar_bytes + SM100_TMEMPTR_BYTES;
+    s->smem = s->regions + SM100_SLACK;
+}
+
+/* budget_sm100_shape() for the decode mode (config bm 32). */
+static fa4_status sm100_decode_shape(sm100_shape *s, int carve, int tmem_max,
+                                     const fa4_problem *pb, const fa4_config *cfg,
+                                     char *why, size_t wn)
+{
+    fa4_status st;
+
+    if ((st = sm100_decode_rules(pb, cfg, why, wn)) != FA4_OK)
+        return st;
+    s->decode = 1;
+    s->q_tiles = 1;
+    s->pair = 1;
+    s->bm = SM100_DECODE_BM;
+    s->mma_k = sm100_mma_k(s->esize);
+    s->swizzle = 128;
+    s->swz_elems = 128 / s->esize;
+    if ((st = sm100_depths(s, pb, why, wn)) != FA4_OK)
+        return st;
+    s->v_cols = s->pad_dv;
+    s->qk_chunks = s->k_chunks = 1;
+    /* O = P V in pieces of one .ws N each: the padded depth, or 64 (d192) */
+    s->pv_n = s->pad_dv == 64 || s->pad_dv == 128 || s->pad_dv == 256 ? s->pad_dv : 64;
+    s->q_bytes = SM100_DECODE_BM * s->pad_qk * s->esize;
+    s->red_bytes = SM100_DECODE_RED_BYTES;
+    if (cfg->bn == 0) {
+        /* 128 keys, or 64 where a stage of 128 leaves no two in the carveout (d256) */
+        for (s->bn = 128; ; s->bn = 64) {
+            sm100_decode_ring(s, carve, cfg);
+            if (s->bn == 64 || (s->stages >= 2 && s->smem <= carve))
+                break;
+        }
+    } else {
+        s->bn = cfg->bn;
+        sm100_decode_ring(s, carve, cfg);
+    }
+    s->tmem_s1 = s->bn / 4;
+    s->tmem_o0 = s->bn / 2;
+    s->tmem_o1 = -1;
+    s->tmem_used = s->bn / 2 + s->pad_dv / 4;
+    if (s->tmem_used > tmem_max) {
+        snprintf(why, wn, "tmem %d columns > %d", s->tmem_used, tmem_max);
+        return FA4_ENOFIT;
+    }
+    if (s->stages < 2) {
+        snprintf(why, wn, "kv stages %d < 2 (decode mode, bn=%d: a stage of K and V is %d B)",
+                 s->stages, s->bn, s->bn * (s->pad_qk + s->pad_dv) * s->esize
+                 + 4 * SM100_MBAR_BYTES);
+        return FA4_ENOFIT;
+    }
+    return sm100_smem_fits(s, carve, why, wn);
+}
+
 fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
                               const fa4_problem *pb, const fa4_config *cfg,
                               char *why, size_t wn)
@@ -402,6 +582,7 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
     int tmem_max = dev && dev->tmem_columns > 0 ? dev->tmem_columns
                                                 : SM100_TMEM_MAX;
     int tmem_bn, step;
+    fa4_status st;
 
     memset(s, 0, sizeof(*s));
     s->esize = sm100_esize(pb->dtype);
@@ -409,20 +590,24 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
         snprintf(why, wn, "dtype=%d unknown", (int)pb->dtype);
         return FA4_EINVAL;
     }
-    /* bm 0: the seeds' 2Q layout; else bm = 128 x q_tiles. */
+    /* bm 0: the seeds' 2Q layout; 32: the decode mode; else bm = 128 x q_tiles. */
+    if (cfg->bm == SM100_DECODE_BM)
+        return sm100_decode_shape(s, carve, tmem_max, pb, cfg, why, wn);
     if (cfg->bm == 0) {
         s->q_tiles = 2;
     } else if ((cfg->bm == 256 && cfg->q_tiles == 2) || (cfg->bm == 128 && cfg->q_tiles == 1)) {
         s->q_tiles = cfg->q_tiles;
     } else {
         snprintf(why, wn, "bm=%d q_tiles=%d; sm100 runs bm = 128 x q_tiles: bm=256 "
-                 "q_tiles=2 (2Q) or bm=128 q_tiles=1 (1Q)", cfg->bm, cfg->q_tiles);
+                 "q_tiles=2 (2Q) or bm=128 q_tiles=1 (1Q), or bm=32 q_tiles=1 (the decode "
+                 "mode)", cfg->bm, cfg->q_tiles);
         return FA4_EINVAL;
     }
     s->bm = SM100_MMA_M * s->q_tiles;
     s->mma_k = sm100_mma_k(s->esize);
     if (cfg->splits != 1 || cfg->pack_gqa || cfg->kv_split_warps) {
-        snprintf(why, wn, "sm100: splits=%d pack_gqa=%d kv_split_warps=%d; supported: 1 0 0",
+        snprintf(why, wn, "sm100 bm=%d: splits=%d pack_gqa=%d kv_split_warps=%d; supported: "
+                 "1 0 0 (splits and pack_gqa are the decode mode's, bm=32)", s->bm,
                  cfg->splits, cfg->pack_gqa, cfg->kv_split_warps);
         return FA4_EINVAL;
     }
@@ -452,15 +637,8 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
         return FA4_EINVAL;
     }
     s->swz_elems = s->swizzle / s->esize;
-    s->dqk = pb->head_dim_qk;
-    s->dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
-    if (s->dqk <= 0 || s->dqk > 256 || s->dv > s->dqk) {
-        snprintf(why, wn, "head_dim_qk=%d head_dim_v=%d; sm100 needs "
-                 "head_dim_v <= head_dim_qk <= 256", s->dqk, s->dv);
-        return FA4_ENOTSUP;
-    }
-    s->pad_qk = align_up(s->dqk, s->swz_elems);
-    s->pad_dv = align_up(s->dv, s->swz_elems);
+    if ((st = sm100_depths(s, pb, why, wn)) != FA4_OK)
+        return st;
     s->rope_depth = s->pad_qk - s->pad_dv;
     s->v_cols = s->pad_dv / s->pair;
     /* A pair splits O = P V's N (the depth of V) between its CTAs: each
@@ -524,12 +702,7 @@ fa4_status budget_sm100_shape(sm100_shape *s, const device_limits *dev,
                  s->fused ? "fused ring" : "split rings");
         return FA4_ENOFIT;
     }
-    if (s->smem > carve) {
-        snprintf(why, wn, "smem %d B (regions %d + %d B base-alignment slack) > opt-in "
-                 "limit %d B", s->smem, s->regions, SM100_SLACK, carve);
-        return FA4_ENOFIT;
-    }
-    return FA4_OK;
+    return sm100_smem_fits(s, carve, why, wn);
 }
 
 /* The automatic value of each field of CFG left 0 ("bm=0 bn=0"), into
@@ -567,6 +740,36 @@ static fa4_status sm100_fp8_rules(const fa4_problem *pb, const fa4_config *cfg,
     return FA4_OK;
 }
 
+/* sm100_fit() of the decode mode's shape S: its regions, 192 threads,
+** its TMEM map ("Decode mode" above). */
+static fa4_status sm100_decode_fit(fa4_layout *out, const sm100_shape *s, char *why,
+                                   size_t wn)
+{
+    int off = 0;
+
+    add_region(out, "Q", &off, s->q_bytes);
+    add_region(out, "K", &off, s->k_bytes);
+    add_region(out, "V", &off, s->v_bytes);
+    add_region(out, "P", &off, s->p_bytes);
+    add_region(out, "RED", &off, s->red_bytes);
+    add_region(out, "BAR", &off, s->bar_bytes);
+    add_region(out, "TMEMPTR", &off, SM100_TMEMPTR_BYTES);
+    if (off != s->regions) {
+        snprintf(why, wn, "internal: decode layout %d B != budget %d B", off, s->regions);
+        return FA4_EINVAL;
+    }
+    out->threads = SM100_DECODE_THREADS;
+    out->smem_bytes = s->smem;
+    out->regs_estimate = SM100_DECODE_REGS;
+    out->kv_slots = s->stages;
+    out->tmem_columns = tmem_alloc_cols(s->tmem_used);
+    out->tmem_s0 = 0;
+    out->tmem_s1 = s->tmem_s1;
+    out->tmem_o0 = s->tmem_o0;
+    out->tmem_o1 = -1;
+    return FA4_OK;
+}
+
 /* family_ops.fit: see budget_fit() in budget.h. */
 static fa4_status sm100_fit(fa4_layout *out, const device_limits *dev,
                             const fa4_problem *pb, const fa4_config *cfg,
@@ -592,6 +795,8 @@ static fa4_status sm100_fit(fa4_layout *out, const device_limits *dev,
     }
     if ((st = budget_sm100_shape(&s, dev, pb, cfg, why, wn)) != FA4_OK)
         return st;
+    if (s.decode)
+        return sm100_decode_fit(out, &s, why, wn);
 
     add_region(out, "Q", &off, s.q_bytes);
     if (s.fused) {
@@ -672,6 +877,37 @@ static int sm100_scale_defines(char *buf, size_t size, const fa4_layout *l,
                     qs && qs->size > 0, sm100_ks_bufs(l, cfg));
 }
 
+/* The decode mode's constants (kernels/sm100/decode.cuh): FA4_DECODE,
+** FA4_PACK_GQA, the padded depths, O's piece width FA4_PV_N, the TMEM
+** map (S0, S1, O), the barrier count and the softmax tunables. */
+static int sm100_decode_defines(char *buf, size_t size, const fa4_problem *pb,
+                                const fa4_config *cfg, const fa4_layout *l)
+{
+    const budget_region *bar = find_region(l, "BAR");
+    const int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+    const int pad_qk = align_up(pb->head_dim_qk, 64), pad_dv = align_up(dv, 64);
+    const int pv_n = pad_dv == 64 || pad_dv == 128 || pad_dv == 256 ? pad_dv : 64;
+    int n = snprintf(buf, size,
+                     "#define FA4_DECODE 1\n"
+                     "#define FA4_PACK_GQA %d\n"
+                     "#define FA4_PAD_DQK %d\n"
+                     "#define FA4_PAD_DV %d\n"
+                     "#define FA4_PV_N %d\n"
+                     "#define FA4_TMEM_COLS %d\n"
+                     "#define FA4_TMEM_S0 %d\n"
+                     "#define FA4_TMEM_S1 %d\n"
+                     "#define FA4_TMEM_O %d\n"
+                     "#define FA4_NUM_BARRIERS %d\n"
+                     "#define FA4_SMEM_SLACK %d\n"
+                     "#define FA4_EXP2_EMU_PCT %d\n"
+                     "#define FA4_RESCALE_THRESHOLD %d\n"
+                     "#define FA4_CTA_GROUP 1\n",
+                     cfg->pack_gqa ? 1 : 0, pad_qk, pad_dv, pv_n, l->tmem_columns, l->tmem_s0,
+                     l->tmem_s1, l->tmem_o0, bar ? bar->size / SM100_MBAR_BYTES : 0,
+                     SM100_SLACK, cfg->exp2_emu_pct, cfg->rescale_threshold);
+    return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
 /* family_ops.defines: the sm100 constants of kernels/README.md, plus the
 ** pipeline counts the kernel's barrier enum is built from (the kernel
 ** static_asserts that its enum has FA4_NUM_BARRIERS entries) and
@@ -688,6 +924,8 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
 
     if (esize == 0 || bar == NULL || l->kv_slots <= 0 || cfg->swizzle <= 0)
         return -1;
+    if (cfg->bm == SM100_DECODE_BM)
+        return sm100_decode_defines(buf, size, pb, cfg, l);
     swz = cfg->swizzle / esize;
     mma_k = sm100_mma_k(esize);
     pad_qk = align_up(pb->head_dim_qk, swz);
@@ -840,7 +1078,43 @@ static int sm100_alt_swizzle(const fa4_problem *pb, int esize)
     return 128;
 }
 
-/* family_ops.candidates, per swizzle (the seeds', then fp8's 128 B where
+int budget_sm100_decode_suits(const fa4_problem *pb)
+{
+    const int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
+
+    return (long long)pb->seqlen_q * group <= SM100_DECODE_MAX_ROWS &&
+           (pb->dtype == FA4_DTYPE_BF16 || pb->dtype == FA4_DTYPE_FP16) &&
+           !pb->varlen && !pb->page_size && !pb->softcap && !pb->attention_sinks &&
+           !pb->token_scales;
+}
+
+/* A decode-mode config for PB with key block BN (0: automatic) and
+** SPLITS, its stages resolved (0 when it does not fit: budget_fit() then
+** says why); heads packed where the group has more than one. */
+static void sm100_decode_config(fa4_config *c, const device_limits *dev,
+                                const fa4_problem *pb, int bn, int splits)
+{
+    sm100_shape sh;
+    char why[256];
+
+    sm100_base(c, 2, 1, 1);
+    c->bm = SM100_DECODE_BM;
+    c->bn = bn;
+    c->splits = splits;
+    c->pack_gqa = pb->heads_kv > 0 && pb->heads_q / pb->heads_kv > 1;
+    c->exp2_emu_pct = 0;          /* 32 rows: MUFU is far from the bound */
+    c->rescale_threshold = 8;
+    if (budget_sm100_shape(&sh, dev, pb, c, why, sizeof why) == FA4_OK) {
+        c->bn = sh.bn;
+        c->stages = sh.stages;
+    } else if (bn == 0) {
+        c->bn = 128;
+    }
+}
+
+/* family_ops.candidates: for decode shapes (budget_sm100_decode_suits())
+** the decode mode's space first: bn 128, 64, 256 x splits 0 (per call),
+** 1, 2, 4, 8, 16.  Then per swizzle (the seeds', then fp8's 128 B where
 ** sm100_alt_swizzle offers it): the 2Q space (sm100_add); where 2Q has no
 ** automatic config, the 1Q space after it (the 2Q one stays, so the
 ** enumerator says why 2Q was dropped).  Then the same query tiles as CTA
@@ -852,6 +1126,15 @@ static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
 
     if (esize == 0 || pb->head_dim_qk <= 0)
         return 0;
+    /* decode shapes: the decode mode first (bn x splits, 0 = per call) */
+    if (budget_sm100_decode_suits(pb)) {
+        static const int bns[] = { 128, 64, 256 }, splits[] = { 0, 1, 2, 4, 8, 16 };
+        int b, k;
+        for (b = 0; b < 3; b++)
+            for (k = 0; k < 6; k++, n++)
+                if (n < max)
+                    sm100_decode_config(&out[n], dev, pb, bns[b], splits[k]);
+    }
     q1 = sm100_q_tiles(dev, pb, esize) == 1;
     for (s = 0; s < 2; s++) {
         swz = s == 0 ? sm100_swizzle(esize) : sm100_alt_swizzle(pb, esize);
@@ -866,13 +1149,20 @@ static int sm100_candidates(fa4_config *out, int max, const device_limits *dev,
     return n;
 }
 
-/* family_ops.heuristic: 2Q where it fits, else 1Q; BN automatic, the slot
+/* family_ops.heuristic: decode shapes (budget_sm100_decode_suits()) take
+** the decode mode, bn automatic, splits chosen per call, heads packed.
+** Otherwise 2Q where it fits, else 1Q; BN automatic, the slot
 ** rule's ring, 25 % of exp2 on the FMA units, lazy rescale at 2^8 (the
 ** FA4 defaults). */
 static void sm100_heuristic(fa4_config *out, const device_limits *dev,
                             const fa4_problem *pb)
 {
     int esize = sm100_esize(pb->dtype);
+
+    if (budget_sm100_decode_suits(pb)) {
+        sm100_decode_config(out, dev, pb, 0, 0);
+        return;
+    }
 
     if (esize == 0)
         esize = 2;

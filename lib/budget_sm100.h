@@ -14,6 +14,13 @@
 
 #define SM100_MMA_M        128      /* query rows of one tcgen05.mma tile */
 #define SM100_SLACK        1024     /* the kernel aligns its smem base up to 1024 B */
+#define SM100_DECODE_BM    32       /* the decode mode's config bm: M of tcgen05.mma.ws */
+
+/* 1 when CONFIG is the sm100 family's decode mode (bm 32). */
+static inline int sm100_is_decode(const fa4_config *config)
+{
+    return config->family == FA4_FAMILY_SM100 && config->bm == SM100_DECODE_BM;
+}
 
 typedef struct sm100_shape {
     int q_tiles;            /* query tiles of MMA_M rows per CTA: 2 or 1 */
@@ -50,6 +57,11 @@ typedef struct sm100_shape {
        (fused: ceil(slots / 2); split: stages); 0 without. */
     int scales;
     int ks_bufs, qscale_bytes, kscale_bytes;
+    /* The decode mode (bm 32, budget_sm100.c "Decode mode"): P's two
+       buffers of 32 x bn, RED (the row-max exchange), and the N of each
+       O = P V piece (pv_n columns of V each). */
+    int decode;
+    int p_bytes, red_bytes, pv_n;
 } sm100_shape;
 
 /*
@@ -57,12 +69,26 @@ typedef struct sm100_shape {
 ** 232,448 B and 512 columns).  bn 0 and stages 0 are the automatic
 ** choices of the seeds' rules (the TMEM bound, then the slot rule); bm,
 ** q_tiles and swizzle 0 take the family's; cluster 2 sizes the CTA pair
-** (per CTA: half of each K and V tile).  Any dtype the seeds describe
+** (per CTA: half of each K and V tile); bm 32 sizes the decode mode
+** (bn 0: 128, or 64 where 128 leaves no two stages).  Any dtype the seeds describe
 ** (fp8 included) is sized here.  Returns FA4_OK, or FA4_ENOFIT /
 ** FA4_EINVAL / FA4_ENOTSUP with WHY.  Pure; thread-safe.
 */
 fa4_status budget_sm100_shape(sm100_shape *out, const device_limits *dev,
                               const fa4_problem *problem, const fa4_config *config,
                               char *why, size_t why_size);
+
+/* Query rows per KV head up to which a problem is decode-shaped: the
+** sm80 family's serving threshold (config.c), two tiles of 32 rows. */
+#define SM100_DECODE_MAX_ROWS 64
+
+/*
+** 1 when PROBLEM is a decode shape the sm100 decode mode (bm 32) runs:
+** seqlen_q x (heads_q / heads_kv) <= SM100_DECODE_MAX_ROWS, bf16 or fp16,
+** a dense batch without softcap, sinks or per-token scales.  The
+** family's heuristic then takes the decode mode, and config.c keeps sm100
+** first for it on an opted-in device.  Pure; thread-safe.
+*/
+int budget_sm100_decode_suits(const fa4_problem *problem);
 
 #endif

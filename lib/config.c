@@ -7,6 +7,7 @@
 #include <string.h>
 #include "config.h"
 #include "family.h"
+#include "budget_sm100.h"
 
 const char *config_family_name(fa4_family family)
 {
@@ -266,8 +267,12 @@ static int serving_shape(const fa4_problem *p)
 int config_families_for(fa4_family out[3], const device_limits *dev, const fa4_problem *p)
 {
     int i, n = config_families(out, dev);
+    /* An opted-in B200 keeps sm100 first for the decode shapes its decode
+       mode runs (without the opt-in budget_fit refuses sm100 anyway). */
+    const int sm100_decode = n > 0 && out[0] == FA4_FAMILY_SM100 && dev->sm100_opt_in &&
+                             budget_sm100_decode_suits(p);
 
-    for (i = 1; i < n && serving_shape(p); i++)
+    for (i = 1; i < n && serving_shape(p) && !sm100_decode; i++)
         if (out[i] == FA4_FAMILY_SM80) {
             for (; i > 0; i--)
                 out[i] = out[i - 1];

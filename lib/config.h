@@ -36,8 +36,10 @@ int config_sm100_note(char *buf, size_t size, const device_limits *dev);
 
 /* config_families() in the order whose first default PROBLEM gets: the
 ** sm80 family first for its serving shapes (decode and speculative steps,
-** pages under 16 rows, varlen queries over pages).  The library's heuristic
-** and the tuner's default both come from here. */
+** pages under 16 rows, varlen queries over pages), except that on a
+** device opted in to sm100 the decode shapes of the sm100 decode mode
+** (budget_sm100_decode_suits()) keep sm100 first.  The library's
+** heuristic and the tuner's default both come from here. */
 int config_families_for(fa4_family out[3], const device_limits *dev, const fa4_problem *p);
 
 /*

@@ -297,7 +297,9 @@ typedef enum fa4_scheduler {
 typedef struct fa4_config {
     size_t struct_size;
     fa4_family family;
-    int bm;                 /* query rows per CTA */
+    int bm;                 /* query rows per CTA; sm100: 256 (2Q), 128 (1Q),
+                               or 32: the decode mode (tcgen05.mma.ws M 32,
+                               packed GQA rows, split-KV; never run) */
     int bn;                 /* keys per main-loop step */
     int stages;             /* K/V pipeline stages */
     int swizzle;            /* shared-memory swizzle span in bytes: 32/64/128 */
@@ -319,9 +321,10 @@ typedef struct fa4_config {
     fa4_scheduler scheduler;
     int splits;             /* KV splits per query tile (flash-decoding):
                                1 none; 0 chosen per call from the number
-                               of tiles and SMs (sm80) */
+                               of tiles and SMs (sm80, sm100 decode mode) */
     int pack_gqa;           /* 1: the heads_q / heads_kv query heads of one
-                               KV head share a tile's rows (sm80) */
+                               KV head share a tile's rows (sm80, sm100
+                               decode mode) */
     int kv_split_warps;     /* sm80: 1: the warps of a CTA split each key
                                block instead of the query rows (bm = 16;
                                for decode) */
@@ -469,7 +472,8 @@ typedef struct fa4_tensors {
 ** The device workspace PLAN's launches use, in *BYTES: 0 for most configs,
 ** 16 for the dynamic scheduler (FA4_SCHED_DYNAMIC: a tile counter), and
 ** room for the partial outputs of split-KV plans (sm80 decode and serving
-** tiles: splits x heads_q x rows x (head_dim_v + 1) floats, bounded by
+** tiles, the sm100 decode mode: splits x heads_q x rows x (head_dim_v + 1)
+** floats, bounded by
 ** what one wave of CTAs can produce), and for fp8 inputs on the sm90
 ** family 256 + a transposed copy of V (batch x heads_kv x head_dim_v x
 ** seqlen_k rounded up to 64 bytes, for varlen up to the config's bn; the

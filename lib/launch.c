@@ -11,6 +11,7 @@
 #include "plan.h"
 #include "check_inputs.h"
 #include "launch_sm90.h"
+#include "config.h"
 
 typedef fa4_status (*family_launch)(const fa4_plan *, const launch_call *, fa4_stream);
 
@@ -75,6 +76,104 @@ fa4_status launch_kernel(const fa4_plan *plan, CUfunction fn, const unsigned gri
                          const char *what)
 {
     return launch_kernel_cluster(plan, fn, grid, 1, threads, smem, stream, args, what);
+}
+
+/* ------------------------------------------------------------ split-KV */
+
+#define LAUNCH_COMBINE_ROWS 4    /* kernels/common/combine.cuh FA4_COMBINE_ROWS */
+
+/* CTAs of PLAN's kernel that fit on the whole GPU at once: by shared
+** memory (1 KiB of each SM's is the system's per CTA) and, for kernels
+** that allocate tensor memory (sm100), by its columns. */
+static long long split_slots(const fa4_plan *plan)
+{
+    const device_limits *d = &plan->ctx->limits;
+    int per_sm = d->smem_per_sm / (plan->layout.smem_bytes + 1024);
+
+    if (plan->layout.tmem_columns > 0) {
+        int by_tmem = (d->tmem_columns > 0 ? d->tmem_columns : 512) / plan->layout.tmem_columns;
+        if (by_tmem < per_sm)
+            per_sm = by_tmem;
+    }
+    return (long long)d->sm_count * (per_sm > 1 ? per_sm : 1);
+}
+
+/* Bytes of the split buffers per (split, head, row): float32 O and LSE. */
+static size_t split_bytes(const fa4_problem *p, int splits, long long rows_cap)
+{
+    size_t per = (size_t)splits * (size_t)p->heads_q * (size_t)rows_cap;
+    size_t o = per * (size_t)p->head_dim_v * 4;
+    return (o + 15) / 16 * 16 + per * 4;
+}
+
+/* The splits of one call: the config's, or (0) as many as keep the CTAs
+** within one wave of the GPU's slots (floor: a 1.2-wave grid runs at the
+** speed of two) when the tiles alone fill less than half of it.  Never
+** more than the workspace of WS_BYTES holds. */
+static int split_count(const fa4_plan *plan, const fa4_problem *p, long long tiles,
+                       long long rows_cap, size_t ws_bytes)
+{
+    long long slots = split_slots(plan);
+    long long blocks = ((long long)p->seqlen_k + plan->config.bn - 1) / plan->config.bn;
+    long long s = plan->config.splits;
+
+    if (s == 0) {
+        if (tiles * 2 > slots)
+            return 1;
+        s = slots / tiles;
+    }
+    if (s > blocks)
+        s = blocks;
+    if (s > CONFIG_MAX_SPLITS)
+        s = CONFIG_MAX_SPLITS;
+    while (s > 1 && split_bytes(p, (int)s, rows_cap) > ws_bytes)
+        s--;
+    return s < 1 ? 1 : (int)s;
+}
+
+size_t launch_split_workspace(const fa4_plan *plan)
+{
+    const fa4_problem *p = &plan->problem;
+    long long rows_cap = (long long)p->batch * p->seqlen_q;
+    long long bound;
+
+    if (plan->config.splits == 1)
+        return 0;
+    if (plan->config.splits > 1)
+        return split_bytes(p, plan->config.splits, rows_cap);
+    /* Chosen per call: s * tiles <= slots, and a tile covers at most bm
+       (row, head) pairs, so splits * heads_q * rows is at most slots * bm
+       (and never above 128 splits of the plan's largest call). */
+    bound = split_slots(plan) * plan->config.bm;
+    if (bound > (long long)CONFIG_MAX_SPLITS * p->heads_q * rows_cap)
+        bound = (long long)CONFIG_MAX_SPLITS * p->heads_q * rows_cap;
+    return split_bytes(p, 1, (bound + p->heads_q - 1) / p->heads_q);
+}
+
+void launch_split_setup(fa4_serving *s, const fa4_plan *plan, const fa4_problem *p,
+                        long long tiles, size_t ws_bytes, unsigned long long workspace)
+{
+    const long long rows_cap = (long long)p->batch * p->seqlen_q;
+
+    s->num_splits = split_count(plan, p, tiles, rows_cap, ws_bytes);
+    s->rows_cap = (int)rows_cap;
+    if (s->num_splits > 1) {
+        size_t o_bytes = (size_t)s->num_splits * p->heads_q * rows_cap * p->head_dim_v * 4;
+        s->o_partial = workspace;
+        s->lse_partial = workspace + (o_bytes + 15) / 16 * 16;
+    }
+}
+
+fa4_status launch_combine(const fa4_plan *plan, const fa4_problem *p, void **args,
+                          fa4_stream stream)
+{
+    unsigned grid[3];
+
+    grid[0] = (unsigned)((p->seqlen_q + LAUNCH_COMBINE_ROWS - 1) / LAUNCH_COMBINE_ROWS);
+    grid[1] = (unsigned)p->heads_q;
+    grid[2] = (unsigned)p->batch;
+    return launch_kernel(plan, plan->fn_combine, grid, 32 * LAUNCH_COMBINE_ROWS, 0, stream, args,
+                         "fa4_combine");
 }
 
 void launch_serving_block(fa4_serving *s, const fa4_problem *p, const fa4_tensors *t)

@@ -43,6 +43,17 @@
 **     of query blocks, in clusters of 2 x 1 x 1 (cuLaunchKernelEx).
 **     FA4_SMEM_BYTES of dynamic shared memory (the plan raises the
 **     function's limit when it loads it), no workspace.
+**   - The decode mode (config bm 32; kernels/sm100/decode.cuh) takes
+**     fa4_fwd(p, tm_q, tm_k, tm_v, fa4_serving): tm_q is {dim, heads_q,
+**     seqlen_q, batch} with the box {64, H, T, 1} of kernels/sm100/
+**     decode_rows.h (H = min(group or 1, 32) heads of T = 32 / H
+**     tokens: 128 H T B, expect_tx of all padded_dqk / 64 boxes on
+**     Q_FULL, at (64 ch, first head of the tile, first token, batch));
+**     K and V as above with boxes {64, bn} (bn 64, 128 or 256: the
+**     tcgen05.mma.ws N), expect_tx bn x padded depth x 2 B per stage; no
+**     O map (st.global).  192 threads per (tile, head x split, batch);
+**     with splits, the partial O / LSE of plan.h's split-KV workspace and
+**     a second launch of fa4_combine.
 */
 #ifndef FA4_LAUNCH_SM100_H
 #define FA4_LAUNCH_SM100_H
@@ -103,14 +114,22 @@ fa4_status launch_sm100_describe(sm100_map maps[4], const fa4_problem *problem,
                                  char *why, size_t why_size);
 
 /*
-** Encode MAPS (from launch_sm100_describe()) through CU's
-** cuTensorMapEncodeTiled into OUT[0..3] (tm_q, tm_k, tm_v, tm_o).  The
-** calling thread must have a CUDA context current.
+** Encode the first N of MAPS (from launch_sm100_describe(): 4, or 3 for
+** the decode mode) through CU's cuTensorMapEncodeTiled into OUT[0..N-1]
+** (tm_q, tm_k, tm_v, tm_o).  The calling thread must have a CUDA context
+** current.
 ** FA4_ENOTSUP when the driver lacks the call; FA4_ECUDA with the driver's
 ** text and the map's description in WHY.
 */
 fa4_status launch_sm100_encode(CUtensorMap out[4], const cuda_api *cu,
-                               const sm100_map maps[4], char *why, size_t why_size);
+                               const sm100_map maps[4], int n, char *why, size_t why_size);
+
+/* The decode mode's grid for PARAMS' call under CONFIG (bm 32) with
+** SPLITS KV splits: (m_tiles of kernels/sm100/decode_rows.h, heads x
+** splits with heads = heads_kv when packed else heads_q, batch).  Returns
+** 0 when y or z is over 65535. */
+int launch_sm100_decode_grid(unsigned grid[3], const fa4_params *params,
+                             const fa4_config *config, int splits);
 
 /* CTAs per MMA of CONFIG: 2 for a CTA pair (cluster 2), else 1. */
 int launch_sm100_pair(const fa4_config *config);

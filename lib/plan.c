@@ -12,6 +12,7 @@
 #include "jit.h"
 #include "launch_sm90.h"
 #include "launch_sm100.h"
+#include "budget_sm100.h"
 #include "problem.h"
 
 /* One loaded kernel; lives as long as its context. */
@@ -294,13 +295,16 @@ static fa4_status plan_workspace(fa4_plan *plan, fa4_context *ctx)
         plan->workspace_bytes = CONTEXT_COUNTER_BYTES;
         return plan->fn ? context_counter_alloc(ctx, &plan->workspace) : FA4_OK;
     }
-    if (plan->config.family == FA4_FAMILY_SM80)
-        plan->workspace_bytes = launch_sm80_workspace(plan);
+    /* split-KV partials: the sm80 family and the sm100 decode mode */
+    const int splits = plan->config.family == FA4_FAMILY_SM80 || sm100_is_decode(&plan->config);
+
+    if (splits)
+        plan->workspace_bytes = launch_split_workspace(plan);
     if (ws90)  /* the counter (used or not), the records, V^T (launch_sm90.h) */
         plan->workspace_bytes = ws90;
     if (!plan->workspace_bytes || !plan->fn)
         return FA4_OK;
-    if ((plan->config.family == FA4_FAMILY_SM80 || plan->config.splits == 0) && !plan->fn_combine)
+    if ((splits || plan->config.splits == 0) && !plan->fn_combine)
         return error_set(ctx, FA4_ECOMPILE, "the kernel module has no %s", JIT_COMBINE_NAME);
     if ((st = context_push(ctx)) != FA4_OK)
         return st;

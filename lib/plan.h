@@ -24,7 +24,7 @@ struct fa4_plan {
     fa4_config_source source;
     fa4_layout layout;
     CUfunction fn;            /* NULL for a plan_only context */
-    CUfunction fn_combine;    /* split-KV merge (sm80), else NULL */
+    CUfunction fn_combine;    /* split-KV merge (sm80, sm100 decode), else NULL */
     CUfunction fn_prepare;    /* runs before fn each call: the V^T copy of
                                  fp8 inputs (sm90), else NULL */
     size_t workspace_bytes;   /* fa4_plan_workspace_size() */
@@ -68,8 +68,32 @@ fa4_status launch_sm80(const fa4_plan *plan, const launch_call *call, fa4_stream
 fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream stream);
 fa4_status launch_sm100(const fa4_plan *plan, const launch_call *call, fa4_stream stream);
 
-/* Workspace bytes a plan of each family needs (0: none). */
-size_t launch_sm80_workspace(const fa4_plan *plan);
+/*
+** Split-KV (flash-decoding), shared by the sm80 family and the sm100
+** decode mode (launch.c).  A split launch writes float32 partial O
+** [splits][heads_q][rows_cap][head_dim_v] and LSE [splits][heads_q]
+** [rows_cap] (rows_cap = batch x seqlen_q of the call) into the
+** workspace, then fa4_combine (kernels/common/combine.cuh, in the same
+** module) merges them into O and LSE.
+*/
+
+/* Workspace bytes PLAN's split launches need at its maxima: 0 for
+** splits 1; for splits 0 (chosen per call) the most one wave of CTAs
+** (by shared and tensor memory) can write. */
+size_t launch_split_workspace(const fa4_plan *plan);
+
+/* This call's splits into S (num_splits, rows_cap, the partial buffers in
+** WORKSPACE): PLAN's config splits, or (0) as many as fill one wave of the
+** GPU when TILES CTAs fill less than half of it; at most the key blocks,
+** CONFIG_MAX_SPLITS, and what WS_BYTES of workspace hold. */
+void launch_split_setup(fa4_serving *s, const fa4_plan *plan, const fa4_problem *p,
+                        long long tiles, size_t ws_bytes, unsigned long long workspace);
+
+/* Queue fa4_combine for problem P's call with the fa4_fwd arguments ARGS
+** (fa4_params, then fa4_serving) on STREAM: grid (ceil(seqlen_q / 4),
+** heads_q, batch) of 128 threads. */
+fa4_status launch_combine(const fa4_plan *plan, const fa4_problem *p, void **args,
+                          fa4_stream stream);
 
 /* The serving block (kernels/common/serving.h) of problem P's call with
 ** tensors T: index arrays, page shift, one split (the sm80 launch sets its

@@ -5,7 +5,8 @@
 ** head dims' numbers derived there (the seeds give none), and the
 ** invariants every enumerated sm100 config must keep: TMEM <= 512
 ** columns, smem <= the carveout, regions contiguous and the tiles
-** 1024-aligned.  No GPU needed.
+** 1024-aligned; and the decode mode's (bm 32) tiles, bytes, TMEM map,
+** choice and refusals.  No GPU needed.
 */
 #include <stdlib.h>
 
@@ -527,6 +528,163 @@ static void check_fp8_rope_scales(void)
        "box) (%s)", st == FA4_OK ? "ok" : why);
 }
 
+/* A decode step of DTYPE: BATCH sequences of SEQLEN_Q tokens over 4096
+** keys, 32 query heads over 4 KV heads (group 8), head dims D / DV. */
+static fa4_problem decode_problem(fa4_dtype dtype, int seqlen_q, int d, int dv)
+{
+    fa4_problem p = ct_problem(dtype, 8, 4096, d, dv, 0);
+    p.seqlen_q = seqlen_q;
+    p.heads_q = 32;
+    p.heads_kv = 4;
+    return p;
+}
+
+/* The decode mode (bm 32; lib/budget_sm100.c "Decode mode"): the worked
+** numbers, the TMEM map, the heuristic's and the enumerator's choices,
+** the config text, and what it refuses. */
+static void check_decode(void)
+{
+    static const struct {
+        int d, dv, bn, stages, pv_n, smem, nbar;
+    } rows[] = {
+        { 128, 128, 128, 3, 128, 223380, 18 },
+        { 64, 64, 128, 6, 64, 219380, 30 },
+        { 256, 256, 64, 3, 256, 223380, 18 },
+        { 192, 128, 128, 2, 128, 194676, 14 },
+        { 96, 96, 128, 3, 128, 223380, 18 },
+    };
+    fa4_problem p;
+    fa4_config c;
+    fa4_layout l;
+    sm100_shape s;
+    char why[512], defs[4096];
+    fa4_status st;
+    int i, n, fit, bad;
+
+    for (i = 0; i < (int)(sizeof rows / sizeof rows[0]); i++) {
+        p = decode_problem(FA4_DTYPE_BF16, 1, rows[i].d, rows[i].dv);
+        c = resolved(&p);
+        st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+        n = st == FA4_OK ? budget_defines(defs, sizeof defs, &p, &c, &l) : -1;
+        budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+        ok(st == FA4_OK && c.bm == 32 && c.q_tiles == 1 && c.pack_gqa == 1 && c.splits == 0 &&
+           c.bn == rows[i].bn && c.stages == rows[i].stages && l.smem_bytes == rows[i].smem &&
+           rsize(&l, "BAR") == 8 * rows[i].nbar && contiguous(&l) && l.threads == 192 &&
+           rsize(&l, "Q") == 32 * ((rows[i].d + 63) / 64 * 64) * 2 &&
+           rsize(&l, "P") == 2 * 32 * rows[i].bn * 2 && rsize(&l, "RED") == 1024 &&
+           roff(&l, "P") % 1024 == 0 && roff(&l, "K") % 1024 == 0 && roff(&l, "V") % 1024 == 0 &&
+           l.tmem_s1 == rows[i].bn / 4 && l.tmem_o0 == rows[i].bn / 2 &&
+           l.tmem_columns == 128 && s.pv_n == rows[i].pv_n && n > 0 &&
+           strstr(defs, "#define FA4_DECODE 1\n") && strstr(defs, "#define FA4_BM 32\n"),
+           "decode bf16 d%d/%d, 1 token x group 8: bm 32, bn %d, %d stages, O pieces of N %d, "
+           "%d barriers, %d B requested, TMEM S0 0 / S1 %d / O %d of 128 columns (%s)",
+           rows[i].d, rows[i].dv, rows[i].bn, rows[i].stages, rows[i].pv_n, rows[i].nbar,
+           rows[i].smem, rows[i].bn / 4, rows[i].bn / 2, st == FA4_OK ? "ok" : why);
+    }
+    /* worked example: regions of d128 add up as the header says */
+    p = decode_problem(FA4_DTYPE_BF16, 1, 128, 128);
+    c = resolved(&p);
+    st = budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_OK && s.decode && s.q_bytes == 8192 && s.k_bytes == 3 * 32768 &&
+       s.v_bytes == 3 * 32768 && s.p_bytes == 16384 && s.red_bytes == 1024 && s.nbar == 18 &&
+       s.regions == 8192 + 196608 + 16384 + 1024 + 144 + 4 && s.tmem_used == 96,
+       "decode d128 regions: Q 8192 + K/V 3 x 65536 + P 16384 + RED 1024 + 18 barriers + 4 "
+       "= 222,356 B; TMEM 2 x 32 + 32 = 96 columns (%s)", st == FA4_OK ? "ok" : why);
+
+    /* the heuristic takes the mode for decode shapes only */
+    p = decode_problem(FA4_DTYPE_FP16, 4, 128, 128);
+    c = resolved(&p);
+    ok(c.bm == 32 && budget_fit(&l, &dev, &p, &c, why, sizeof why) == FA4_OK,
+       "fp16 d128, 4 tokens x group 8 (32 rows): the decode mode fits");
+    p = decode_problem(FA4_DTYPE_BF16, 9, 128, 128);
+    c = resolved(&p);
+    ok(c.bm == 256 && !budget_sm100_decode_suits(&p),
+       "9 tokens x group 8 (72 rows > 64): the prefill's 2Q, not the decode mode");
+    p = decode_problem(FA4_DTYPE_FP8_E4M3, 1, 128, 128);
+    c = resolved(&p);
+    ok(c.bm == 256 && !budget_sm100_decode_suits(&p),
+       "fp8 decode shapes keep the prefill modes (the decode mode is 16-bit only)");
+
+    /* config text: the existing fields name the mode */
+    p = decode_problem(FA4_DTYPE_BF16, 1, 128, 128);
+    st = config_parse(&c, "sm100 bm=32 bn=64 stages=4 swizzle=128 splits=8 pack_gqa=1", why,
+                      sizeof why);
+    ok(st == FA4_OK && budget_fit(&l, &dev, &p, &c, why, sizeof why) == FA4_OK &&
+       l.kv_slots == 4 && l.tmem_s1 == 16,
+       "config text \"sm100 bm=32 bn=64 stages=4 swizzle=128 splits=8 pack_gqa=1\" fits (%s)",
+       why[0] ? why : "ok");
+
+    /* the enumerator: the mode's 18 candidates first; every one that fits keeps the rules */
+    n = family_sm100.candidates(NULL, 0, &dev, &p);
+    {
+        fa4_config *cs = calloc((size_t)n, sizeof *cs);
+        family_sm100.candidates(cs, n, &dev, &p);
+        fit = bad = 0;
+        for (i = 0; i < 18; i++) {
+            if (cs[i].bm != 32)
+                bad++;
+            if (budget_fit(&l, &dev, &p, &cs[i], why, sizeof why) != FA4_OK)
+                continue;
+            fit++;
+            if (!contiguous(&l) || l.tmem_columns > 512 || l.smem_bytes > 232448 ||
+                l.kv_slots < 2 || roff(&l, "P") % 1024 != 0)
+                bad++;
+        }
+        ok(n == 18 + 36 && bad == 0 && fit == 12 && cs[18].bm == 256,
+           "bf16 d128 decode enumerates the decode mode's bn {128, 64, 256} x splits {0, 1, 2, "
+           "4, 8, 16} first (%d of 18 fit: bn 256 holds one stage), then the prefill's 36",
+           fit);
+        free(cs);
+    }
+
+    /* refusals, each naming the limit */
+    c = resolved(&p);
+    c.bn = 96;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "bn=96") && strstr(why, "64, 128 or 256"),
+       "decode bn 96 is FA4_EINVAL: the .ws MMA's N is 64, 128 or 256 (%s)", why);
+    c = resolved(&p);
+    c.bn = 256;
+    c.stages = 0;
+    budget_sm100_shape(&s, &dev, &p, &c, why, sizeof why);
+    c.stages = 2;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(s.stages == 1 && st == FA4_ENOFIT && strstr(why, "smem") && strstr(why, "opt-in limit"),
+       "decode d128 bn 256: one stage fits the carveout, two are FA4_ENOFIT (%s)", why);
+    c = resolved(&p);
+    c.q_tiles = 2;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "q_tiles=2"), "decode q_tiles 2 is FA4_EINVAL (%s)", why);
+    c = resolved(&p);
+    c.cluster = 2;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "cluster=2"), "decode cluster 2 is FA4_EINVAL (%s)", why);
+    p = decode_problem(FA4_DTYPE_FP8_E4M3, 1, 128, 128);
+    c = resolved(&p);
+    c.bm = 32;
+    c.q_tiles = 1;
+    c.swizzle = 128;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_ENOTSUP && strstr(why, "fp8") && strstr(why, "not implemented"),
+       "decode fp8 is FA4_ENOTSUP (%s)", why);
+    p = decode_problem(FA4_DTYPE_BF16, 1, 128, 128);
+    p.token_scales = 1;
+    c = resolved(&p);
+    ok(c.bm != 32, "per-token scales keep the prefill modes");
+    c.bm = 32;
+    c.q_tiles = 1;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_ENOTSUP && strstr(why, "token_scales=1"),
+       "decode with per-token scales is FA4_ENOTSUP (%s)", why);
+    p.token_scales = 0;
+    c = resolved(&p);
+    c.bm = 256;
+    c.q_tiles = 2;
+    st = budget_fit(&l, &dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "splits=0") && strstr(why, "decode mode"),
+       "splits and pack_gqa outside the decode mode are FA4_EINVAL (%s)", why);
+}
+
 int main(void)
 {
     fa4_problem p;
@@ -934,6 +1092,7 @@ int main(void)
        "256/128, 2Q and 1Q, alone and in pairs, with and without per-token scales) keeps "
        "TMEM <= 512 and smem <= carveout, ROPE exactly in the fused rings of dv < dqk, "
        "QSCALE / KSCALE exactly with scales");
+    check_decode();
     p = problem(FA4_DTYPE_BF16, 128);
     n = family_sm100.candidates(NULL, 0, &dev, &p);
     is_int(n, 2 * 3 * 6, "bf16 d128 enumerates bn {128, 96, 64} x 3 exp2 x 2 thresholds, "

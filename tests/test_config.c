@@ -58,6 +58,30 @@ static void check_sm100_opt_in(void)
        c.family == FA4_FAMILY_SM100, "with the opt-in the sm100 default fits");
     ok(!config_sm100_note(note, sizeof note, &b200) && !note[0], "and no warning is due");
 
+    /* a decode step: sm80 first without the opt-in (its serving tiles), the
+       sm100 decode mode with it; fp8 decode keeps sm80 first either way */
+    p.seqlen_q = 1;
+    p.heads_q = 32;
+    p.heads_kv = 4;
+    b200.sm100_opt_in = 0;
+    n = config_families_for(fams, &b200, &p);
+    ok(n == 2 && fams[0] == FA4_FAMILY_SM80 && config_sm100_note(note, sizeof note, &b200),
+       "without the opt-in a decode step on a B200 goes to sm80 first, with the warning");
+    b200.sm100_opt_in = 1;
+    n = config_families_for(fams, &b200, &p);
+    ok(n == 2 && fams[0] == FA4_FAMILY_SM100 &&
+       config_default(&c, &b200, &p, FA4_FAMILY_SM100, why, sizeof why) == FA4_OK &&
+       c.bm == 32 && c.pack_gqa == 1 && c.splits == 0,
+       "with it the decode step stays on sm100 first, in the decode mode (bm 32, heads "
+       "packed, splits per call)");
+    p.dtype = FA4_DTYPE_FP8_E4M3;
+    n = config_families_for(fams, &b200, &p);
+    ok(n == 2 && fams[0] == FA4_FAMILY_SM80,
+       "an fp8 decode step goes to sm80 first even with the opt-in (no fp8 decode mode)");
+    p.dtype = FA4_DTYPE_BF16;
+    p.seqlen_q = 4096;
+    p.heads_q = p.heads_kv = 16;
+
     b200.cc = 103;
     snprintf(b200.name, sizeof b200.name, "NVIDIA B300");
     ok(config_sm100_note(note, sizeof note, &b200) && strstr(note, "10.3") &&

@@ -16,7 +16,11 @@
 ** with 1-byte elements in their 64 or 128 B swizzle (byte maps, O's
 ** 16-bit boxes of one swizzle span), rope mode included, and an fp8 plan
 ** through the stand-in driver (UINT8 maps, the descale pointers in the
-** argument block beside the per-token scales', no workspace).
+** argument block beside the per-token scales', no workspace).  The
+** decode mode (bm 32): every enumerated decode config's Q map in packed
+** (token, head) boxes and K/V maps against kernels/sm100/decode.cuh's
+** expect_tx counts, its grid, and fa4_forward() with and without the
+** split workspace (fa4_fwd over the splits, then fa4_combine).
 */
 #include <stddef.h>
 #include <stdint.h>
@@ -29,6 +33,8 @@
 #include "embedded.h"
 #include "family.h"
 #include "launch_sm100.h"
+#include "budget_sm100.h"
+#include "sm100/decode_rows.h"
 #include "plan.h"
 #include "problem.h"
 
@@ -251,6 +257,127 @@ static int check_space(const device_limits *dev, fa4_dtype dtype, int d, int dv)
     return checked;
 }
 
+/*
+** The decode mode's maps M (config bm 32) for problem P against what
+** kernels/sm100/decode.cuh assumes with the constants DEFS (PG heads
+** packed): Q over {dim, heads_q, seqlen_q, batch} with the box {64, H, T,
+** 1} of decode_rows.h (H T <= 32 rows of a 4096 B Q box), the padded_dqk /
+** 64 boxes of 128 H T B filling Q_FULL's expect_tx (PAD_DQK / 64 x H x T x
+** 128); K and V boxes {64, bn, 1, 1} of bn x 128 B whose padded_dqk / 64
+** (padded_dv / 64) fill a stage's expect_tx, DEC_K_BYTES (DEC_V_BYTES),
+** which is the K (V) region over the stages; 128 B swizzle, 2-byte
+** elements.  The first broken rule into BAD.
+*/
+static void check_decode_maps(char *bad, size_t n, const sm100_map m[4], const fa4_problem *p,
+                              int pg, const char *defs)
+{
+    const int bn = define_of(defs, "FA4_BN"), pad_dqk = define_of(defs, "FA4_PAD_DQK");
+    const int pad_dv = define_of(defs, "FA4_PAD_DV"), stages = define_of(defs, "FA4_STAGES");
+    const int h = sm100_decode_heads(pg), t = sm100_decode_tokens(pg);
+    const long long q_tx = (long long)pad_dqk / 64 * h * t * 128;
+    const long long k_tx = (long long)pad_dqk / 64 * bn * 128, v_tx = (long long)pad_dv / 64 * bn * 128;
+    const int dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim_qk;
+    int i;
+
+    bad[0] = '\0';
+    if (bn <= 0 || pad_dqk <= 0 || pad_dv <= 0 || stages < 2 || define_of(defs, "FA4_DECODE") != 1)
+        snprintf(bad, n, "defines lack FA4_DECODE 1 / FA4_BN / FA4_PAD_* / FA4_STAGES");
+    else if (m[0].box[0] != 64 || m[0].box[1] != h || m[0].box[2] != t || m[0].box[3] != 1 ||
+             h * t > 32)
+        snprintf(bad, n, "Q box {%d, %d, %d, %d}; the kernel's is {64, %d, %d, 1}", m[0].box[0],
+                 m[0].box[1], m[0].box[2], m[0].box[3], h, t);
+    else if (m[0].dims[0] != p->head_dim_qk || m[0].dims[1] != p->heads_q ||
+             m[0].dims[2] != p->seqlen_q || m[0].dims[3] != p->batch ||
+             m[0].strides[0] != 2LL * p->head_dim_qk ||
+             m[0].strides[1] != 2LL * p->heads_q * p->head_dim_qk)
+        snprintf(bad, n, "Q dims {%lld, %lld, %lld, %lld} strides {%lld, %lld}: want {dim, "
+                 "heads_q, seqlen_q, batch}, {head, row} in bytes", m[0].dims[0], m[0].dims[1],
+                 m[0].dims[2], m[0].dims[3], m[0].strides[0], m[0].strides[1]);
+    else if (pad_dqk / 64 * launch_sm100_box_bytes(&m[0]) != q_tx || launch_sm100_box_bytes(&m[0]) > 4096)
+        snprintf(bad, n, "Q_FULL expects %lld B, %d Q boxes bring %lld B", q_tx, pad_dqk / 64,
+                 pad_dqk / 64 * launch_sm100_box_bytes(&m[0]));
+    else if (m[1].box[1] != bn || m[2].box[1] != bn ||
+             pad_dqk / 64 * launch_sm100_box_bytes(&m[1]) != k_tx ||
+             pad_dv / 64 * launch_sm100_box_bytes(&m[2]) != v_tx ||
+             define_of(defs, "FA4_SMEM_K_SIZE") != stages * k_tx ||
+             define_of(defs, "FA4_SMEM_V_SIZE") != stages * v_tx)
+        snprintf(bad, n, "K/V boxes of %d/%d keys, %lld/%lld B: a stage expects %lld/%lld B "
+                 "(regions %d/%d B over %d stages)", m[1].box[1], m[2].box[1],
+                 launch_sm100_box_bytes(&m[1]), launch_sm100_box_bytes(&m[2]), k_tx, v_tx,
+                 define_of(defs, "FA4_SMEM_K_SIZE"), define_of(defs, "FA4_SMEM_V_SIZE"), stages);
+    else if (m[1].dims[0] != p->head_dim_qk || m[2].dims[0] != dv ||
+             m[1].dims[1] != p->seqlen_k || m[1].dims[2] != p->heads_kv)
+        snprintf(bad, n, "K/V dims {%lld, %lld, %lld}/{%lld}: want {dim, seqlen_k, heads_kv}",
+                 m[1].dims[0], m[1].dims[1], m[1].dims[2], m[2].dims[0]);
+    for (i = 0; i < 3 && !bad[0]; i++)
+        if (m[i].swizzle != 128 || m[i].esize != 2 || m[i].box[0] != 64)
+            snprintf(bad, n, "%s: swizzle %d, %d-byte elements, box rows of %d", m[i].name,
+                     m[i].swizzle, m[i].esize, m[i].box[0]);
+}
+
+/* Every enumerated decode-mode config of bf16 / fp16 head dims, groups 1,
+** 3, 8 and 48, and 1 or 2 tokens where that is a decode shape: the maps
+** and the grid against the kernel.  One ok line. */
+static void check_decode_space(const device_limits *dev)
+{
+    static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
+                                   { 256, 256 } };
+    static const int groups[] = { 1, 3, 8, 48 };
+    char why[512], defs[8192], bad[640] = "", text[256] = "";
+    int d, g, tok, dt, i, checked = 0;
+
+    for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP16 && !bad[0]; dt++)
+        for (d = 0; d < 5 && !bad[0]; d++)
+            for (g = 0; g < 4 && !bad[0]; g++)
+                for (tok = 1; tok <= 2 && !bad[0]; tok++) {
+                    fa4_problem p = FA4_PROBLEM_INIT;
+                    config_space sp;
+                    p.dtype = (fa4_dtype)dt;
+                    p.batch = 3;
+                    p.seqlen_q = tok;
+                    p.seqlen_k = 3000;
+                    p.heads_kv = 2;
+                    p.heads_q = 2 * groups[g];
+                    p.head_dim_qk = dims[d][0];
+                    p.head_dim_v = dims[d][1];
+                    if (!budget_sm100_decode_suits(&p))
+                        continue;
+                    if (config_enumerate(&sp, dev, &p, FA4_FAMILY_SM100, why, sizeof why) != FA4_OK) {
+                        snprintf(bad, sizeof bad, "enumerate: %s", why);
+                        break;
+                    }
+                    for (i = 0; i < sp.count && !bad[0]; i++) {
+                        fa4_params k = params_of(&p);
+                        sm100_map m[4];
+                        unsigned grid[3];
+                        const int pg = sp.configs[i].pack_gqa ? groups[g] : 1;
+                        if (sp.configs[i].bm != 32)
+                            continue;
+                        fa4_config_format(&sp.configs[i], text, sizeof text);
+                        if (budget_defines(defs, sizeof defs, &p, &sp.configs[i], &sp.layouts[i]) < 0 ||
+                            launch_sm100_describe(m, &p, &sp.configs[i], &k, why, sizeof why) != FA4_OK) {
+                            snprintf(bad, sizeof bad, "defines or describe: %s", why);
+                            break;
+                        }
+                        check_decode_maps(bad, sizeof bad, m, &p, pg, defs);
+                        launch_sm100_decode_grid(grid, &k, &sp.configs[i], 3);
+                        if (!bad[0] && (grid[0] != (unsigned)sm100_decode_m_tiles(tok, pg) ||
+                                        grid[1] != (unsigned)(3 * p.heads_q / pg) || grid[2] != 3))
+                            snprintf(bad, sizeof bad, "grid %u x %u x %u for %d tokens, %d heads "
+                                     "packed, 3 splits", grid[0], grid[1], grid[2], tok, pg);
+                        if (bad[0])
+                            diag("  %s d%d/%d group %d, %d token(s) [%s]: %s",
+                                 dtype_of(p.dtype)->name, dims[d][0], dims[d][1], groups[g], tok,
+                                 text, bad);
+                        checked++;
+                    }
+                    config_space_free(&sp);
+                }
+    ok(checked > 0 && !bad[0], "decode mode: the maps of all %d enumerated decode configs (bf16 "
+       "and fp16 d64..256 and 192/128, groups 1, 3, 8, 48) match the kernel's expect_tx, Q box "
+       "{64, H, T, 1} and the grid (m_tiles, heads x splits, batch)", checked);
+}
+
 /* The text of embedded kernel file NAME, or "". */
 static const char *kernel_text(const char *name)
 {
@@ -276,8 +403,10 @@ static struct {
     CUtensorMapFloatOOBfill fill[4];
     void *addr[4];
     unsigned grid[3], block[3], smem;
+    unsigned grid0[3], block0;    /* the first launch's (a split call's fa4_fwd) */
     fa4_params params;
     unsigned long long tags[4];   /* opaque[0] of the four map arguments */
+    fa4_serving serving;          /* a decode-mode fa4_fwd's fifth argument */
 } rec;
 
 static CUresult fake_push(CUcontext c) { (void)c; return CUDA_SUCCESS; }
@@ -325,8 +454,18 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     rec.block[0] = bx; rec.block[1] = by; rec.block[2] = bz;
     rec.smem = smem;
     memcpy(&rec.params, args[0], sizeof rec.params);
+    if (bx == 128) {                /* fa4_combine: (fa4_params, fa4_serving) */
+        memcpy(&rec.serving, args[1], sizeof rec.serving);
+        return CUDA_SUCCESS;
+    }
+    if (rec.launches == 1) {
+        memcpy(rec.grid0, rec.grid, sizeof rec.grid0);
+        rec.block0 = bx;
+    }
     for (i = 0; i < 4; i++)
         memcpy(&rec.tags[i], args[i + 1], 8);
+    if (bx == 192)                  /* the decode mode: maps Q, K, V, then the block */
+        memcpy(&rec.serving, args[4], sizeof rec.serving);
     return CUDA_SUCCESS;
 }
 
@@ -374,6 +513,67 @@ static fa4_plan *fake_plan(fa4_context *ctx, const fa4_problem *p)
     return plan;
 }
 
+/* T's Q, K, V, O and LSE at distinct aligned stand-in addresses. */
+static void stand_in_tensors(fa4_tensors *t)
+{
+    t->q = (void *)(uintptr_t)0x7f0000000000ULL;
+    t->k = (void *)(uintptr_t)0x7f1000000000ULL;
+    t->v = (void *)(uintptr_t)0x7f2000000000ULL;
+    t->o = (void *)(uintptr_t)0x7f3000000000ULL;
+    t->lse = (float *)(uintptr_t)0x7f4000000000ULL;
+}
+
+/* fa4_forward() on a decode-mode plan through the stand-in driver: three
+** maps, 192 threads, one launch without a workspace (one split), and with
+** the plan's split workspace fa4_fwd over splits then fa4_combine. */
+static void check_decode_forward(fa4_context *ctx)
+{
+    fa4_problem p = FA4_PROBLEM_INIT;
+    fa4_tensors t = FA4_TENSORS_INIT;
+    fa4_plan *plan;
+    fa4_status st;
+    size_t o_bytes;
+    int s;
+
+    p.batch = 2; p.seqlen_q = 1; p.seqlen_k = 4096; p.heads_q = 8; p.heads_kv = 2;
+    p.head_dim_qk = 128; p.return_lse = 1;
+    if (!ok((plan = fake_plan(ctx, &p)) != NULL && plan->config.bm == 32 &&
+            plan->config.pack_gqa == 1 && plan->config.splits == 0,
+            "a decode step (1 token, 8/2 heads, 4096 keys) plans the sm100 decode mode"))
+        return;
+    stand_in_tensors(&t);
+    memset(&rec, 0, sizeof rec);
+    st = fa4_forward(plan, &t, NULL);
+    ok(st == FA4_OK && rec.encodes == 3 && rec.launches == 1 && rec.rank[0] == 4 &&
+       rec.dims[0][0] == 128 && rec.dims[0][1] == 8 && rec.dims[0][2] == 1 &&
+       rec.dims[0][3] == 2 && rec.strides[0][0] == 128 * 2 && rec.strides[0][1] == 8 * 128 * 2 &&
+       rec.box[0][0] == 64 && rec.box[0][1] == 4 && rec.box[0][2] == 8 && rec.box[0][3] == 1 &&
+       (int)rec.box[1][1] == plan->config.bn && rec.grid[0] == 1 && rec.grid[1] == 2 &&
+       rec.grid[2] == 2 && rec.block[0] == 192 && (int)rec.smem == plan->layout.smem_bytes &&
+       rec.serving.num_splits == 1,
+       "without a workspace: Q {128, 8 heads, 1 token, 2} in boxes {64, 4 heads, 8 tokens, 1}, "
+       "one launch (1, 2, 2) of 192 threads, one split (%s)", st ? fa4_context_errmsg(ctx) : "ok");
+
+    /* the plan's split workspace: the splits fill a wave, then fa4_combine */
+    plan->workspace_bytes = launch_split_workspace(plan);
+    plan->workspace = 0x7f5000000000ULL;
+    memset(&rec, 0, sizeof rec);
+    st = fa4_forward(plan, &t, NULL);
+    s = rec.serving.num_splits;
+    o_bytes = (size_t)s * 8 * 2 * 128 * 4;
+    ok(st == FA4_OK && plan->workspace_bytes > 0 && rec.launches == 2 && s > 1 &&
+       s <= 4096 / plan->config.bn && rec.grid0[0] == 1 && rec.grid0[1] == 2u * (unsigned)s &&
+       rec.grid0[2] == 2 && rec.block0 == 192 && rec.grid[0] == 1 && rec.grid[1] == 8 &&
+       rec.grid[2] == 2 && rec.block[0] == 128 && rec.serving.rows_cap == 2 &&
+       rec.serving.o_partial == 0x7f5000000000ULL &&
+       rec.serving.lse_partial == 0x7f5000000000ULL + (o_bytes + 15) / 16 * 16,
+       "with the plan's %zu B workspace: fa4_fwd over %d splits (grid 1 x %d x 2), partial O "
+       "then LSE in the workspace (the sm80 layout), then fa4_combine (1, 8, 2) of 128 "
+       "threads (%s)", plan->workspace_bytes, s, 2 * s, st ? fa4_context_errmsg(ctx) : "ok");
+    plan->workspace = 0;
+    fa4_plan_destroy(plan);
+}
+
 /* fa4_forward() on an sm100 plan through the stand-in driver. */
 static void check_forward(void)
 {
@@ -405,11 +605,7 @@ static void check_forward(void)
     p.head_dim_qk = 128; p.causal = 1; p.return_lse = 1;
     if (!ok((plan = fake_plan(ctx, &p)) != NULL, "an sm100 plan of bf16 d128, 8/2 heads, causal"))
         goto out;
-    t.q = (void *)(uintptr_t)0x7f0000000000ULL;
-    t.k = (void *)(uintptr_t)0x7f1000000000ULL;
-    t.v = (void *)(uintptr_t)0x7f2000000000ULL;
-    t.o = (void *)(uintptr_t)0x7f3000000000ULL;
-    t.lse = (float *)(uintptr_t)0x7f4000000000ULL;
+    stand_in_tensors(&t);
     memset(&rec, 0, sizeof rec);
     st = fa4_forward(plan, &t, NULL);
     is_int(st, FA4_OK, "fa4_forward launches an sm100 plan (%s)", st ? fa4_context_errmsg(ctx) : "ok");
@@ -666,6 +862,7 @@ static void check_forward(void)
         p.token_scales = 0;
         p.dtype = FA4_DTYPE_BF16;
     }
+    check_decode_forward(ctx);
 out:
     ctx->cu = NULL;
     fa4_context_destroy(ctx);
@@ -886,6 +1083,18 @@ int main(void)
        strstr(why, "swizzle=32") && strstr(why, "64 or 128 for fp8"),
        "an fp8 config with 32 B swizzle is refused (%s)", why);
 
+    check_decode_space(&dev);
+    {
+        const char *dc = kernel_text("sm100/decode.cuh");
+        ok(strstr(dc, "#define DEC_K_CHUNK (FA4_BN * 128)") &&
+           strstr(dc, "#define DEC_K_BYTES (FA4_PAD_DQK / 64 * DEC_K_CHUNK)") &&
+           strstr(dc, "#define DEC_V_BYTES (FA4_PAD_DV / 64 * DEC_K_CHUNK)") &&
+           strstr(dc, "(u32)(FA4_PAD_DQK / 64 * h * t * 128)") &&
+           strstr(dc, "ch * 64, c.q_head0, c.token0, c.batch") &&
+           strstr(dc, "ch * 64, key0, c.kv_head, c.batch"),
+           "the decode kernel's expect_tx counts and box coordinates are the ones "
+           "check_decode_maps() mirrors");
+    }
     check_forward();
     return done_testing();
 }

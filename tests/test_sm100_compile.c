@@ -12,8 +12,11 @@
 ** split and fused rings, 64 and 128 B swizzle, d64/d128/d256 and
 ** d192/128, causal and not, CTA pairs (d128 at 64 B, d256 at 128 B),
 ** rope rings (d192/128 at 64 B, d256/128 1Q at 128 B) and per-token
-** scales (d128 causal and not, with a rope ring).  Each must compile with
-** no spill and within the 128 registers a 512-thread CTA has.  The
+** scales (d128 causal and not, with a rope ring).  The decode mode (bm
+** 32): bf16 and fp16 d64, d96, d128, d192/128 and d256 decode steps of
+** 1-4 tokens over group 8, causal and not; fp8 refused (FA4_ENOTSUP).
+** Each must compile with no spill and within the registers one CTA per
+** SM leaves (128 for 512 threads, 255 for the decode mode's 192).  The
 ** kernel cannot run here (no sm_100 GPU), which the last line records as
 ** a skip.  FA4_TEST_ALL=1 compiles every enumerated bf16, fp16 and fp8
 ** config of d64, 96, 128, 192/128, 128/64, 256 and 256/128, and of d128
@@ -21,6 +24,7 @@
 ** check-compile-all).
 */
 #include <stdlib.h>
+#include <string.h>
 
 #include "tap.h"
 #include "budget.h"
@@ -63,15 +67,18 @@ static void check_compile(const device_limits *dev, const fa4_problem *p,
     fa4_layout layout;
     jit_kernel k;
     fa4_status st;
+    int max_regs;
 
     fa4_config_format(cfg, desc, sizeof desc);
     ct_name(name, sizeof name, "sm_100a", p, 0);
     if (!ct_fits(&layout, dev, p, cfg, name, desc))
         return;
+    /* one CTA per SM: the register file over the CTA's threads, at most 255 */
+    max_regs = 65536 / layout.threads < 255 ? 65536 / layout.threads : 255;
     st = jit_compile(&k, "sm_100a", p, cfg, &layout, why, sizeof why);
-    if (!ok(st == FA4_OK && k.spill_bytes == 0 && k.regs > 0 && k.regs <= 128,
-            "%s %s (%s) compiles without spills (%d regs of 128, %.0f ms)",
-            name, what, desc, st == FA4_OK ? k.regs : -1,
+    if (!ok(st == FA4_OK && k.spill_bytes == 0 && k.regs > 0 && k.regs <= max_regs,
+            "%s %s (%s) compiles without spills (%d regs of %d, %.0f ms)",
+            name, what, desc, st == FA4_OK ? k.regs : -1, max_regs,
             st == FA4_OK ? k.compile_ms : 0.0))
         diag("  %s", st == FA4_OK ? k.log : why);
     if (st == FA4_OK)
@@ -128,7 +135,7 @@ int main(void)
         skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
         return done_testing() ? 1 : 0;
     }
-    plan(43);
+    plan(52);
     for (i = 0; i < 2; i++)
         for (causal = 0; causal < 2; causal++) {
             p = problem(dims[i], causal);
@@ -274,6 +281,39 @@ int main(void)
         cfg.stages = 5;
         cfg.fused_kv = 1;
         check_compile(&dev, &p, &cfg, "per-token scales, rope ring");
+    }
+    /* the decode mode (bm 32, tcgen05.mma.ws M 32): decode steps of 1 or 4
+       tokens over group 8, each head dim's default, causal and not */
+    {
+        static const struct { int dt, d, dv, tokens, causal; } dec[] = {
+            { FA4_DTYPE_BF16, 64, 64, 1, 0 },   { FA4_DTYPE_BF16, 128, 128, 1, 0 },
+            { FA4_DTYPE_BF16, 128, 128, 4, 1 }, { FA4_DTYPE_FP16, 128, 128, 1, 0 },
+            { FA4_DTYPE_FP16, 64, 64, 4, 1 },   { FA4_DTYPE_BF16, 256, 256, 1, 0 },
+            { FA4_DTYPE_BF16, 192, 128, 2, 1 }, { FA4_DTYPE_BF16, 96, 96, 1, 0 },
+        };
+        for (i = 0; i < (int)(sizeof dec / sizeof dec[0]); i++) {
+            p = ct_problem((fa4_dtype)dec[i].dt, 8, 4096, dec[i].d, dec[i].dv, dec[i].causal);
+            p.seqlen_q = dec[i].tokens;
+            p.heads_q = 32;
+            p.heads_kv = 4;
+            family_sm100.heuristic(&cfg, &dev, &p);
+            check_compile(&dev, &p, &cfg, cfg.bm == 32 ? "decode mode" : "decode mode?");
+        }
+        /* fp8 has no decode mode: refused, not compiled */
+        p = ct_problem(FA4_DTYPE_FP8_E4M3, 8, 4096, 128, 128, 0);
+        p.seqlen_q = 1;
+        p.heads_q = 32;
+        p.heads_kv = 4;
+        family_sm100.heuristic(&cfg, &dev, &p);
+        cfg.bm = 32;
+        cfg.q_tiles = 1;
+        cfg.swizzle = 128;
+        {
+            fa4_layout l;
+            fa4_status st = budget_fit(&l, &dev, &p, &cfg, why, sizeof why);
+            ok(st == FA4_ENOTSUP && strstr(why, "fp8"),
+               "sm_100a fp8 d128 decode mode is refused with FA4_ENOTSUP (%s)", why);
+        }
     }
     skip("sm100 kernel compiled only; needs an sm_100 GPU to run");
     return done_testing() ? 1 : 0;

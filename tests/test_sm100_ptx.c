@@ -54,6 +54,9 @@
 **     memory fenced for the async proxy (fence.proxy.async after the
 **     st.shared that staged it, on every path), the bulk group waited on
 **     before the kernel exits;
+**   - masked-tile skipping of whole MMAs: in 2Q mode alone every S and P V
+**     MMA can be passed (a CFG path from its barrier wait to the next
+**     commit around it), in 1Q and pairs none can;
 **   - the smem base rounded up to 1024 B at run time, no trap, no static
 **     shared memory, no spills, at most 128 registers.
 ** With an nvdisasm (FA4_NVDISASM, or $CUDA_HOME/bin) the SASS is counted
@@ -202,7 +205,47 @@ typedef struct expect {
     int scales, ks_bufs;         /* FA4_TOKEN_SCALES, FA4_KSCALE_BUFS */
     int qs_off, ks_off, ks_end;  /* QSCALE, KSCALE regions */
     int qs_bar;                  /* index of QS_FULL: KS_FULL, KS_EMPTY follow */
+    int decode;                  /* the decode mode (bm 32): its barrier map */
 } expect;
+
+/*
+** 1 when the tcgen05.mma at line L can be passed by: some path from the
+** last mbarrier wait or tcgen05.commit before it in the text (its anchor)
+** reaches a tcgen05.commit without going through L.  SUCC: the CFG of
+** ptx_successors().  Straight-line MMAs between a wait and a commit
+** cannot be; the 2Q mode's masked-tile skipping branches around each.
+*/
+static int mma_skippable(const ptx_text *t, const int *succ, int at)
+{
+    int *queue = malloc(sizeof *queue * ((size_t)t->n + 1));
+    char *seen = calloc((size_t)t->n + 1, 1);
+    int a, head = 0, tail = 0, k, found = 0;
+
+    for (a = at - 1; a >= 0; a--)
+        if (starts(t->line[a], "tcgen05.commit") || starts(t->line[a], "mbarrier.try_wait"))
+            break;
+    if (a >= 0) {
+        seen[a] = 1;
+        queue[tail++] = a;
+    }
+    while (head < tail && !found) {
+        const int i = queue[head++];
+        for (k = 0; k < 2; k++) {
+            const int nx = succ[2 * i + k];
+            if (nx < 0 || nx >= t->n || nx == at || seen[nx])
+                continue;
+            if (starts(t->line[nx], "tcgen05.commit")) {
+                found = 1;
+                break;
+            }
+            seen[nx] = 1;
+            queue[tail++] = nx;
+        }
+    }
+    free(queue);
+    free(seen);
+    return found;
+}
 
 /* The operands of instruction LINE after its mnemonic, into OPS (at most
 ** 4, each trimmed); returns how many. */
@@ -835,10 +878,13 @@ static int flow_merge(flow *a, const flow *b)
 ** fenced (fence::before_thread_sync) before any mbarrier arrive; no TMEM
 ** load or store after an mbarrier wait without fence::after_thread_sync
 ** in between; no TMA store of shared memory an st.shared wrote without
-** fence.proxy.async between them; no exit with a bulk store group not
-** waited on (wait_group.read).  Counts out (NTMA: TMA stores).
+** fence.proxy.async between them (with PROXY_BEFORE_ARRIVE, no mbarrier
+** arrive either: the decode mode's P, which an MMA reads); no exit with
+** a bulk store group not waited on (wait_group.read).  Counts out (NTMA:
+** TMA stores).
 */
-static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *nst, int *ntma)
+static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *nst, int *ntma,
+                       int proxy_before_arrive)
 {
     flow *in = calloc((size_t)t->n + 1, sizeof *in);
     int *succ = malloc(sizeof *succ * 2 * ((size_t)t->n + 1));
@@ -946,6 +992,9 @@ static void check_ldst(char *bad, size_t bn, const ptx_text *t, int *nld, int *n
                  in[i].gs)
             snprintf(bad, bn, "line %d: a TMA store an st.shared may reach without "
                      "fence.proxy.async", i + 1);
+        else if (proxy_before_arrive && starts(l, "mbarrier.arrive") && in[i].gs)
+            snprintf(bad, bn, "line %d: an mbarrier arrive an st.shared may reach without "
+                     "fence.proxy.async (the MMA reads that memory)", i + 1);
         else if (starts(l, "ret;") && in[i].bulk)
             snprintf(bad, bn, "line %d: the kernel may exit with a bulk store group not "
                      "waited on", i + 1);
@@ -1000,6 +1049,8 @@ static long long base_offset(const ptx_text *t, int at, const char *reg, const c
 static int bar_count(const expect *e, int idx)
 {
     const int p_full = 2, o_full = p_full + 4, c_full = o_full + e->q_tiles;
+    if (e->decode)          /* decode.cuh: P_FULL[2] at 3, 4 (the softmax WG), the rest 1 */
+        return idx == 3 || idx == 4 ? 128 : 1;
     if (idx >= p_full && idx < o_full)
         return 128 * e->g;
     if (idx >= c_full && idx < c_full + 2 * e->q_tiles)
@@ -1196,6 +1247,53 @@ static long long global_u32(const ptx_text *t, const char *name)
     return -1;
 }
 
+/* The tcgen05.alloc and dealloc lines of cta_group G: how many of each
+** (*NALLOC, *NDEALLOC) and the column count of the last (*COLS, *DCOLS;
+** -1 without one). */
+static void tmem_allocs(const ptx_text *t, int g, int *nalloc, int *cols, int *ndealloc,
+                        int *dcols)
+{
+    char alloc[80], dealloc[80];
+    int i;
+
+    snprintf(alloc, sizeof alloc, "tcgen05.alloc.cta_group::%d.sync.aligned.shared::cta.b32", g);
+    snprintf(dealloc, sizeof dealloc, "tcgen05.dealloc.cta_group::%d.sync.aligned.b32", g);
+    *nalloc = *ndealloc = 0;
+    *cols = *dcols = -1;
+    for (i = 0; i < t->n; i++) {
+        if (starts(t->line[i], alloc)) {
+            ++*nalloc;
+            *cols = atoi(strrchr(t->line[i], ',') + 1);
+        } else if (starts(t->line[i], dealloc)) {
+            ++*ndealloc;
+            *dcols = atoi(strrchr(t->line[i], ',') + 1);
+        }
+    }
+}
+
+/* Compile CFG for P (layout L) to a cubin and PTX, split into T; one ok
+** line naming NAME: no spills, no static shared memory, at most MAX_REGS
+** registers.  1 on success (the caller frees K, *PTX and T's lines). */
+static int compile_split(jit_kernel *k, char **ptx, ptx_text *t, const fa4_problem *p,
+                         const fa4_config *cfg, const fa4_layout *l, const char *name,
+                         int max_regs)
+{
+    char why[1024];
+    fa4_status st = jit_compile_ptx(k, ptx, "sm_100a", p, cfg, l, why, sizeof why);
+
+    if (!ok(st == FA4_OK && k->spill_bytes == 0 && k->regs > 0 && k->regs <= max_regs &&
+            !strstr(k->log, "bytes smem"),
+            "%s compiles without spills, no static smem (%d regs of %d)", name,
+            st == FA4_OK ? k->regs : -1, max_regs)) {
+        diag("  %s", st == FA4_OK ? k->log : why);
+        if (st == FA4_OK)
+            jit_kernel_free(k);
+        return 0;
+    }
+    ptx_split(t, *ptx);
+    return 1;
+}
+
 /* An nvdisasm to read SASS with, or NULL. */
 static const char *nvdisasm_path(void)
 {
@@ -1258,17 +1356,16 @@ static int sass_counts(int n[8], const char *tool, const void *cubin, size_t siz
 static void check_variant(const device_limits *dev, const fa4_problem *p, const fa4_config *cfg,
                           const char *what)
 {
-    char why[1024], name[128], defs[8192], bad[512];
+    char name[128], defs[8192], bad[512];
     fa4_layout l;
     jit_kernel k;
     ptx_text t = { NULL, 0 };
     char *ptx = NULL;
     expect e;
-    fa4_status st;
     int nss, nts, nld, nst, ntma, ncommit, nres, nload, nremote, tmem_end, np, ncvt, obox;
     const int dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim_qk;
     int nobox;
-    char alloc[80], dealloc[80], relinq[80];
+    char relinq[80];
     const char *tool;
     char base[32];
 
@@ -1277,6 +1374,7 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     if (!ct_fits(&l, dev, p, cfg, name, what))
         return;
     budget_defines(defs, sizeof defs, p, cfg, &l);
+    memset(&e, 0, sizeof e);
     e.bn = cfg->bn;
     e.pad_dqk = define_of(defs, "FA4_PAD_DQK");
     e.pad_dv = define_of(defs, "FA4_PAD_DV");
@@ -1303,17 +1401,8 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
         e.rope_off = rr ? rr->offset : 0;
         e.rope_end = rr ? rr->offset + rr->size : 0;
     }
-    st = jit_compile_ptx(&k, &ptx, "sm_100a", p, cfg, &l, why, sizeof why);
-    if (!ok(st == FA4_OK && k.spill_bytes == 0 && k.regs > 0 && k.regs <= 128 &&
-            !strstr(k.log, "bytes smem"),
-            "%s compiles without spills, no static smem (%d regs of 128)", name,
-            st == FA4_OK ? k.regs : -1)) {
-        diag("  %s", st == FA4_OK ? k.log : why);
-        if (st == FA4_OK)
-            jit_kernel_free(&k);
+    if (!compile_split(&k, &ptx, &t, p, cfg, &l, name, 128))
         return;
-    }
-    ptx_split(&t, ptx);
 
     check_mma(bad, sizeof bad, &t, &e, &nss, &nts);
     ok(!bad[0], "%s: every tcgen05.mma cta_group::%d kind::%s (A/B %s); S M%d N%d K-major, "
@@ -1326,6 +1415,26 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
        nts >= e.q_tiles * e.bn / e.mma_k && nts % (e.bn / e.mma_k / 2) == 0,
        "%s: %d S MMAs in whole %d-step tiles, %d PV MMAs in whole %d-step halves (k%d)", name,
        nss, e.pad_dqk / e.mma_k, nts, e.bn / e.mma_k / 2, e.mma_k);
+    {
+        /* masked-tile skipping of whole MMAs: 2Q alone only (kernel.cuh,
+           SM100_SKIP_UNSEEN) */
+        int *succ = malloc(sizeof *succ * 2 * ((size_t)t.n + 1));
+        int i, nmma = 0, nskip = 0;
+        const int skip = e.q_tiles == 2 && e.g == 1;
+        ptx_successors(succ, &t);
+        for (i = 0; i < t.n; i++)
+            if (starts(t.line[i], "tcgen05.mma")) {
+                nmma++;
+                nskip += mma_skippable(&t, succ, i);
+            }
+        free(succ);
+        ok(nmma > 0 && nskip == (skip ? nmma : 0),
+           "%s: %s (%d of %d MMAs can be passed between their barrier wait and the next "
+           "commit)", name, skip ? "2Q alone: every S and P V MMA sits behind the tile's "
+                                   "seen-block test, so unseen blocks issue none"
+                                 : "every MMA is issued on each step (1Q sees every block; a "
+                                   "pair's MMA covers both CTAs)", nskip, nmma);
+    }
     check_p(bad, sizeof bad, &t, &e, &np, &ncvt);
     ok(!bad[0], "%s: P in TMEM as %s (%d P stores, %d e4m3 conversions)", name,
        e.fp8 ? "e4m3: every x4 store packed cvt.rn.satfinite.e4m3x2.f32 pairs or zeros, no "
@@ -1363,7 +1472,7 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
             diag("  %s", bad);
     }
 
-    check_ldst(bad, sizeof bad, &t, &nld, &nst, &ntma);
+    check_ldst(bad, sizeof bad, &t, &nld, &nst, &ntma, 0);
     ok(!bad[0] && nld > 0 && nst > 0, "%s: %d tcgen05.ld / %d st of 32x32b, each load waited "
        "before use, each store waited and fenced before an arrive, every access after a wait "
        "fenced", name, nld, nst);
@@ -1399,21 +1508,9 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
         diag("  %s", bad);
 
     {
-        int nalloc = 0, ndealloc = 0, cols = -1, dcols = -1, i;
-        snprintf(alloc, sizeof alloc, "tcgen05.alloc.cta_group::%d.sync.aligned.shared::cta.b32",
-                 e.g);
-        snprintf(dealloc, sizeof dealloc, "tcgen05.dealloc.cta_group::%d.sync.aligned.b32", e.g);
+        int nalloc, ndealloc, cols, dcols;
         snprintf(relinq, sizeof relinq, "tcgen05.relinquish_alloc_permit.cta_group::%d", e.g);
-        for (i = 0; i < t.n; i++) {
-            const char *s = t.line[i];
-            if (starts(s, alloc)) {
-                nalloc++;
-                cols = atoi(strrchr(s, ',') + 1);
-            } else if (starts(s, dealloc)) {
-                ndealloc++;
-                dcols = atoi(strrchr(s, ',') + 1);
-            }
-        }
+        tmem_allocs(&t, e.g, &nalloc, &cols, &ndealloc, &dcols);
         tmem_end = (e.q_tiles == 2 ? l.tmem_o1 : l.tmem_o0) + e.pad_dv;
         ok(nalloc == 1 && ndealloc == 1 && cols == l.tmem_columns && dcols == cols &&
            count_lines(&t, relinq) == 1 &&
@@ -1423,7 +1520,7 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
            global_u32(&t, "fa4_sm100_tmem_reach"), tmem_end);
     }
     ok(global_u32(&t, "fa4_sm100_smem_reach") == l.smem_bytes && find_base(base, &t) &&
-       !strstr(ptx, "trap;"),
+       count_lines(&t, "trap;") == 0,
        "%s: smem: the kernel's own total %lld B == the budget's request %d B; the base is "
        "rounded up to 1024 at run time, no trap", name,
        global_u32(&t, "fa4_sm100_smem_reach"), l.smem_bytes);
@@ -1447,6 +1544,179 @@ static void check_variant(const device_limits *dev, const fa4_problem *p, const 
     } else {
         skip("%s: SASS not read (no nvdisasm: set FA4_NVDISASM)", name);
     }
+
+    free(t.line);
+    free(ptx);
+    jit_kernel_free(&k);
+}
+
+/*
+** The decode mode's MMAs (kernels/sm100/decode.cuh): every one
+** tcgen05.mma.ws.cta_group::1.kind::f16 with both operands from smem
+** descriptors (no TMEM A: P goes through shared memory); its instruction
+** descriptor M 32 (bits 24-28 = 2), D f32, A/B bf16 1 or f16 0, A
+** K-major, and either S = Q K^T (N = BN, B K-major, A in Q, B in the K
+** ring) or O += P V (N = PV_N, B MN-major, A in the P buffers, B in the V
+** ring); 128 B swizzle, SBO 1024, LBO 16 (K-major) or BN x 128 (V).  ""
+** into BAD when all hold; counts the two kinds.
+*/
+static void check_decode_mma(char *bad, size_t bn, const ptx_text *t, const expect *e,
+                             const fa4_layout *l, int pv_n, int *ns, int *npv)
+{
+    static const char *const region[4] = { "Q", "K", "P", "V" };
+    smem_roots r;
+    int i;
+
+    *ns = *npv = 0;
+    bad[0] = '\0';
+    if (!find_roots(&r, t)) {
+        snprintf(bad, bn, "no 1024-aligned base rounded from the smem address");
+        return;
+    }
+    for (i = 0; i < t->n && !bad[0]; i++) {
+        const char *l0 = t->line[i];
+        char d[32], a[32], b[32], id[32];
+        long long idesc, desc, off;
+        int pv, n, k;
+
+        if (!starts(l0, "tcgen05.mma"))
+            continue;
+        if (!starts(l0, "tcgen05.mma.ws.cta_group::1.kind::f16 ") ||
+            mma_operands(l0, d, a, b, id) != 0) {
+            snprintf(bad, bn, "line %d: %.80s (want tcgen05.mma.ws.cta_group::1.kind::f16, "
+                     "A and B from smem)", i + 1, l0);
+            break;
+        }
+        if (!def_imm(t, i, id, "mov.b32", &idesc, NULL, 0)) {
+            snprintf(bad, bn, "line %d: instruction descriptor %s not a constant", i + 1, id);
+            break;
+        }
+        pv = (int)((idesc >> 16) & 1);
+        n = (int)((idesc >> 17) & 63) * 8;
+        if (((idesc >> 24) & 31) != 2 || ((idesc >> 4) & 3) != 1 ||
+            ((idesc >> 7) & 7) != (e->bf16 ? 1 : 0) || ((idesc >> 10) & 7) != (e->bf16 ? 1 : 0) ||
+            ((idesc >> 15) & 1) || n != (pv ? pv_n : e->bn) || (idesc & ~0x1F7F9FB0LL) != 0) {
+            snprintf(bad, bn, "line %d: idesc 0x%llx: M %lld N %d, formats %lld/%lld, B %s-major; "
+                     "want M 32, N %d, %s", i + 1, idesc, ((idesc >> 24) & 31) * 16, n,
+                     (idesc >> 7) & 7, (idesc >> 10) & 7, pv ? "MN" : "K", pv ? pv_n : e->bn,
+                     e->bf16 ? "bf16" : "f16");
+            break;
+        }
+        for (k = 0; k < 2 && !bad[0]; k++) {
+            const char *reg = k ? b : a;
+            const budget_region *want = budget_region_find(l, region[2 * pv + k]);
+            const int want_lbo = pv && k ? e->bn * 128 : 16;
+            int lbo, sbo;
+            if (!def_imm(t, i, reg, "or.b64", &desc, NULL, 0)) {
+                snprintf(bad, bn, "line %d: descriptor %s has no constant part", i + 1, reg);
+                break;
+            }
+            lbo = (int)((desc >> 16) & 0x3FFF) << 4;
+            sbo = (int)((desc >> 32) & 0x3FFF) << 4;
+            if (((unsigned long long)desc >> 61) != 2 || sbo != 1024 || lbo != want_lbo ||
+                !((desc >> 46) & 1))
+                snprintf(bad, bn, "line %d: %s descriptor 0x%llx: layout %llu LBO %d SBO %d; "
+                         "want 2 (128 B), LBO %d, SBO 1024, version 1", i + 1, k ? "B" : "A",
+                         (unsigned long long)desc, (unsigned long long)desc >> 61, lbo, sbo,
+                         want_lbo);
+            else if (!smem_floor(t, i, reg, &r, 0, &off) || !want ||
+                     off < want->offset || off >= want->offset + want->size)
+                snprintf(bad, bn, "line %d: the %s operand of %s starts at smem +%lld, not in %s",
+                         i + 1, k ? "B" : "A", pv ? "P V" : "Q K^T", off, region[2 * pv + k]);
+        }
+        if (pv)
+            ++*npv;
+        else
+            ++*ns;
+    }
+}
+
+/* Compile the decode-mode CFG for P and read its PTX; one ok line per
+** behaviour, as check_variant() does for the prefill modes. */
+static void check_decode_variant(const device_limits *dev, const fa4_problem *p,
+                                 const fa4_config *cfg, const char *what)
+{
+    char name[128], defs[8192], bad[512], base[32];
+    fa4_layout l;
+    jit_kernel k;
+    ptx_text t = { NULL, 0 };
+    char *ptx = NULL;
+    expect e;
+    int ns, npv, nld, nst, ntma, ncommit, nres, nload, nremote, pv_n, pieces, i;
+    int nalloc, ndealloc, cols, dcols, n16 = 0, nred = 0;
+
+    ct_name(name, sizeof name, "sm_100a", p, 1);
+    snprintf(name + strlen(name), sizeof name - strlen(name), " %s", what);
+    if (!ct_fits(&l, dev, p, cfg, name, what))
+        return;
+    budget_defines(defs, sizeof defs, p, cfg, &l);
+    memset(&e, 0, sizeof e);
+    e.decode = 1;
+    e.bn = cfg->bn;
+    e.pad_dqk = define_of(defs, "FA4_PAD_DQK");
+    e.pad_dv = define_of(defs, "FA4_PAD_DV");
+    e.bf16 = p->dtype == FA4_DTYPE_BF16;
+    e.g = 1;
+    e.q_tiles = 1;
+    e.swizzle = 128;
+    e.mma_k = 16;
+    e.bar_off = budget_region_find(&l, "BAR")->offset;
+    e.bar_size = budget_region_find(&l, "BAR")->size;
+    pv_n = define_of(defs, "FA4_PV_N");
+    pieces = pv_n > 0 ? e.pad_dv / pv_n : 0;
+    if (!compile_split(&k, &ptx, &t, p, cfg, &l, name, 255))
+        return;
+
+    check_decode_mma(bad, sizeof bad, &t, &e, &l, pv_n, &ns, &npv);
+    ok(!bad[0] && ns > 0 && ns % (e.pad_dqk / 16) == 0 && npv > 0 &&
+       npv % (pieces * e.bn / 16) == 0,
+       "%s: every MMA tcgen05.mma.ws.cta_group::1.kind::f16, idesc M 32; S = Q K^T N %d "
+       "(%d k16 steps a block, A in Q, B in K), O += P V N %d x %d piece(s) (%d steps a "
+       "block, A = P in shared memory, B = V MN-major); 128 B swizzle descriptors", name,
+       e.bn, e.pad_dqk / 16, pv_n, pieces, pieces * e.bn / 16);
+    if (bad[0])
+        diag("  %s", bad);
+
+    check_ldst(bad, sizeof bad, &t, &nld, &nst, &ntma, 1);
+    for (i = 0; i < t.n; i++) {
+        n16 += starts(t.line[i], "tcgen05.ld.sync.aligned.32x32b.x16.b32");
+        nred += starts(t.line[i], "bar.sync") && strstr(t.line[i], " 1, 128;") != NULL;
+    }
+    ok(!bad[0] && nld > 0 && nld == n16 && nst > 0 && ntma == 0 && nred >= 1,
+       "%s: %d tcgen05.ld, all 32x32b.x16 (a warp's own 32 lanes: Layout G puts a quarter of "
+       "each row's columns in each sub-partition), %d st (O's rescale), each waited and "
+       "fenced; P's st.shared fenced for the async proxy before every arrive; the row max "
+       "exchanged over a 128-thread named barrier; O by st.global (no TMA store)", name, nld,
+       nst);
+    if (bad[0])
+        diag("  %s", bad);
+
+    check_commits(bad, sizeof bad, &t, &e, &ncommit, &nres);
+    ok(!bad[0] && ncommit >= 6 && nres >= 1,
+       "%s: %d tcgen05.commit arrive::one (S_FULL, K / V empty, O_FULL) on count-1 barriers; "
+       "every barrier's count the kernel's (P_FULL 128, the rest 1)", name, ncommit);
+    if (bad[0])
+        diag("  %s", bad);
+    check_cluster(bad, sizeof bad, &t, &e, &nload, &nremote);
+    ok(!bad[0] && nload >= 3, "%s: only cta_group::1, no cluster instruction (%d TMA loads)",
+       name, nload);
+    if (bad[0])
+        diag("  %s", bad);
+
+    tmem_allocs(&t, 1, &nalloc, &cols, &ndealloc, &dcols);
+    ok(nalloc == 1 && ndealloc == 1 && cols == l.tmem_columns && dcols == cols &&
+       global_u32(&t, "fa4_sm100_tmem_reach") == l.tmem_o0 + e.pad_dv / 4 &&
+       l.tmem_s1 == e.bn / 4 && l.tmem_o0 == e.bn / 2 &&
+       global_u32(&t, "fa4_sm100_tmem_reach") <= cols,
+       "%s: TMEM: one alloc/dealloc of %d columns (budget %d); S0, S1 of %d columns and O of "
+       "%d (Layout G: N / 4 each), the kernel reaches column %lld (budget's map %d)", name,
+       cols, l.tmem_columns, e.bn / 4, e.pad_dv / 4, global_u32(&t, "fa4_sm100_tmem_reach"),
+       l.tmem_o0 + e.pad_dv / 4);
+    ok(global_u32(&t, "fa4_sm100_smem_reach") == l.smem_bytes && find_base(base, &t) &&
+       count_lines(&t, "trap;") == 0 && count_lines(&t, ".visible .entry fa4_combine(") == 1,
+       "%s: smem: the kernel's own total %lld B == the budget's request %d B; base rounded "
+       "at run time, no trap; fa4_combine in the module", name,
+       global_u32(&t, "fa4_sm100_smem_reach"), l.smem_bytes);
 
     free(t.line);
     free(ptx);
@@ -1528,6 +1798,16 @@ static const sm100_case variants[] = {
       .token_scales = 1 },
     { SM100_CASE("2Q rope ring, per-token scales, 64 B swizzle", FA4_DTYPE_FP8_E4M3, 192, 128, 0),
       .token_scales = 1, .stages = 5, .ring = SM100_FUSED },
+    /* the decode mode (bm 32, tcgen05.mma.ws M 32): one token over group
+       8, 4 tokens causal (32 packed rows), fp16 d64, d256 (bn 64), MLA's
+       192/128 (O in pieces of N 128... padded dv 128), and explicit splits */
+    { SM100_CASE("decode", FA4_DTYPE_BF16, 128, 128, 0), .tokens = 1, .group = 8 },
+    { SM100_CASE("decode, 4 tokens", FA4_DTYPE_BF16, 128, 128, 1), .tokens = 4, .group = 8 },
+    { SM100_CASE("decode", FA4_DTYPE_FP16, 64, 64, 0), .tokens = 1, .group = 4, .splits = 8 },
+    { SM100_CASE("decode", FA4_DTYPE_BF16, 256, 256, 1), .tokens = 2, .group = 2 },
+    { SM100_CASE("decode", FA4_DTYPE_BF16, 192, 128, 0), .tokens = 1, .group = 16 },
+    { SM100_CASE("decode, bn 256", FA4_DTYPE_FP16, 64, 64, 1), .tokens = 3, .group = 1,
+      .bn = 256, .stages = 2 },
 };
 
 int main(void)
@@ -1546,7 +1826,10 @@ int main(void)
 
     for (i = 0; i < sizeof variants / sizeof variants[0]; i++) {
         sm100_case_make(&p, &cfg, &dev, &variants[i]);
-        check_variant(&dev, &p, &cfg, variants[i].what);
+        if (cfg.bm == 32)
+            check_decode_variant(&dev, &p, &cfg, variants[i].what);
+        else
+            check_variant(&dev, &p, &cfg, variants[i].what);
     }
 
     skip("sm100 kernels checked statically only; they need an sm_100 GPU to run");

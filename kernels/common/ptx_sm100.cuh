@@ -339,6 +339,35 @@ SM100_DEFINE_MMA(tcgen05_mma_f8f6f4_ss, "f8f6f4", u64, "l", "%1")
 SM100_DEFINE_MMA(tcgen05_mma_f8f6f4_ts, "f8f6f4", u32, "r", "[%1]")
 #undef SM100_DEFINE_MMA
 
+/*
+** D[tmem] (+)= A[smem] * B[smem] with one thread's weight-stationary
+** tcgen05.mma.ws (PTX ISA, tcgen05.mma: .ws takes cta_group::1 only):
+** M 32, 64 or 128 and N 64, 128 or 256, k16 for kind::f16; the M 32
+** accumulator is Layout G of "Data Path Layout Organization" (9.7.16.10.5;
+** row r, column n at lane 32 (n / (N / 4)) + r, column n % (N / 4): N / 4
+** columns of all 128 lanes).  No collector usage (B is read from smem
+** each time).  The decode mode (sm100/decode.cuh) uses it; unverified on
+** hardware.
+*/
+#if FA4_CTA_GROUP == 1
+FA4_DEV void tcgen05_mma_ws_f16_ss(u32 d_tmem, u64 a_desc, u64 b_desc, u32 idesc,
+                                   u32 accumulate)
+{
+    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %4, 0;\n"
+                 " tcgen05.mma.ws.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}\n"
+                 :: "r"(d_tmem), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate)
+                 : "memory");
+}
+#endif
+
+/* Named barrier ID (1..15) over THREADS (a multiple of 32) threads: each
+** waits for all (bar.sync, both immediates). */
+template <u32 ID, u32 THREADS>
+FA4_DEV void named_barrier_sync(void)
+{
+    asm volatile("bar.sync %0, %1;\n" :: "n"(ID), "n"(THREADS) : "memory");
+}
+
 /* Arrive once on BAR when every tcgen05.mma this thread issued so far has
  * completed (reads of smem and TMEM included).  cta_group::2: on the
  * barrier at BAR's offset in both CTAs of the pair (multicast, mask 0b11),

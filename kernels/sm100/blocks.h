@@ -12,7 +12,10 @@
 **   - visited: blocks of BN keys holding a key some row sees;
 **   - full: blocks every key of which every row sees -- there the mask is
 **     a no-op and the kernel skips it.
-** Blocks outside the visited range are skipped entirely.
+** Blocks outside the visited range are skipped entirely.  In 2Q mode the
+** CTA loops over its rows' union; a query tile skips the S and P V MMAs
+** of the blocks its own rows do not see (sm100_block_seen), so its O
+** starts at its first seen block (sm100_first_seen).
 */
 #ifndef FA4_SM100_BLOCKS_H
 #define FA4_SM100_BLOCKS_H
@@ -67,6 +70,24 @@ SM100_HD sm100_blocks sm100_block_range(int row0, int rows, int seqlen_q, int se
         }
     }
     return b;
+}
+
+/* 1 when block BLK holds a key some row of B's rows sees. */
+SM100_HD int sm100_block_seen(sm100_blocks b, int blk)
+{
+    return blk >= b.begin && blk < b.end;
+}
+
+/* The first step j of a loop over blocks N_BEGIN .. N_BEGIN + N - 1 whose
+** block B's rows see (the step whose P V starts their O when unseen blocks
+** issue no MMA); N when they see none of them. */
+SM100_HD int sm100_first_seen(sm100_blocks b, int n_begin, int n)
+{
+    const int j = b.begin - n_begin;
+
+    if (b.begin >= b.end || b.end <= n_begin || j >= n)
+        return n;
+    return j > 0 ? j : 0;
 }
 
 #endif

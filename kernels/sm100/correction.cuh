@@ -12,22 +12,6 @@
 #ifndef FA4_SM100_CORRECTION_CUH
 #define FA4_SM100_CORRECTION_CUH
 
-/* O_i *= alpha for this thread's row, 16 columns at a time. */
-FA4_DEV void rescale_o(u32 o_col, float alpha)
-{
-    int ch, e;
-    for (ch = 0; ch < FA4_PAD_DV / 16; ch++) {
-        u32 v[16];
-        tcgen05_ld_32x32b_x16(v, o_col + (u32)ch * 16);
-        tcgen05_wait_ld();
-#pragma unroll
-        for (e = 0; e < 16; e++)
-            v[e] = __float_as_uint(__uint_as_float(v[e]) * alpha);
-        tcgen05_st_32x32b_x16(o_col + (u32)ch * 16, v);
-    }
-    tcgen05_wait_st();
-}
-
 #if SM100_FP8
 /* fp8 inputs write O in FA4_OUT_DTYPE (16-bit): a row of O takes twice the
  * bytes of Q's, so O_i does not fit Q_i's region at once.  Each correction
@@ -188,7 +172,7 @@ FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c,
                 mbarrier_wait(bar_addr(c, BAR_O_FULL + i), (u32)(j - 1) & 1u);
                 tcgen05_fence_after_thread_sync();
                 if (__any_sync(0xffffffffu, alpha != 1.0f))
-                    rescale_o(o_col, alpha);
+                    tmem_scale<FA4_PAD_DV>(o_col, alpha);   /* O_i *= alpha */
                 tcgen05_fence_before_thread_sync();
             }
             mbarrier_arrive(bar_addr(c, BAR_C_EMPTY + i));
@@ -196,6 +180,9 @@ FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c,
     }
     for (i = 0; i < FA4_Q_TILES; i++) {
         const u32 o_col = c.tmem + lane_base + (i ? FA4_TMEM_O1 : FA4_TMEM_O0);
+        /* a tile that saw none of the CTA's blocks issued no P V: its O is
+           never written, so it stores zeros (kernel.cuh, tile_sees) */
+        const bool wrote_o = tile_first(tile_blocks(p, c.m0 + i * 128, 128), c) < c.n;
         float inv_l = 0.0f;
         if (c.n > 0) {
             mbarrier_wait(bar_addr(c, BAR_C_FULL + i), (u32)c.n & 1u);
@@ -203,7 +190,7 @@ FA4_DEV void correction_warpgroup(const fa4_params &p, const sm100_ctx &c,
             mbarrier_wait(bar_addr(c, BAR_O_FULL + i), (u32)(c.n - 1) & 1u);
             tcgen05_fence_after_thread_sync();
         }
-        store_o(c, tm_o, o_col, i, wq, r, inv_l, c.n > 0);
+        store_o(c, tm_o, o_col, i, wq, r, inv_l, c.n > 0 && wrote_o);
     }
     /* Q's shared memory must outlive the stores' reads of it (lane 0 has
        the groups; for the other lanes the wait returns at once). */

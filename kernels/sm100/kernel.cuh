@@ -73,9 +73,37 @@
 ** tile pairs) first.  Dynamic smem: FA4_SMEM_BYTES.
 ** Masked-tile skipping (sm100/blocks.h): every role loops over the key
 ** blocks some row of the CTA sees; per query tile, blocks its rows never
-** see get P = 0 without a max or exp2, and blocks they see whole skip the
-** per-element mask (only the diagonal, window edges and the ragged tail
-** are masked element by element).
+** see get P = 0 without a max or exp2 and, in 2Q mode alone, no S or P V
+** MMA either (tile_sees(): the tile's O starts at its first seen block;
+** every barrier is still waited and committed per block), and blocks
+** they see whole skip the per-element mask (only the diagonal, window
+** edges and the ragged tail are masked element by element).
+**
+** Decode mode (FA4_DECODE 1, config bm 32; sm100/decode.cuh, entry
+**   fa4_fwd(p, tm_q, tm_k, tm_v, fa4_serving s)), for few query rows:
+**   - Rows: a CTA holds 32 packed rows, the (token, head of the group)
+**     pairs of one (batch, KV head), row-major (sm100/decode_rows.h):
+**     min(group, 32) heads x 32 / that many tokens; tm_q's box {64, H, T,
+**     1} over {dim, heads_q, seq, batch} lands them so.  Optionally one
+**     split of the key range: grid (m_tiles, heads_kv x splits, batch);
+**     splits write O / l and the LSE as float32 to the plan's workspace
+**     in the sm80 family's layout and fa4_combine merges them.
+**   - MMAs: tcgen05.mma.ws.cta_group::1.kind::f16, M 32 (the PTX ISA's
+**     .ws shapes: M 32/64/128, N 64/128/256, k16).  S = Q K^T: N = BN,
+**     A = Q and B = K from smem.  O += P V: N = FA4_PV_N per O piece
+**     (padded dv, or 64-column pieces where it is no .ws N: d192), A = P
+**     from smem (the ISA lets .ws read A from TMEM too, but the TMEM
+**     layout of an M 32 A operand is not pinned down there; smem's
+**     K-major layout is the one Q already uses), B = V MN-major.
+**   - TMEM: an M 32 accumulator of N columns is data-path Layout G, N / 4
+**     columns x 128 lanes, columns q N / 4 .. of every row in lanes 32 q
+**     .. 32 q + 31.  So S0, S1 take BN / 4 columns each and O padded dv /
+**     4, and a warp reaches only its quarter of every row (tcgen05.ld
+**     32x32b from sub-partition warp % 4): the softmax must be the four
+**     warps of one warpgroup, exchanging the row max once per key block.
+**   - Warps (192 threads): 0-3 softmax, O rescale and epilogue (O by
+**     st.global at the rows' (token, head), LSE), 4 TMA loads (Q, then
+**     the K/V stages), 5 TMEM allocation and the MMA issue.
 */
 #ifndef FA4_SM100_KERNEL_CUH
 #define FA4_SM100_KERNEL_CUH
@@ -89,6 +117,92 @@
 #ifndef FA4_BN
 #error "sm100/kernel.cuh needs the budget's #defines (budget_defines())"
 #endif
+
+/* --------------------------------------- what both modes' roles share */
+
+/* The dynamic shared memory.  CUDA promises only 16 B alignment of its
+ * start, so fa4_fwd rounds it up to 1024 B (128 B swizzle repeat, and
+ * descriptors with base offset 0) inside the budget's FA4_SMEM_SLACK.
+ * Declared 16-aligned so the compiler cannot fold the rounding away. */
+extern __shared__ __align__(16) u8 fa4_smem[];
+
+/* The dynamic shared memory's 1024-aligned base: its shared address
+ * (returned) and the same byte as a generic pointer (*BASE). */
+FA4_DEV u32 smem_base_1024(u8 **base)
+{
+    const u32 raw = smem_u32(fa4_smem);
+    const u32 smem = (raw + 1023u) & ~1023u;
+    *base = fa4_smem + (smem - raw);
+    return smem;
+}
+
+/* Allocate NCOLS TMEM columns (warp ALLOC, with ALLOC true; the address
+ * lands in the TMEMPTR region of the base SMEM / BASE), then past a
+ * barrier of the whole CTA, fenced for tcgen05 on both sides, the TMEM
+ * base every role reads. */
+template <u32 NCOLS>
+FA4_DEV u32 tmem_alloc_cta(u32 smem, const u8 *base, bool alloc)
+{
+    if (alloc) {
+        tcgen05_alloc<NCOLS>(smem + FA4_SMEM_TMEMPTR_OFF);
+        tcgen05_relinquish_alloc_permit();
+    }
+    tcgen05_fence_before_thread_sync();
+    __syncthreads();
+    tcgen05_fence_after_thread_sync();
+    return *(const volatile u32 *)(base + FA4_SMEM_TMEMPTR_OFF);
+}
+
+/* Key KEY is visible to query ROW (absolute indices), FlashAttention's
+ * bottom-right aligned causal / sliding window. */
+FA4_DEV bool key_visible(const fa4_params &p, int row, int key)
+{
+    if (key >= p.seqlen_k)
+        return false;
+#if FA4_MASK
+    {
+        int d = row + p.seqlen_k - p.seqlen_q;
+        if (p.window_left >= 0 && key < d - p.window_left)
+            return false;
+        if (p.window_right >= 0 && key > d + p.window_right)
+            return false;
+    }
+#endif
+    return true;
+}
+
+/* Two f32 as the 16-bit input type's pair, LO in the low half (P; the
+ * decode mode's O). */
+FA4_DEV u32 pack_p(float lo, float hi)
+{
+#if FA4_DTYPE == 1
+    return cvt_rn_bf16x2_f32(lo, hi);
+#else
+    return cvt_rn_f16x2_f32(lo, hi);
+#endif
+}
+
+/* TMEM columns COL .. COL + COLS - 1 of this thread's lane times ALPHA,
+ * 16 at a time, stores waited: the lazy rescale of O. */
+template <int COLS>
+FA4_DEV void tmem_scale(u32 col, float alpha)
+{
+    int ch, e;
+    for (ch = 0; ch < COLS / 16; ch++) {
+        u32 v[16];
+        tcgen05_ld_32x32b_x16(v, col + (u32)ch * 16);
+        tcgen05_wait_ld();
+#pragma unroll
+        for (e = 0; e < 16; e++)
+            v[e] = __float_as_uint(__uint_as_float(v[e]) * alpha);
+        tcgen05_st_32x32b_x16(col + (u32)ch * 16, v);
+    }
+    tcgen05_wait_st();
+}
+
+#if defined(FA4_DECODE) && FA4_DECODE
+#include "sm100/decode.cuh"        /* the decode mode: its own entry point */
+#else
 
 static_assert(FA4_FAMILY == 100, "sm100 kernel built with another family's constants");
 static_assert(FA4_DTYPE == 1 || FA4_DTYPE == 2 || FA4_DTYPE == 3,
@@ -352,30 +466,6 @@ FA4_DEV u32 k_chunk(const sm100_ctx &c, int j, int ch)
     return k_tile(c, j) + (u32)ch * SM100_K_CHUNK_BYTES;
 }
 
-/* Key KEY is visible to query ROW (absolute indices), FlashAttention's
- * bottom-right aligned causal / sliding window. */
-FA4_DEV bool key_visible(const fa4_params &p, int row, int key)
-{
-    if (key >= p.seqlen_k)
-        return false;
-#if FA4_MASK
-    {
-        int d = row + p.seqlen_k - p.seqlen_q;
-        if (p.window_left >= 0 && key < d - p.window_left)
-            return false;
-        if (p.window_right >= 0 && key > d + p.window_right)
-            return false;
-    }
-#endif
-    return true;
-}
-
-/* The dynamic shared memory.  CUDA promises only 16 B alignment of its
- * start, so fa4_fwd rounds it up to 1024 B (128 B swizzle repeat, and
- * descriptors with base offset 0) inside the budget's FA4_SMEM_SLACK.
- * Declared 16-aligned so the compiler cannot fold the rounding away. */
-extern __shared__ __align__(16) u8 fa4_smem[];
-
 #include "sm100/blocks.h"
 
 /* The key blocks rows [ROW0, ROW0 + ROWS) visit and see whole. */
@@ -386,6 +476,41 @@ FA4_DEV sm100_blocks tile_blocks(const fa4_params &p, int row0, int rows)
                              p.window_right, FA4_BN);
 #else
     return sm100_block_range(row0, rows, p.seqlen_q, p.seqlen_k, -1, -1, FA4_BN);
+#endif
+}
+
+/* Masked-tile skipping of whole MMAs: in 2Q mode alone, a query tile's S
+ * and P V MMAs are issued only for the CTA's blocks its own rows see (the
+ * softmax gives the others P = 0 without reading S), so the MMA warp, the
+ * softmax and the correction warpgroup all decide by tile_sees() on the
+ * tile's tile_blocks().  Every barrier is still waited and committed per
+ * block (a commit with no new MMA arrives when the earlier ones are
+ * done), so no phase moves.  1Q has no unseen block; a CTA pair's MMA
+ * covers two CTAs' tiles and keeps issuing. */
+#define SM100_SKIP_UNSEEN (FA4_Q_TILES == 2 && FA4_CTA_GROUP == 1)
+
+/* Whether the tile of blocks TB issues its MMAs at step J of C's loop. */
+FA4_DEV bool tile_sees(const sm100_blocks &tb, const sm100_ctx &c, int j)
+{
+#if SM100_SKIP_UNSEEN
+    return sm100_block_seen(tb, c.n_begin + j);
+#else
+    (void)tb;
+    (void)c;
+    (void)j;
+    return true;
+#endif
+}
+
+/* The step whose P V starts the O of the tile of blocks TB (overwriting,
+ * not accumulating); c.n when it sees none of C's blocks. */
+FA4_DEV int tile_first(const sm100_blocks &tb, const sm100_ctx &c)
+{
+#if SM100_SKIP_UNSEEN
+    return sm100_first_seen(tb, c.n_begin, c.n);
+#else
+    (void)tb;
+    return c.n > 0 ? 0 : c.n;
 #endif
 }
 
@@ -415,14 +540,10 @@ fa4_fwd(const __grid_constant__ fa4_params p,
     const int warp = warp_id_uniform();
     int m_block = (int)blockIdx.x;
 
-    {
-        /* Every CTA of the kernel has its dynamic smem at the same
-           shared::cta address, so a pair's bases (and every offset the
-           leader's descriptors name) agree. */
-        const u32 raw = smem_u32(fa4_smem);
-        c.smem = (raw + 1023u) & ~1023u;
-        c.base = fa4_smem + (c.smem - raw);
-    }
+    /* Every CTA of the kernel has its dynamic smem at the same shared::cta
+       address, so a pair's bases (and every offset the leader's
+       descriptors name) agree. */
+    c.smem = smem_base_1024(&c.base);
 #if FA4_CTA_GROUP == 2
     {
         /* pairs of query blocks; causal: the longest pairs first */
@@ -476,14 +597,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
         prefetch_tensormap(&tm_v);
         prefetch_tensormap(&tm_o);
     }
-    if (warp == 13) {
-        tcgen05_alloc<FA4_TMEM_COLS>(c.smem + FA4_SMEM_TMEMPTR_OFF);
-        tcgen05_relinquish_alloc_permit();
-    }
-    tcgen05_fence_before_thread_sync();
-    __syncthreads();
-    tcgen05_fence_after_thread_sync();
-    c.tmem = *(volatile u32 *)(c.base + FA4_SMEM_TMEMPTR_OFF);
+    c.tmem = tmem_alloc_cta<FA4_TMEM_COLS>(c.smem, c.base, warp == 13);
 
     if (warp < 4 * FA4_Q_TILES)                /* 1Q: warps 4-7 idle */
         softmax_warpgroup(p, c, warp >> 2, warp & 3);
@@ -492,7 +606,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
     else if (warp == 12)
         load_warp(p, c, &tm_q, &tm_k, &tm_v);
     else if (warp == 13)
-        mma_warp(c);
+        mma_warp(p, c);
     else if (warp == 14 && FA4_TOKEN_SCALES)
         scale_warp(p, c, (int)(threadIdx.x & 31));
 
@@ -509,5 +623,7 @@ fa4_fwd(const __grid_constant__ fa4_params p,
         tcgen05_dealloc<FA4_TMEM_COLS>(c.tmem);
     }
 }
+
+#endif /* FA4_DECODE */
 
 #endif

@@ -142,8 +142,10 @@ FA4_DEV void mma_ts(u32 d, u32 a, u64 b, u32 idesc, u32 accumulate)
  * pair; N BN, of which a pair's CTAs hold K_ROWS each; K padded depth),
  * both K-major in smem, one MMA_K step (32 bytes of each row) at a time;
  * in rope mode the last depth boxes' k-steps read K_j's ROPE buffer
- * (k_chunk), with the same descriptors and MMA kind as the slot's. */
-FA4_DEV void mma_s(const sm100_ctx &c, int i, int j)
+ * (k_chunk), with the same descriptors and MMA kind as the slot's.  The
+ * waits for Q1 and K_j come whether or not ISSUE (tile_sees()) lets the
+ * MMAs run: the other tile and the slot's release depend on them. */
+FA4_DEV void mma_s(const sm100_ctx &c, int i, int j, bool issue)
 {
     constexpr u32 idesc = mma_idesc(SM100_MMA_M, FA4_BN, 0);
     const u32 q = c.smem + FA4_SMEM_Q_OFF + (u32)i * SM100_Q_TILE_BYTES;
@@ -160,20 +162,23 @@ FA4_DEV void mma_s(const sm100_ctx &c, int i, int j)
             if (i == 0 && (FA4_K_CHUNKS > 1 || ch == 0))
                 mbarrier_wait(k_full(c, j, FA4_K_CHUNKS > 1 ? ch : 0), k_phase(j));
         }
-        mma_ss(d,
-            umma_smem_desc(q + ch * SM100_Q_CHUNK_BYTES + in, 16, SM100_SBO, SM100_DESC_LAYOUT),
-            umma_smem_desc(k_chunk(c, j, ch) + in, 16, SM100_SBO, SM100_DESC_LAYOUT),
-            idesc, kk > 0);
+        if (issue)
+            mma_ss(d,
+                umma_smem_desc(q + ch * SM100_Q_CHUNK_BYTES + in, 16, SM100_SBO,
+                               SM100_DESC_LAYOUT),
+                umma_smem_desc(k_chunk(c, j, ch) + in, 16, SM100_SBO, SM100_DESC_LAYOUT),
+                idesc, kk > 0);
     }
 }
 
-/* O_i (+)= P_i V_j for key half H: P from TMEM (16-bit pairs or four e4m3
+/* O_i (+)= P_i V_j for key half H (the tile's FIRST seen step overwrites
+ * O_i): P from TMEM (16-bit pairs or four e4m3
  * per column, aliasing S in its buffer: an MMA k-step is 8 columns either
  * way), V MN-major in smem (LBO = distance between swizzle boxes of dv,
  * SBO = 8 keys x one swizzle row, k-step = MMA_K keys x one row).  M 128,
  * or 256 over a pair whose CTAs hold V_COLS of the N = padded dv columns
  * each. */
-FA4_DEV void mma_pv(const sm100_ctx &c, int i, int j, int h)
+FA4_DEV void mma_pv(const sm100_ctx &c, int i, int j, int h, int first)
 {
     constexpr u32 idesc = mma_idesc(SM100_MMA_M, FA4_PAD_DV, 1);
     const u32 v = v_tile(c, j);
@@ -187,13 +192,15 @@ FA4_DEV void mma_pv(const sm100_ctx &c, int i, int j, int h)
         mma_ts(d, s + (u32)kk * 8,
                umma_smem_desc(v + (u32)kk * SM100_MMA_K * SM100_ROW_BYTES,
                               SM100_V_CHUNK_BYTES, SM100_SBO, SM100_DESC_LAYOUT),
-               idesc, j > 0 || kk > 0);
+               idesc, j > first || kk > 0);
 }
 
 /* Both halves of P_i V_j, each after softmax i released it (in a pair:
- * both CTAs' softmax i, arriving from across the cluster); then tell the
- * correction warpgroup O_i is complete for step j. */
-FA4_DEV void mma_pv_tile(const sm100_ctx &c, int i, int j)
+ * both CTAs' softmax i, arriving from across the cluster), when ISSUE
+ * (the tile sees block j; FIRST: its first seen step); then tell the
+ * correction warpgroup O_i is complete for step j -- a commit either way,
+ * so O_FULL's phases stay one per step. */
+FA4_DEV void mma_pv_tile(const sm100_ctx &c, int i, int j, bool issue, int first)
 {
     int h;
     for (h = 0; h < FA4_PV_STAGES; h++) {
@@ -204,7 +211,8 @@ FA4_DEV void mma_pv_tile(const sm100_ctx &c, int i, int j)
         mbarrier_wait(bar, s_phase(j));
 #endif
         tcgen05_fence_after_thread_sync();
-        mma_pv(c, i, j, h);
+        if (issue)
+            mma_pv(c, i, j, h, first);
     }
     tcgen05_commit(bar_addr(c, BAR_O_FULL + i));
 }
@@ -218,25 +226,31 @@ FA4_DEV void release_k(const sm100_ctx &c, int j)
 }
 
 /* MMA warp, one elected thread issues everything (in a pair, the
- * leader's; the peer's warp has nothing to issue).  Order per step j:
+ * leader's; the peer's warp has nothing to issue); in 2Q mode alone a
+ * tile's MMAs only for the blocks its rows see (tile_sees, kernel.cuh),
+ * with every wait and commit kept.  Order per step j:
  *   2Q:  P0 V_{j-1} | S0 = Q0 K_j | P1 V_{j-1} | S1 = Q1 K_j
  *   1Q:  S_j = Q K_j (buffer j % 2) | P_{j-1} V_{j-1} (the other buffer)
  * P aliases S in its buffer, so the P V that reads a buffer is issued
  * before the next S overwrites it (tcgen05.mma from one thread run in
  * issue order -- PTX ISA; unverified here). */
-FA4_DEV void mma_warp(const sm100_ctx &c)
+FA4_DEV void mma_warp(const fa4_params &p, const sm100_ctx &c)
 {
+    /* the blocks each query tile's rows see: its MMAs (tile_sees) */
+    const sm100_blocks tb0 = tile_blocks(p, c.m0, 128);
+    const sm100_blocks tb1 = tile_blocks(p, c.m0 + 128, 128);
+    const int first0 = tile_first(tb0, c), first1 = tile_first(tb1, c);
     int j;
 
     if (c.n == 0 || c.rank != 0 || !elect_one_sync())
         return;
     for (j = 0; FA4_Q_TILES == 1 && j < c.n; j++) {
-        mma_s(c, 0, j);
+        mma_s(c, 0, j, true);
         tcgen05_commit(bar_addr(c, BAR_S_FULL + s_buf(0, j)));
         if (j > 0) {
             mbarrier_wait(v_full(c, j - 1), v_phase(j - 1));
             tcgen05_fence_after_thread_sync();
-            mma_pv_tile(c, 0, j - 1);
+            mma_pv_tile(c, 0, j - 1, true, 0);
             tcgen05_commit(v_empty(c, j - 1));
         }
         release_k(c, j);
@@ -245,23 +259,23 @@ FA4_DEV void mma_warp(const sm100_ctx &c)
         if (j > 0) {
             mbarrier_wait(v_full(c, j - 1), v_phase(j - 1));
             tcgen05_fence_after_thread_sync();
-            mma_pv_tile(c, 0, j - 1);
+            mma_pv_tile(c, 0, j - 1, tile_sees(tb0, c, j - 1), first0);
         }
-        mma_s(c, 0, j);
+        mma_s(c, 0, j, tile_sees(tb0, c, j));
         tcgen05_commit(bar_addr(c, BAR_S_FULL + 0));
         if (j > 0) {
-            mma_pv_tile(c, 1, j - 1);
+            mma_pv_tile(c, 1, j - 1, tile_sees(tb1, c, j - 1), first1);
             tcgen05_commit(v_empty(c, j - 1));
         }
-        mma_s(c, 1, j);
+        mma_s(c, 1, j, tile_sees(tb1, c, j));
         tcgen05_commit(bar_addr(c, BAR_S_FULL + 1));
         release_k(c, j);
     }
     mbarrier_wait(v_full(c, c.n - 1), v_phase(c.n - 1));
     tcgen05_fence_after_thread_sync();
-    mma_pv_tile(c, 0, c.n - 1);
+    mma_pv_tile(c, 0, c.n - 1, tile_sees(tb0, c, c.n - 1), FA4_Q_TILES == 2 ? first0 : 0);
     if (FA4_Q_TILES == 2)
-        mma_pv_tile(c, 1, c.n - 1);
+        mma_pv_tile(c, 1, c.n - 1, tile_sees(tb1, c, c.n - 1), first1);
     tcgen05_commit(v_empty(c, c.n - 1));
 }
 

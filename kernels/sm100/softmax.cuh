@@ -4,7 +4,8 @@
 ** 16-column chunks, row max (pass 1), lazy rescale decision, alpha to the
 ** correction warpgroup through CORR, then exp2 and P back into TMEM over
 ** S in two halves (pass 2); key blocks the tile's rows see whole skip the
-** per-element mask, and blocks they never see are not computed (P = 0).
+** per-element mask, and blocks they never see are not computed (P = 0;
+** in 2Q mode alone not even stored: the MMA skips their P V).
 ** Base-2 online softmax, FA4 tricks: rescale
 ** only when the max grew by more than 2^FA4_RESCALE_THRESHOLD, and
 ** FA4_EXP2_EMU_PCT % of exp2 on the FMA units.  fp8: P rounded to e4m3
@@ -22,16 +23,6 @@
 #include "common/exp2.cuh"
 
 #define SM100_NEG_INF (-__int_as_float(0x7f800000))
-
-/* Pack two probabilities into the 16-bit type's pair, low column low. */
-FA4_DEV u32 pack_p(float lo, float hi)
-{
-#if FA4_DTYPE == 1
-    return cvt_rn_bf16x2_f32(lo, hi);
-#else
-    return cvt_rn_f16x2_f32(lo, hi);
-#endif
-}
 
 /* P columns 16 CH .. 16 CH + 15 (PR) into TMEM at S_COL: 16-bit pairs in
  * columns 8 CH .. 8 CH + 7, or fp8 four e4m3 a column in 4 CH .. 4 CH + 3
@@ -175,9 +166,11 @@ FA4_DEV void softmax_warpgroup(const fa4_params &p, const sm100_ctx &c, int i,
 
         /* pass 2: P = exp2(s - max) over S, in two halves */
         for (h = 0; h < FA4_PV_STAGES; h++) {
-            if (none)
-                zero_half(s_at, h);
-            else if (full)
+            if (none) {
+                /* unseen: no P V reads this P when the MMA skips the block */
+                if (!SM100_SKIP_UNSEEN)
+                    zero_half(s_at, h);
+            } else if (full)
                 sum += exp_half<false>(p, s_at, row, key0, h, sc, ms, ks);
             else
                 sum += exp_half<true>(p, s_at, row, key0, h, sc, ms, ks);
