@@ -321,7 +321,11 @@ typedef struct fa4_config {
     fa4_scheduler scheduler;
     int splits;             /* KV splits per query tile (flash-decoding):
                                1 none; 0 chosen per call from the number
-                               of tiles and SMs (sm80, sm100 decode mode) */
+                               of tiles and SMs (sm80, sm100 decode mode);
+                               sm90: 1, or 0 for the tail split (the tiles
+                               of a dense unmasked plain grid's last,
+                               partly empty wave in parts along the keys,
+                               as many as fill it) */
     int pack_gqa;           /* 1: the heads_q / heads_kv query heads of one
                                KV head share a tile's rows (sm80, sm100
                                decode mode) */
@@ -474,8 +478,9 @@ typedef struct fa4_tensors {
 ** room for the partial outputs of split-KV plans (sm80 decode and serving
 ** tiles, the sm100 decode mode: splits x heads_q x rows x (head_dim_v + 1)
 ** floats, bounded by
-** what one wave of CTAs can produce), and for fp8 inputs on the sm90
-** family 256 + a transposed copy of V (batch x heads_kv x head_dim_v x
+** what one wave of CTAs can produce), for the sm90 tail split (splits
+** = 0) 256 + sm_count x bm x (head_dim_v + 1) floats, and for fp8 inputs
+** on the sm90 family 256 (+ the tail split's floats) + a transposed copy of V (batch x heads_kv x head_dim_v x
 ** seqlen_k rounded up to 64 bytes, for varlen up to the config's bn; the
 ** plan's maxima: dense, varlen and paged batches alike), rewritten by
 ** every launch (sm100 fp8 plans read V as it is: 0).
