@@ -68,6 +68,12 @@ static int sm90_dv(const fa4_problem *pb)
     return pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
 }
 
+/* 1 when the problem has a mask the kernel must apply (causal or window). */
+static int sm90_masked(const fa4_problem *pb)
+{
+    return pb->causal || pb->window_left >= 0 || pb->window_right >= 0;
+}
+
 /* Extra consumer registers of the persistent schedulers (tile state live
 ** across the epilogue), DVP/4 - 16, and 16 more above bn 192, fitted to
 ** ptxas: without it d256 bn64 (204), d128 bn192 (236) and d64 bn240 (240)
@@ -75,23 +81,29 @@ static int sm90_dv(const fa4_problem *pb)
 ** registers (156 + 0) do not.  The 64 and 32 B swizzle epilogues need 8
 ** more (H100 sweep, 2026-11-22: d128 bn176 at 240 spills 60-76 B with 64 B),
 ** and so does the dynamic scheduler above bn 160 (d96 and d128 bn176 spill
-** 52-64 B at 240; d128 bn160 does not), and every persistent scheduler with
-** WGS = 3 consumer warpgroups (160 registers) from bn 128 (d64 192x128
-** causal spills 48 B at 160 under the dynamic one, 308 B under the static
-** one after an unrelated edit of the paged producer; 192x112 does not). */
-static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzle, int wgs)
+** 52-64 B at 240; d128 bn160 does not), and, under a mask (MASKED), every
+** persistent scheduler with WGS = 3 consumer warpgroups (160 registers)
+** from bn 128 (d64 192x128 causal spills 32-56 B at 160 under the
+** persistent ones, 308 B under the static one after an unrelated edit of
+** the paged producer; 192x112 does not; without a mask 192x128 does not
+** spill under the persistent and dynamic ones, 8 B under longest-first;
+** NVRTC 13.0, 2026-11-23). */
+static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzle, int wgs,
+                                 int masked)
 {
     if (sched == FA4_SCHED_PLAIN)
         return 0;
     return sm90_pad_dim(dv, swizzle / 2) / 4 - 16 + (bn > 192 ? 16 : 0) + (swizzle < 128 ? 8 : 0) +
-           ((wgs == 3 && bn > 112) || (sched == FA4_SCHED_DYNAMIC && bn > 160) ? 8 : 0);
+           (((masked || sched == FA4_SCHED_LPT) && wgs == 3 && bn > 112) ||
+                    (sched == FA4_SCHED_DYNAMIC && bn > 160) ? 8 : 0);
 }
 
 /* The consumer's register need (file comment) with WGS consumer warpgroups. */
-static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched, int swizzle, int esize, int wgs)
+static int sm90_consumer_need(int dv, int bn, fa4_scheduler sched, int swizzle, int esize, int wgs,
+                              int masked)
 {
     return sm90_pad_dim(dv, swizzle / 2) / 2 + bn / 2 + bn * esize / 8 + SM90_REG_OVERHEAD +
-           sm90_persistent_extra(dv, bn, sched, swizzle, wgs);
+           sm90_persistent_extra(dv, bn, sched, swizzle, wgs, masked);
 }
 
 /* Varlen's extra consumer registers (the sequence's lengths live through
@@ -112,7 +124,8 @@ static int sm90_varlen_extra(const fa4_problem *pb, int bn, fa4_scheduler sched,
 static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, int swizzle,
                             int wgs)
 {
-    return sm90_consumer_need(sm90_dv(pb), bn, sched, swizzle, dtype_bytes(pb->dtype), wgs) +
+    return sm90_consumer_need(sm90_dv(pb), bn, sched, swizzle, dtype_bytes(pb->dtype), wgs,
+                              sm90_masked(pb)) +
            sm90_varlen_extra(pb, bn, sched, wgs);
 }
 
@@ -144,11 +157,6 @@ static void add_region(fa4_layout *l, const char *name, int *off, int size)
     *off += size;
 }
 
-/* 1 when the problem has a mask the kernel must apply (causal or window). */
-static int sm90_masked(const fa4_problem *pb)
-{
-    return pb->causal || pb->window_left >= 0 || pb->window_right >= 0;
-}
 
 /* 1 when paged K/V under CFG spills the producer: with 24 registers (two
 ** consumer warpgroups), its box loop over the block table fits beside the
@@ -393,7 +401,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "consumer regs estimate %d > consumer_regs %d (O %d + S %d + "
                  "P %d + %d + persistent scheduler %d + varlen %d)", need, cfg->consumer_regs,
                  dvp / 2, cfg->bn / 2, cfg->bn * esize / 8, SM90_REG_OVERHEAD,
-                 sm90_persistent_extra(dv, cfg->bn, cfg->scheduler, cfg->swizzle, wgs),
+                 sm90_persistent_extra(dv, cfg->bn, cfg->scheduler, cfg->swizzle, wgs, sm90_masked(pb)),
                  sm90_varlen_extra(pb, cfg->bn, cfg->scheduler, wgs));
         return FA4_ENOFIT;
     }
@@ -517,7 +525,7 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
             int pr, cr;
             sm90_reg_split(wgs, &pr, &cr);
             for (lo = 0; lo < nlayouts; lo++) {
-                if (sm90_consumer_need(dv, bn, FA4_SCHED_PLAIN, layouts[lo][0], esize, wgs) > cr)
+                if (sm90_consumer_need(dv, bn, FA4_SCHED_PLAIN, layouts[lo][0], esize, wgs, 0) > cr)
                     continue;
                 /* fp8: V^T tiles are whole chunks of swizzle-many keys. */
                 if (esize == 1 && (layouts[lo][0] == 32 || bn % layouts[lo][0] != 0))
@@ -622,7 +630,7 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
     out->pingpong = 1;
     if (!sm90_masked(pb) && pb->seqlen_k <= (d <= 64 ? 4096 : 2048) &&
         sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle,
-                           dtype_bytes(pb->dtype), out->consumer_wgs) <=
+                           dtype_bytes(pb->dtype), out->consumer_wgs, sm90_masked(pb)) <=
             out->consumer_regs)
         out->scheduler = FA4_SCHED_PERSISTENT;
 }
@@ -646,7 +654,7 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
     out->swizzle = pb->head_dim_qk <= 128 ? 64 : 128;
     if (sm90_masked(pb) && pb->seqlen_k <= 4096 &&
         sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_DYNAMIC, out->swizzle, 1,
-                           out->consumer_wgs) <=
+                           out->consumer_wgs, sm90_masked(pb)) <=
             out->consumer_regs)
         out->scheduler = FA4_SCHED_DYNAMIC;
 }
