@@ -270,6 +270,7 @@
 
 #include "family.h"
 #include "budget_sm100.h"
+#include "problem.h"
 
 #define SM100_TMEM_MAX     512
 #define SM100_PV_STAGES    2
@@ -445,7 +446,7 @@ static fa4_status sm100_smem_fits(const sm100_shape *s, int carve, char *why, si
 static fa4_status sm100_depths(sm100_shape *s, const fa4_problem *pb, char *why, size_t wn)
 {
     s->dqk = pb->head_dim_qk;
-    s->dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+    s->dv = problem_head_dim_v(pb);
     if (s->dqk <= 0 || s->dqk > 256 || s->dv > s->dqk) {
         snprintf(why, wn, "head_dim_qk=%d head_dim_v=%d; sm100 needs "
                  "head_dim_v <= head_dim_qk <= 256", s->dqk, s->dv);
@@ -884,7 +885,7 @@ static int sm100_decode_defines(char *buf, size_t size, const fa4_problem *pb,
                                 const fa4_config *cfg, const fa4_layout *l)
 {
     const budget_region *bar = find_region(l, "BAR");
-    const int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+    const int dv = problem_head_dim_v(pb);
     const int pad_qk = align_up(pb->head_dim_qk, 64), pad_dv = align_up(dv, 64);
     const int pv_n = pad_dv == 64 || pad_dv == 128 || pad_dv == 256 ? pad_dv : 64;
     int n = snprintf(buf, size,
@@ -917,7 +918,7 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
 {
     const budget_region *bar = find_region(l, "BAR");
     int esize = sm100_esize(pb->dtype);
-    int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+    int dv = problem_head_dim_v(pb);
     int fused = find_region(l, "KV") != NULL;
     int q_tiles = cfg->bm / SM100_MMA_M;
     int swz, mma_k, pad_qk, pad_dv, qk_chunks, k_chunks = 1, nbar, n, m;
@@ -1061,7 +1062,7 @@ static int sm100_add(fa4_config *out, int n, int max, const device_limits *dev,
 static int sm100_pair_splits(const fa4_problem *pb, int esize, int swizzle)
 {
     int swz = swizzle / esize;
-    int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+    int dv = problem_head_dim_v(pb);
     return align_up(dv, swz) % (2 * swz) == 0;
 }
 
@@ -1070,7 +1071,7 @@ static int sm100_pair_splits(const fa4_problem *pb, int esize, int swizzle)
 ** than 64 B does (d128, d256); else 0.  16-bit types have 128 B only. */
 static int sm100_alt_swizzle(const fa4_problem *pb, int esize)
 {
-    int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+    int dv = problem_head_dim_v(pb);
 
     if (esize != 1 || align_up(pb->head_dim_qk, 128) != align_up(pb->head_dim_qk, 64) ||
         align_up(dv, 128) != align_up(dv, 64))

@@ -53,6 +53,7 @@
 #include "family.h"
 #include "config.h"
 #include "dtype.h"
+#include "problem.h"
 
 #define SM80_ALIGN      1024     /* region alignment, bytes */
 #define SM80_SLACK      1024     /* the kernel aligns its base up to 1024 B */
@@ -75,12 +76,6 @@ static const int sm80_swizzles[] = { 64, 128 };
 /* N rounded up to a multiple of A. */
 static int align_up(int n, int a) { return (n + a - 1) / a * a; }
 
-/* head_dim_v with 0 meaning head_dim_qk. */
-static int sm80_dv(const fa4_problem *pb)
-{
-    return pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
-}
-
 /* 1 when the kernel keeps Q's mma fragments in registers (ROWS/16 x D/4
 ** of them, beside O's ROWS/16 x DV/2 and S's ROWS/16 x KN/2): d <= 128
 ** and the three together at most 160, else Q is re-read from shared
@@ -95,7 +90,7 @@ static int sm80_q_in_regs(int d, int dv, int rows, int kn)
 static int sm80_swizzle_max(const fa4_problem *pb)
 {
     const int esize = dtype_bytes(pb->dtype);
-    return (pb->head_dim_qk * esize) % 128 == 0 && (sm80_dv(pb) * esize) % 128 == 0 ? 128 : 64;
+    return (pb->head_dim_qk * esize) % 128 == 0 && (problem_head_dim_v(pb) * esize) % 128 == 0 ? 128 : 64;
 }
 
 /* 1 when V is one of the N values in SET. */
@@ -140,7 +135,7 @@ static int sm80_regs_estimate(int d, int dv, int rows, int kn, int plain)
 ** and 100a). */
 static int sm80_regs_problem(const fa4_problem *pb, int rows, int kn)
 {
-    return sm80_regs_estimate(pb->head_dim_qk, sm80_dv(pb), rows, kn, sm80_plain(pb)) +
+    return sm80_regs_estimate(pb->head_dim_qk, problem_head_dim_v(pb), rows, kn, sm80_plain(pb)) +
            (pb->dtype == FA4_DTYPE_FP8_E4M3 ? SM80_FP8_REGS : 0);
 }
 
@@ -168,7 +163,7 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
                            const fa4_problem *pb, const fa4_config *cfg,
                            char *why, size_t wn)
 {
-    const int d = pb->head_dim_qk, dv = sm80_dv(pb);
+    const int d = pb->head_dim_qk, dv = problem_head_dim_v(pb);
     const int esize = dtype_bytes(pb->dtype);
     int warps, rows, threads, off = 0, smem, regs, kn, k_bytes;
 
@@ -348,14 +343,14 @@ static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
     int warps = l->threads / 32, rows = cfg->kv_split_warps ? 16 : cfg->bm / warps;
     int kn = cfg->kv_split_warps ? cfg->bn / warps : cfg->bn;
     int spare = l->regs_estimate - (cfg->fused_kv ? SM80_FUSED_REGS : 0) <=
-                SM80_SPARE_REGS_MAX && (rows == 16 || sm80_dv(pb) <= 96);
+                SM80_SPARE_REGS_MAX && (rows == 16 || problem_head_dim_v(pb) <= 96);
     int n = snprintf(buf, size, "#define FA4_WARPS %d\n#define FA4_WARP_ROWS %d\n"
                      "#define FA4_Q_IN_REGS %d\n#define FA4_K_PAIRS %d\n"
                      "#define FA4_KV_PTRS %d\n#define FA4_FUSED_KV %d\n"
                      "#define FA4_RESCALE_THRESHOLD %d\n"
                      "#define FA4_KV_SPLIT_WARPS %d\n#define FA4_PACK_GQA %d\n"
                      "#define FA4_VARLEN %d\n#define FA4_PAGED %d\n",
-                     warps, rows, sm80_q_in_regs(pb->head_dim_qk, sm80_dv(pb), rows, kn),
+                     warps, rows, sm80_q_in_regs(pb->head_dim_qk, problem_head_dim_v(pb), rows, kn),
                      spare, spare, cfg->fused_kv, cfg->rescale_threshold,
                      cfg->kv_split_warps, cfg->pack_gqa, pb->varlen != 0,
                      pb->page_size > 0);
@@ -462,7 +457,7 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
 static void sm80_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
-    int d = pb->head_dim_qk, dv = sm80_dv(pb);
+    int d = pb->head_dim_qk, dv = problem_head_dim_v(pb);
     int swz = sm80_swizzle_max(pb);
     int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
     fa4_layout l;

@@ -62,12 +62,6 @@
 /* N rounded up to a multiple of A. */
 static int align_up(int n, int a) { return (n + a - 1) / a * a; }
 
-/* head_dim_v with 0 meaning head_dim_qk. */
-static int sm90_dv(const fa4_problem *pb)
-{
-    return pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
-}
-
 /* 1 when the problem has a mask the kernel must apply (causal or window). */
 static int sm90_masked(const fa4_problem *pb)
 {
@@ -124,7 +118,7 @@ static int sm90_varlen_extra(const fa4_problem *pb, int bn, fa4_scheduler sched,
 static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, int swizzle,
                             int wgs)
 {
-    return sm90_consumer_need(sm90_dv(pb), bn, sched, swizzle, dtype_bytes(pb->dtype), wgs,
+    return sm90_consumer_need(problem_head_dim_v(pb), bn, sched, swizzle, dtype_bytes(pb->dtype), wgs,
                               sm90_masked(pb)) +
            sm90_varlen_extra(pb, bn, sched, wgs);
 }
@@ -136,7 +130,7 @@ static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, 
 static int sm90_tail_split_fits(const fa4_problem *pb)
 {
     return !pb->varlen && !pb->page_size && !problem_has_mask(pb) &&
-           !(pb->dtype == FA4_DTYPE_FP8_E4M3 && sm90_dv(pb) > 128);
+           !(pb->dtype == FA4_DTYPE_FP8_E4M3 && problem_head_dim_v(pb) > 128);
 }
 
 /* The setmaxnreg split used for WGS consumer warpgroups. */
@@ -176,7 +170,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                            const fa4_problem *pb, const fa4_config *cfg,
                            char *why, size_t wn)
 {
-    const int d = pb->head_dim_qk, dv = sm90_dv(pb), esize = dtype_bytes(pb->dtype);
+    const int d = pb->head_dim_qk, dv = problem_head_dim_v(pb), esize = dtype_bytes(pb->dtype);
     const int fp8 = pb->dtype == FA4_DTYPE_FP8_E4M3;
     int dp, dvp, wgs, threads, off = 0, o_off, smem, need, bar_bytes, slots, tile_slot;
 
@@ -507,7 +501,7 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
         { 128, 0, 2 }, { 64, 0, 1 }, { 32, 0, 1 }, { 128, 1, 1 }, { 64, 1, 1 }, { 32, 1, 1 }
     };
     const int nlayouts = (int)(sizeof layouts / sizeof layouts[0]);
-    const int dv = sm90_dv(pb), esize = dtype_bytes(pb->dtype);
+    const int dv = problem_head_dim_v(pb), esize = dtype_bytes(pb->dtype);
     /* Without a mask every tile costs the same: the static persistent walk
        balances.  With one, longest-first and the dynamic draw compete. */
     static const fa4_scheduler plain_scheds[] = { FA4_SCHED_PLAIN, FA4_SCHED_PERSISTENT };
@@ -629,7 +623,7 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
         sm90_base(out, 2, 80, 2);
     out->pingpong = 1;
     if (!sm90_masked(pb) && pb->seqlen_k <= (d <= 64 ? 4096 : 2048) &&
-        sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle,
+        sm90_consumer_need(problem_head_dim_v(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle,
                            dtype_bytes(pb->dtype), out->consumer_wgs, sm90_masked(pb)) <=
             out->consumer_regs)
         out->scheduler = FA4_SCHED_PERSISTENT;
@@ -653,7 +647,7 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
     out->pingpong = 1;
     out->swizzle = pb->head_dim_qk <= 128 ? 64 : 128;
     if (sm90_masked(pb) && pb->seqlen_k <= 4096 &&
-        sm90_consumer_need(sm90_dv(pb), out->bn, FA4_SCHED_DYNAMIC, out->swizzle, 1,
+        sm90_consumer_need(problem_head_dim_v(pb), out->bn, FA4_SCHED_DYNAMIC, out->swizzle, 1,
                            out->consumer_wgs, sm90_masked(pb)) <=
             out->consumer_regs)
         out->scheduler = FA4_SCHED_DYNAMIC;

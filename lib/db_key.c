@@ -5,6 +5,7 @@
 ** fingerprints.
 */
 #include "db_int.h"
+#include "problem.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -58,7 +59,7 @@ int db_ilog2(long long x)
 
 void db_key_of(db_key *k, const fa4_problem *p)
 {
-    int hv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim_qk;
+    int hv = problem_head_dim_v(p);
     int hkv = p->heads_kv > 0 ? p->heads_kv : p->heads_q;
     int varlen = 0, page = 0, softcap = 0, sinks = 0;
 

@@ -12,6 +12,7 @@
 #include "check_inputs.h"
 #include "launch_sm90.h"
 #include "config.h"
+#include "jit.h"
 
 typedef fa4_status (*family_launch)(const fa4_plan *, const launch_call *, fa4_stream);
 
@@ -164,16 +165,22 @@ void launch_split_setup(fa4_serving *s, const fa4_plan *plan, const fa4_problem 
     }
 }
 
+fa4_status launch_combine_rows(const fa4_plan *plan, long long rows, unsigned gy, unsigned gz,
+                               void **args, fa4_stream stream)
+{
+    const unsigned grid[3] = {
+        (unsigned)((rows + LAUNCH_COMBINE_ROWS - 1) / LAUNCH_COMBINE_ROWS), gy, gz
+    };
+
+    return launch_kernel(plan, plan->fn_combine, grid, 32 * LAUNCH_COMBINE_ROWS, 0, stream, args,
+                         JIT_COMBINE_NAME);
+}
+
 fa4_status launch_combine(const fa4_plan *plan, const fa4_problem *p, void **args,
                           fa4_stream stream)
 {
-    unsigned grid[3];
-
-    grid[0] = (unsigned)((p->seqlen_q + LAUNCH_COMBINE_ROWS - 1) / LAUNCH_COMBINE_ROWS);
-    grid[1] = (unsigned)p->heads_q;
-    grid[2] = (unsigned)p->batch;
-    return launch_kernel(plan, plan->fn_combine, grid, 32 * LAUNCH_COMBINE_ROWS, 0, stream, args,
-                         "fa4_combine");
+    return launch_combine_rows(plan, p->seqlen_q, (unsigned)p->heads_q, (unsigned)p->batch, args,
+                               stream);
 }
 
 void launch_serving_block(fa4_serving *s, const fa4_problem *p, const fa4_tensors *t)

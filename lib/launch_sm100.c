@@ -15,6 +15,7 @@
 #include "budget_sm100.h"
 #include "dtype.h"
 #include "plan.h"
+#include "problem.h"
 #include "sm100/decode_rows.h"
 
 long long launch_sm100_box_bytes(const sm100_map *m)
@@ -97,7 +98,7 @@ static fa4_status describe_decode(sm100_map maps[4], const fa4_problem *pb,
                                   size_t wn)
 {
     const dtype_info *dt = dtype_of(pb->dtype);
-    const int d = pb->head_dim_qk, dv = pb->head_dim_v > 0 ? pb->head_dim_v : d;
+    const int d = pb->head_dim_qk, dv = problem_head_dim_v(pb);
     const int pg = cfg->pack_gqa ? p->group : 1;
     fa4_status st;
 
@@ -128,7 +129,7 @@ fa4_status launch_sm100_describe(sm100_map maps[4], const fa4_problem *pb,
                                  char *why, size_t wn)
 {
     const dtype_info *dt = dtype_of(pb->dtype), *ot = dtype_of(dtype_out(pb));
-    const int d = pb->head_dim_qk, dv = pb->head_dim_v > 0 ? pb->head_dim_v : d;
+    const int d = pb->head_dim_qk, dv = problem_head_dim_v(pb);
     char dummy[8];
     fa4_status st;
 

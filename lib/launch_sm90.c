@@ -9,8 +9,7 @@
 #include "dtype.h"
 #include "jit.h"
 #include "plan.h"
-
-#define SM90_COMBINE_ROWS 4    /* kernels/common/combine.cuh FA4_COMBINE_ROWS */
+#include "problem.h"
 
 /* Varlen maps cover the packed tensors, {dim, heads, rows, 1}, with a row
 ** extent the kernel never reaches: the host does not know total_q /
@@ -97,7 +96,7 @@ static fa4_status encode_bshd(CUtensorMap *map, const cuda_api *cu, const char *
 
 size_t launch_sm90_vt_bytes(const fa4_problem *pb, const fa4_config *cfg)
 {
-    const int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+    const int dv = problem_head_dim_v(pb);
 
     if (pb->dtype != FA4_DTYPE_FP8_E4M3)
         return 0;
@@ -106,7 +105,7 @@ size_t launch_sm90_vt_bytes(const fa4_problem *pb, const fa4_config *cfg)
 
 size_t launch_sm90_workspace(const fa4_problem *pb, const fa4_config *cfg, int sms)
 {
-    const int dv = pb->head_dim_v > 0 ? pb->head_dim_v : pb->head_dim_qk;
+    const int dv = problem_head_dim_v(pb);
     const size_t data = sm90_tail_bytes(cfg, dv, sms) + launch_sm90_vt_bytes(pb, cfg);
 
     return data ? SM90_DATA_OFFSET + data : 0;
@@ -116,7 +115,7 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                             const fa4_problem *pb, const fa4_config *cfg,
                             const fa4_params *p, unsigned long long vt, char *why, size_t wn)
 {
-    const int d = pb->head_dim_qk, dv = pb->head_dim_v > 0 ? pb->head_dim_v : d;
+    const int d = pb->head_dim_qk, dv = problem_head_dim_v(pb);
     const dtype_info *in = dtype_of(pb->dtype);
     const dtype_info *out = dtype_of(dtype_out(pb));
     /* Every map in the config's swizzle: the kernel stores O in Q's layout. */
@@ -200,8 +199,7 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
 static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem *p,
                       const fa4_params *params)
 {
-    unsigned m_blocks = (unsigned)(((long long)p->seqlen_q + plan->config.bm - 1) / plan->config.bm);
-    unsigned tiles = m_blocks * (unsigned)p->heads_q * (unsigned)p->batch;
+    const unsigned tiles = (unsigned)params->total_tiles;
 
     grid[1] = grid[2] = 1;
     if (plan->config.scheduler != FA4_SCHED_PLAIN) {
@@ -214,7 +212,7 @@ static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem 
                   (tiles - (unsigned)params->tail_first) * (unsigned)params->tail_splits;
         return;
     }
-    grid[0] = m_blocks;
+    grid[0] = (unsigned)params->m_blocks;
     grid[1] = (unsigned)p->heads_q;
     grid[2] = (unsigned)p->batch;
 }
@@ -224,28 +222,11 @@ static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem 
 static void tail_params(fa4_params *params, const fa4_plan *plan, const fa4_problem *p,
                         unsigned long long workspace)
 {
-    const long long m_blocks = ((long long)p->seqlen_q + plan->config.bm - 1) / plan->config.bm;
     const int n_blocks = (int)(((long long)p->seqlen_k + plan->config.bn - 1) / plan->config.bn);
 
-    sm90_tail_split((int)(m_blocks * p->heads_q * p->batch), plan->ctx->limits.sm_count, n_blocks,
+    sm90_tail_split(params->total_tiles, plan->ctx->limits.sm_count, n_blocks,
                     &params->tail_first, &params->tail_splits);
     params->tail_partial = workspace + SM90_DATA_OFFSET;
-}
-
-/* Merge the tail split's parts (kernels/common/combine.cuh): a warp per row
-** of the tail's tiles. */
-static fa4_status launch_tail_combine(const fa4_plan *plan, const fa4_params *params,
-                                      const fa4_problem *p, fa4_stream stream)
-{
-    const long long m_blocks = ((long long)p->seqlen_q + plan->config.bm - 1) / plan->config.bm;
-    const long long rows = (m_blocks * p->heads_q * p->batch - params->tail_first) * plan->config.bm;
-    unsigned grid[3] = { (unsigned)((rows + SM90_COMBINE_ROWS - 1) / SM90_COMBINE_ROWS), 1, 1 };
-    void *args[1] = { (void *)params };
-
-    if (!plan->fn_combine)
-        return error_set(plan->ctx, FA4_ECOMPILE, "the kernel module has no %s", JIT_COMBINE_NAME);
-    return launch_kernel(plan, plan->fn_combine, grid, 32 * SM90_COMBINE_ROWS, 0, stream, args,
-                         JIT_COMBINE_NAME);
 }
 
 /* fp8: write V^T for this call into the workspace at VT (grid and layout:
@@ -292,8 +273,7 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
         tail_params(&params, plan, &call->problem, call->workspace);
     if (call->problem.dtype == FA4_DTYPE_FP8_E4M3)   /* after the tail's records */
         vt = call->workspace + SM90_DATA_OFFSET +
-             sm90_tail_bytes(&plan->config, call->problem.head_dim_v > 0 ? call->problem.head_dim_v
-                                                                         : call->problem.head_dim_qk,
+             sm90_tail_bytes(&plan->config, problem_head_dim_v(&call->problem),
                              plan->ctx->limits.sm_count);
     /* The driver encodes maps only with a context current: fa4_forward
        has pushed the plan's (the caller's thread may have none).  Before
@@ -314,7 +294,11 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
         args[5] = &sv;
     st = launch_kernel(plan, plan->fn, grid, plan->layout.threads, plan->layout.smem_bytes,
                        stream, args, "fa4_fwd");
-    if (st == FA4_OK && plan->config.splits == 0 && params.tail_splits > 1)
-        st = launch_tail_combine(plan, &params, &call->problem, stream);
+    if (st == FA4_OK && plan->config.splits == 0 && params.tail_splits > 1) {
+        /* a warp per row of the tail's tiles (kernels/common/combine.cuh) */
+        void *combine_args[1] = { &params };
+        st = launch_combine_rows(plan, (long long)(params.total_tiles - params.tail_first) *
+                                 plan->config.bm, 1, 1, combine_args, stream);
+    }
     return st;
 }

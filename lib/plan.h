@@ -89,9 +89,15 @@ size_t launch_split_workspace(const fa4_plan *plan);
 void launch_split_setup(fa4_serving *s, const fa4_plan *plan, const fa4_problem *p,
                         long long tiles, size_t ws_bytes, unsigned long long workspace);
 
-/* Queue fa4_combine for problem P's call with the fa4_fwd arguments ARGS
-** (fa4_params, then fa4_serving) on STREAM: grid (ceil(seqlen_q / 4),
-** heads_q, batch) of 128 threads. */
+/* Queue fa4_combine (kernels/common/combine.cuh) with arguments ARGS on
+** STREAM: a warp per row of ROWS rows, grid (ceil(ROWS / 4), GY, GZ) of 128
+** threads. */
+fa4_status launch_combine_rows(const fa4_plan *plan, long long rows, unsigned gy, unsigned gz,
+                               void **args, fa4_stream stream);
+
+/* launch_combine_rows() for problem P's split-KV call with the fa4_fwd
+** arguments ARGS (fa4_params, then fa4_serving): rows seqlen_q, grid y
+** heads_q, z batch. */
 fa4_status launch_combine(const fa4_plan *plan, const fa4_problem *p, void **args,
                           fa4_stream stream);
 

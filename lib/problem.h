@@ -15,6 +15,12 @@
 fa4_status problem_resolve(fa4_problem *out, const fa4_problem *problem,
                            char *why, size_t why_size);
 
+/* head_dim_v, or head_dim_qk where P leaves it 0 (before problem_resolve()). */
+static inline int problem_head_dim_v(const fa4_problem *p)
+{
+    return p->head_dim_v > 0 ? p->head_dim_v : p->head_dim_qk;
+}
+
 /* 1 when the kernel must mask beyond the ragged tail (causal or window). */
 int problem_has_mask(const fa4_problem *p);
 

@@ -83,8 +83,7 @@ fa4_combine(const fa4_params p)
     const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
     const int r = (int)blockIdx.x * FA4_COMBINE_ROWS + warp;   /* row of the tail */
     const int j = r / FA4_BM, row = r % FA4_BM;                 /* its tile, its row there */
-    const int tiles = p.m_blocks * p.heads_q * p.batch, tail = tiles - p.tail_first;
-    if (j >= tail)
+    if (j >= p.total_tiles - p.tail_first)
         return;
     const int t = p.tail_first + j, m = t % p.m_blocks, bh = t / p.m_blocks;
     const int h = bh % p.heads_q, b = bh / p.heads_q, qi = m * FA4_BM + row;

@@ -23,7 +23,7 @@ typedef struct fa4_params {
        causal is window_right = 0.  Only read when FA4_MASK is 1. */
     int window_left, window_right;
     int m_blocks;           /* ceil(seqlen_q / BM) */
-    int total_tiles;        /* m_blocks * heads_q * batch (persistent schedulers) */
+    int total_tiles;        /* m_blocks * heads_q * batch (persistent schedulers, tail split) */
     int reserved;
     /* Dynamic scheduler: two u32 counters, zero before the launch and left
        zero after it (kernels/sm90/scheduler.cuh); 0 for other schedulers. */
