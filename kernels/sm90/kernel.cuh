@@ -220,12 +220,13 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
 #endif
         /* Read again rather than kept in registers through the main loop. */
         const fa4_seq sq = seq_of(p FA4_SERVING_ARG, tile.batch);
-#if FA4_SINKS && FA4_TAIL_SPLIT
-        /* A tail part's LSE leaves the sink to the merge (combine.cuh). */
-        softmax_finish(sm, inv, lse, tail_part(p) >= 0 ? FA4_NEG_INF
-                                     : ((const float *)p.sinks)[tile.head] * 1.4426950408889634f);
-#elif FA4_SINKS
-        softmax_finish(sm, inv, lse, ((const float *)p.sinks)[tile.head] * 1.4426950408889634f);
+#if FA4_SINKS
+        {
+            /* A tail part's LSE leaves the sink to the merge (combine.cuh). */
+            const float sink = tail_part(p) >= 0 ? FA4_NEG_INF
+                               : ((const float *)p.sinks)[tile.head] * 1.4426950408889634f;
+            softmax_finish(sm, inv, lse, sink);
+        }
 #else
         softmax_finish(sm, inv, lse, 0.0f);
 #endif

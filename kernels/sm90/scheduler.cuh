@@ -46,6 +46,18 @@ struct fa4_sched_cursor {
     int first;      /* its first tile index */
 };
 
+/* The tile of linear index T: query tile fastest, then head, then batch;
+ * causal query tiles from the last (the longest first). */
+FA4_DEV fa4_tile tile_of_index(const fa4_params &p, int t)
+{
+    fa4_tile tile;
+    const int m = t % p.m_blocks, bh = t / p.m_blocks;
+    tile.m_block = FA4_CAUSAL ? p.m_blocks - 1 - m : m;
+    tile.head = bh % p.heads_q;
+    tile.batch = bh / p.heads_q;
+    return tile;
+}
+
 /* First linear tile index of this CTA. */
 FA4_DEV int sched_first(void)
 {
@@ -130,19 +142,13 @@ FA4_DEV bool sched_tile(const fa4_params &p FA4_SERVING_PARAM, fa4_sched_cursor 
     asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(u));
     if (u >= p.tail_first)
         u = p.tail_first + (u - p.tail_first) / p.tail_splits;
-    const int m = u % p.m_blocks, bh = u / p.m_blocks;
-    tile.m_block = FA4_CAUSAL ? p.m_blocks - 1 - m : m;
-    tile.head = bh % p.heads_q;
-    tile.batch = bh / p.heads_q;
+    tile = tile_of_index(p, u);
 #elif FA4_SCHEDULER == 0
     tile.m_block = FA4_CAUSAL ? p.m_blocks - 1 - (int)blockIdx.x : (int)blockIdx.x;
     tile.head = (int)blockIdx.y;
     tile.batch = (int)blockIdx.z;
 #elif FA4_SCHEDULER == 1 || FA4_SCHEDULER == 3
-    const int m = t % p.m_blocks, bh = t / p.m_blocks;
-    tile.m_block = FA4_CAUSAL ? p.m_blocks - 1 - m : m;
-    tile.head = bh % p.heads_q;
-    tile.batch = bh / p.heads_q;
+    tile = tile_of_index(p, t);
 #else
     const int nbh = p.heads_q * p.batch;
     const int m = t / nbh, bh = t % nbh;
