@@ -44,8 +44,9 @@ char *db_default_path(char *buf, size_t size);
 /*
 ** Look up the best known config for PROBLEM on DEV: user exact, system
 ** exact, nearest bucket on the same device, same arch with another SM
-** count.  Stale entries (db_row_stale) rank below every current one, in
-** the same order; their *source is FA4_SOURCE_STALE.  FA4_OK with
+** count.  Stale entries (db_row_stale) rank below current ones of the
+** same step and bucket distance only (fa4-db(5)); their *source is
+** FA4_SOURCE_STALE.  FA4_OK with
 ** *config and *source set and WHY saying which entry; FA4_EDB with WHY
 ** "no entry" when nothing matches (the caller then uses the heuristic).
 */
@@ -57,7 +58,8 @@ fa4_status db_lookup(db *d, fa4_config *config, fa4_config_source *source,
 ** NULL when HASH is the current kernel source hash of FAMILY
 ** (jit_source_hash); otherwise "stale: ..." naming both hashes, written
 ** into WHY and returned.  The one test of staleness: lookup ranks a stale
-** winner below every current one; check, verify and import name it.
+** winner below current ones of the same step and distance; check, verify
+** and import name it.
 */
 const char *db_row_stale(char *why, size_t why_size, int family,
                          const char *hash);
@@ -173,8 +175,8 @@ fa4_status db_show(db *d, char **out, const char *table, int flags,
 /*
 ** Check both databases: PRAGMA integrity_check, winners db_lookup skips
 ** (db_row_unusable), winners whose source hash no longer matches
-** jit_source_hash(family) (stale: used by db_lookup only below every
-** current entry), and binaries whose checksum does not match.  Nothing is
+** jit_source_hash(family) (stale: ranked by db_lookup below current
+** entries of the same step and distance), and binaries whose checksum does not match.  Nothing is
 ** changed.  *REPORT (malloc'd) lists what was found, one item per line;
 ** *PROBLEMS (may be NULL) counts those winners and bad binaries.  FA4_OK
 ** when the integrity checks pass, FA4_EDB with WHY naming the file when
@@ -208,8 +210,8 @@ fa4_status db_check(db *d, char **report, int *problems, char *why,
 ** version, NVRTC/driver version, device or source hash it carries; the
 ** summary reports each kind of mismatch with counts (records for other
 ** devices serve this device only as same-arch fallbacks; records with a
-** stale source hash are kept, and db_lookup ranks them below every current
-** entry).  A winner
+** stale source hash are kept, and db_lookup ranks them below current
+** entries of the same step and distance).  A winner
 ** replaces an existing one for the same key only when its median_ms is
 ** lower (a missing median counts as infinitely slow); identical trials are
 ** not added twice.  A file is imported in one transaction: a malformed

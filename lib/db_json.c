@@ -842,8 +842,8 @@ static char *summary_text(const tally *t, const char *label)
     if (t->stale) {
         n = strlen(s);
         snprintf(s + n, 8192 - n, "warning: %d records tuned with another "
-                 "kernel source (stale); imported; used only where no current "
-                 "entry matches, until re-tuned\n",
+                 "kernel source (stale); imported; ranked below current entries "
+                 "of the same bucket distance, until re-tuned\n",
                  t->stale);
     }
     return s;

@@ -2,8 +2,11 @@
 ** db_lookup.c -- the best stored config for a problem, in the order user
 ** exact, system exact, nearest bucket on the same device, same arch
 ** (fa4-db(5), "Lookup order").  A row tuned with another kernel source
-** (stale) still counts, below every current row: its config is a better
-** start than the heuristic until it is re-tuned.  Rows that cannot be
+** (stale) still counts: the shape it was tuned for matters more than the
+** kernels it was tuned with, so a stale row ranks below a current one of
+** the same step and distance only -- a stale exact row before a current
+** row of another bucket, which a partial re-tune would otherwise spread
+** over every bucket of its shape.  Rows that cannot be
 ** used -- a config text that does not parse or is out of range, a device
 ** row without a fingerprint -- are skipped and counted; db_check() lists
 ** the same rows.
@@ -19,7 +22,7 @@
 /* One candidate row and its rank: smaller is better, compared in order. */
 typedef struct candidate {
     int found;
-    int stale;        /* tuned with another kernel source: after all fresh */
+    int stale;        /* tuned with another kernel source */
     int level;        /* 1 user exact, 2 system exact, 3 nearest, 4 same arch */
     int sub;          /* same arch: 0 same name, 1 same cc only */
     int distance;     /* in half steps: 2 (|dlog2 q| + |dlog2 k| + |dlog2
@@ -32,19 +35,34 @@ typedef struct candidate {
     char stale_why[128];  /* db_row_stale's text, when stale */
 } candidate;
 
-/* 1 when A ranks before B. */
+/* The step of a level: 0 exact (user or system), 1 nearest, 2 same arch. */
+static int step_of(int level)
+{
+    return level <= 2 ? 0 : level - 2;
+}
+
+/* 1 when A ranks before B: by step; among exact rows current before stale,
+ * then user before system, then a row of the same work bucket before one
+ * of any; among the others the closest buckets first, then current before
+ * stale, then user before system; the lowest median last. */
 static int better(const candidate *a, const candidate *b)
 {
     if (!b->found)
         return 1;
-    if (a->stale != b->stale)
-        return b->stale;
-    if (a->level != b->level)
-        return a->level < b->level;
+    if (step_of(a->level) != step_of(b->level))
+        return step_of(a->level) < step_of(b->level);
     if (a->sub != b->sub)
         return a->sub < b->sub;
+    if (step_of(a->level) == 0) {
+        if (a->stale != b->stale)
+            return b->stale;
+        if (a->level != b->level)
+            return a->level < b->level;
+    }
     if (a->distance != b->distance)
         return a->distance < b->distance;
+    if (a->stale != b->stale)
+        return b->stale;
     if (a->sysdb != b->sysdb)
         return a->sysdb < b->sysdb;
     return a->median < b->median;

@@ -346,8 +346,9 @@ char *fa4_config_format(const fa4_config *config, char *buf, size_t size);
 
 /*
 ** Where a plan's config came from.  The lookup order is user exact, system
-** exact, nearest, same arch, stale (any of those four, tuned with earlier
-** kernel sources), heuristic.
+** exact, nearest, same arch, heuristic; an entry tuned with earlier kernel
+** sources (reported as stale) ranks below a current one of the same step
+** and bucket distance only (fa4-db(5), "Lookup order").
 */
 typedef enum fa4_config_source {
     FA4_SOURCE_USER_EXACT = 1,   /* user database, same device and bucket */

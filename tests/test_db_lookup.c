@@ -491,7 +491,8 @@ int main(int argc, char **argv)
     ok(st == FA4_OK && src == FA4_SOURCE_USER_EXACT && mark == 16,
        "among families, the lowest median wins");
 
-    /* Stale entries (another kernel source) rank below every fresh one. */
+    /* Stale entries (another kernel source): below a fresh entry of the
+       same step and distance only; the buckets come first. */
     ok(exec_sql(user, "UPDATE winners SET source_hash = 'feedfacefeedface' "
                 "WHERE seqlen_q_bucket = 4096 AND device_id = (SELECT id "
                 "FROM devices WHERE name = 'NVIDIA H100 80GB HBM3')"),
@@ -500,8 +501,20 @@ int main(int argc, char **argv)
     ok(st == FA4_OK && src == FA4_SOURCE_SYSTEM_EXACT && mark == 64,
        "the system's fresh exact entry beats the user's stale exact ones");
     st = look(user, NULL, &h100, &p4k, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_STALE && mark == 16 &&
+       strstr(why, "exact"),
+       "a stale exact entry beats a fresh one of another bucket (8192)");
+    p = problem(2048, 2048);
+    st = look(user, NULL, &h100, &p, &mark, &src);
+    ok(st == FA4_OK && src == FA4_SOURCE_STALE && mark == 16 &&
+       strstr(why, "nearest bucket"),
+       "seqlen 2048 takes the closer stale bucket (4096) before the fresh "
+       "ones two steps away (512, 8192)");
+    p = problem(4096, 8192);
+    st = look(user, NULL, &h100, &p, &mark, &src);
     ok(st == FA4_OK && src == FA4_SOURCE_NEAREST && mark == 96,
-       "a fresh nearest-bucket entry (8192) beats a stale exact one");
+       "at equal distance (4096/4096 stale, 8192/8192 fresh) the fresh "
+       "entry wins");
     ok(exec_sql(user, "UPDATE winners SET source_hash = 'feedfacefeedface'"),
        "every user entry is made stale");
     st = look(user, NULL, &h100, &p4k, &mark, &src);
