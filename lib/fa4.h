@@ -480,7 +480,9 @@ typedef struct fa4_tensors {
 ** tiles, the sm100 decode mode: splits x heads_q x rows x (head_dim_v + 1)
 ** floats, bounded by
 ** what one wave of CTAs can produce), for the sm90 tail split (splits
-** = 0) 256 + sm_count x bm x (head_dim_v + 1) floats, and for fp8 inputs
+** = 0) 256 + records x bm x (head_dim_v + 1) floats with records =
+** min(sm_count, 16 x tiles) for the plan's maxima (none when seqlen_k
+** is under 8 key blocks: such calls never split), and for fp8 inputs
 ** on the sm90 family 256 (+ the tail split's floats) + a transposed copy of V (batch x heads_kv x head_dim_v x
 ** seqlen_k rounded up to 64 bytes, for varlen up to the config's bn; the
 ** plan's maxima: dense, varlen and paged batches alike), rewritten by

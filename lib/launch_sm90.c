@@ -105,8 +105,7 @@ size_t launch_sm90_vt_bytes(const fa4_problem *pb, const fa4_config *cfg)
 
 size_t launch_sm90_workspace(const fa4_problem *pb, const fa4_config *cfg, int sms)
 {
-    const int dv = problem_head_dim_v(pb);
-    const size_t data = sm90_tail_bytes(cfg, dv, sms) + launch_sm90_vt_bytes(pb, cfg);
+    const size_t data = sm90_tail_bytes(pb, cfg, sms) + launch_sm90_vt_bytes(pb, cfg);
 
     return data ? SM90_DATA_OFFSET + data : 0;
 }
@@ -273,8 +272,7 @@ fa4_status launch_sm90(const fa4_plan *plan, const launch_call *call, fa4_stream
         tail_params(&params, plan, &call->problem, call->workspace);
     if (call->problem.dtype == FA4_DTYPE_FP8_E4M3)   /* after the tail's records */
         vt = call->workspace + SM90_DATA_OFFSET +
-             sm90_tail_bytes(&plan->config, problem_head_dim_v(&call->problem),
-                             plan->ctx->limits.sm_count);
+             sm90_tail_bytes(&call->problem, &plan->config, plan->ctx->limits.sm_count);
     /* The driver encodes maps only with a context current: fa4_forward
        has pushed the plan's (the caller's thread may have none).  Before
        the V^T copy: a map the driver refuses queues nothing. */

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include "fa4.h"
 #include "device.h"
+#include "problem.h"
 #include "../kernels/common/params.h"
 
 /*
@@ -105,13 +106,23 @@ static inline void sm90_tail_split(int tiles, int sms, int n_blocks, int *first,
     *splits = s >= 2 ? s : 1;
 }
 
-/* Bytes of the tail split's records under CONFIG with head_dim_v DV on SMS
-** SMs: at most one record per SM (r * splits <= SMS); 0 unless splits = 0. */
-static inline size_t sm90_tail_bytes(const fa4_config *config, int dv, int sms)
+/* Bytes of the tail split's records for PROBLEM's sizes (a plan's maxima
+** bound every call's) under CONFIG on SMS SMs: r * splits records with
+** r * splits <= SMS, splits <= 16 and r < min(tiles, SMS) -- none when a
+** tile's keys cannot make two parts of 4 blocks; 0 unless splits = 0. */
+static inline size_t sm90_tail_bytes(const fa4_problem *problem, const fa4_config *config,
+                                     int sms)
 {
-    if (config->family != FA4_FAMILY_SM90 || config->splits != 0)
+    long long tiles, records;
+
+    if (config->family != FA4_FAMILY_SM90 || config->splits != 0 || sms < 2 ||
+        ((long long)problem->seqlen_k + config->bn - 1) / config->bn < 8)
         return 0;
-    return (size_t)sms * config->bm * (dv + 1) * 4;   /* FA4_TAIL_RECORD each */
+    tiles = ((long long)problem->seqlen_q + config->bm - 1) / config->bm *
+            problem->heads_q * problem->batch;
+    records = tiles < sms - 1 ? tiles : sms - 1;
+    records = 16 * records < sms ? 16 * records : sms;
+    return (size_t)records * config->bm * (problem_head_dim_v(problem) + 1) * 4;
 }
 
 /* The workspace a call of PROBLEM's sizes needs under CONFIG on SMS SMs

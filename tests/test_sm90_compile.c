@@ -63,6 +63,44 @@ static void check_compile(const device_limits *dev, const fa4_problem *p, const 
         jit_kernel_free(&k);
 }
 
+/* The tail split's records for plan maxima of every size below a few
+   waves: enough for every call within them, and no more than the bound
+   (sm90_tail_bytes: min(SMs, 16 x tiles), none below 8 key blocks). */
+static void check_tail_records(const fa4_config *c)
+{
+    const size_t rec = (size_t)c->bm * 129 * 4;
+    fa4_problem plan = ct_problem(FA4_DTYPE_BF16, 1, 128, 128, 128, 0), call = plan;
+    int sq, sk, b, h, csq, csk, first, splits, bad = 0, shorts = 0, smalls = 0;
+
+    for (sq = 1; sq <= 4 * c->bm && !bad; sq += c->bm / 3)
+        for (sk = 1; sk <= 12 * c->bn && !bad; sk += c->bn / 2)
+            for (b = 1; b <= 9 && !bad; b += 4)
+            for (h = 1; h <= 16 && !bad; h += 15) {
+                plan.seqlen_q = sq, plan.seqlen_k = sk, plan.batch = b, plan.heads_q = h;
+                const size_t have = sm90_tail_bytes(&plan, c, 132);
+                const long long tiles = (sq + c->bm - 1LL) / c->bm * h * b;
+                if ((sk + c->bn - 1) / c->bn < 8) {
+                    bad |= have != 0;
+                    shorts++;
+                } else if (tiles < 8) {
+                    bad |= have != (size_t)(16 * tiles < 132 ? 16 * tiles : 132) * rec;
+                    smalls++;
+                }
+                for (csq = 1; csq <= sq && !bad; csq += c->bm / 2)
+                    for (csk = 1; csk <= sk && !bad; csk += c->bn) {
+                        call.seqlen_q = csq, call.seqlen_k = csk, call.batch = b, call.heads_q = h;
+                        const int t = (csq + c->bm - 1) / c->bm * h * b;
+                        sm90_tail_split(t, 132, (csk + c->bn - 1) / c->bn, &first, &splits);
+                        if ((size_t)(t - first) * (size_t)splits * rec > have ||
+                            sm90_tail_bytes(&call, c, 132) > have)
+                            bad = 1;
+                    }
+            }
+    ok(!bad && shorts > 0 && smalls > 0, "plan maxima up to %d x %d keys: every call's parts fit "
+       "the plan's records; none below 8 key blocks (%d plans), 16 per tile in grids of fewer "
+       "than 8 tiles (%d plans)", 4 * c->bm, 12 * c->bn, shorts, smalls);
+}
+
 /* The tail split (config splits = 0): which tiles split and into how many
    parts, where the budget takes it, its workspace, and its variants compile
    without spills (the GPU check is tests/test_gpu_forward). */
@@ -104,9 +142,10 @@ static void check_tail_split(const device_limits *dev)
 
     c.splits = 0;
     is_int(budget_fit(&l, dev, &p, &c, why, sizeof why), FA4_OK, "splits=0 fits the plain grid");
-    ok(sm90_tail_bytes(&c, 128, 132) == (size_t)132 * 192 * 129 * 4 &&
+    ok(sm90_tail_bytes(&p, &c, 132) == (size_t)132 * 192 * 129 * 4 &&
            launch_sm90_workspace(&p, &c, 132) == 256 + (size_t)132 * 192 * 129 * 4,
        "its workspace: the counter, then a record of 192 x 129 floats per SM");
+    check_tail_records(&c);
     p.dtype = FA4_DTYPE_FP8_E4M3;
     c = sm90_config(2, 192, 2);
     c.swizzle = 64;
