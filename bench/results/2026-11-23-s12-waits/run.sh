@@ -6,6 +6,9 @@
 # The two trees: kernels/ with kB.patch or kC.patch applied (cp -r kernels _exp/kB &&
 # patch -d _exp/kB -p1 < bench/results/2026-11-23-s12-waits/kB.patch).
 # Carries: build, _exp.  $1: run number.  Writes $OUT/times-$1.txt.
+# Before timing, the winner's correctness on the GPU, with the same trees:
+#   FA4_KERNEL_DIR=$(pwd)/_exp/kC FA4_FAMILIES=sm90 FA4_TEST_ONLY=grid build/tests/test_gpu_forward
+#   (then tail, softcap, dynamic, window; test_gpu_serving; test_gpu_fp8_serving).
 export FA4_DB=/tmp/bench.db FA4_SYSTEM_DB=
 [ -f /tmp/seed.db ] || build/fa4-tune import db/seed/h100-sxm.json --db /tmp/seed.db > /dev/null 2>&1
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv,noheader
