@@ -176,9 +176,10 @@ fa4_status db_show(db *d, char **out, const char *table, int flags,
 ** Check both databases: PRAGMA integrity_check, winners db_lookup skips
 ** (db_row_unusable), winners whose source hash no longer matches
 ** jit_source_hash(family) (stale: ranked by db_lookup below current
-** entries of the same step and distance), and binaries whose checksum does not match.  Nothing is
-** changed.  *REPORT (malloc'd) lists what was found, one item per line;
-** *PROBLEMS (may be NULL) counts those winners and bad binaries.  FA4_OK
+** entries of the same step and distance), and binaries whose checksum
+** does not match.  Nothing is changed.  *REPORT (malloc'd) lists what was
+** found, one item per line; *PROBLEMS (may be NULL) counts those winners
+** and bad binaries.  FA4_OK
 ** when the integrity checks pass, FA4_EDB with WHY naming the file when
 ** one fails or cannot run.
 */

@@ -83,13 +83,18 @@ static inline long long sm90_vt_cols(const fa4_problem *problem, const fa4_confi
 ** under CONFIG; 0 for 16-bit inputs. */
 size_t launch_sm90_vt_bytes(const fa4_problem *problem, const fa4_config *config);
 
+/* The tail split's limits: parts per tile, key blocks per part. */
+#define SM90_TAIL_MAX_PARTS 16
+#define SM90_TAIL_MIN_PART_BLOCKS 4
+
 /*
 ** The tail split (config splits = 0; kernels/sm90/tail.cuh): of TILES
 ** tiles of N_BLOCKS key blocks each, equal in length, on SMS SMs (one CTA
 ** each), the last wave's r = TILES mod SMS tiles run from tile *FIRST on
 ** in *SPLITS parts each: as many as still run together in that wave
 ** (r * S <= SMS; more, in two rounds of parts, measured slower on the
-** H100), at most 16, each part at least 4 key blocks.  *FIRST = TILES and
+** H100), at most SM90_TAIL_MAX_PARTS, each part at least
+** SM90_TAIL_MIN_PART_BLOCKS key blocks.  *FIRST = TILES and
 ** *SPLITS = 1 when fewer than 2 parts fit.  The grid is *FIRST + r *
 ** *SPLITS CTAs.
 */
@@ -98,30 +103,32 @@ static inline void sm90_tail_split(int tiles, int sms, int n_blocks, int *first,
     const int r = sms > 0 ? tiles % sms : 0;
     int s = r > 0 ? sms / r : 1;
 
-    if (s > n_blocks / 4)
-        s = n_blocks / 4;
-    if (s > 16)
-        s = 16;
+    if (s > n_blocks / SM90_TAIL_MIN_PART_BLOCKS)
+        s = n_blocks / SM90_TAIL_MIN_PART_BLOCKS;
+    if (s > SM90_TAIL_MAX_PARTS)
+        s = SM90_TAIL_MAX_PARTS;
     *first = s >= 2 ? tiles - r : tiles;
     *splits = s >= 2 ? s : 1;
 }
 
 /* Bytes of the tail split's records for PROBLEM's sizes (a plan's maxima
 ** bound every call's) under CONFIG on SMS SMs: r * splits records with
-** r * splits <= SMS, splits <= 16 and r < min(tiles, SMS) -- none when a
-** tile's keys cannot make two parts of 4 blocks; 0 unless splits = 0. */
+** r * splits <= SMS, splits <= SM90_TAIL_MAX_PARTS and r < min(tiles,
+** SMS) -- none when a tile's keys cannot make two parts; 0 unless
+** splits = 0. */
 static inline size_t sm90_tail_bytes(const fa4_problem *problem, const fa4_config *config,
                                      int sms)
 {
     long long tiles, records;
 
     if (config->family != FA4_FAMILY_SM90 || config->splits != 0 || sms < 2 ||
-        ((long long)problem->seqlen_k + config->bn - 1) / config->bn < 8)
+        ((long long)problem->seqlen_k + config->bn - 1) / config->bn <
+            2 * SM90_TAIL_MIN_PART_BLOCKS)
         return 0;
     tiles = ((long long)problem->seqlen_q + config->bm - 1) / config->bm *
             problem->heads_q * problem->batch;
     records = tiles < sms - 1 ? tiles : sms - 1;
-    records = 16 * records < sms ? 16 * records : sms;
+    records = SM90_TAIL_MAX_PARTS * records < sms ? SM90_TAIL_MAX_PARTS * records : sms;
     return (size_t)records * config->bm * (problem_head_dim_v(problem) + 1) * 4;
 }
 
