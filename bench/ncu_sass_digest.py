@@ -36,7 +36,8 @@ def main():
         print(f"{100 * int(r[i_s]) / total:5.1f}%  {r[1].strip()[:72]}")
     share = {}
     for r in data:
-        share[opcode(r[1].strip())] = share.get(opcode(r[1].strip()), 0) + int(r[i_s] or 0)
+        op = opcode(r[1].strip())
+        share[op] = share.get(op, 0) + int(r[i_s] or 0)
     print("-- samples per opcode")
     for op, n in sorted(share.items(), key=lambda kv: -kv[1])[:top]:
         print(f"{100 * n / total:5.1f}%  {op}")
