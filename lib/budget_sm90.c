@@ -454,6 +454,12 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
             return -1;
         m += n;
     }
+    if (cfg->late_k_release) { /* likewise FA4_LATE_K_RELEASE */
+        n = snprintf(buf + m, size - (size_t)m, "#define FA4_LATE_K_RELEASE 1\n");
+        if (n < 0 || (size_t)n >= size - (size_t)m)
+            return -1;
+        m += n;
+    }
     if (pb->page_size > 0) {   /* FA4_PAGE_GATHER only where pages are */
         n = snprintf(buf + m, size - (size_t)m, "#define FA4_PAGE_GATHER %d\n",
                      sm90_page_gather(cfg));
@@ -487,18 +493,20 @@ static void sm90_base(fa4_config *c, int wgs, int bn, int stages)
 
 /* family_ops.candidates: consumer_wgs {2, 3} x bn {64..256 step 16} x
 ** stages {2..4} x pingpong {0, 1} x scheduler (plain, persistent; with a
-** mask plain, longest-first and dynamic; varlen plain and dynamic) x K/V layout: split rings with 128 B
-** swizzle and exp2_emu_pct {0, 25}; then 64 and 32 B swizzle, the fused
-** ring, and both, with exp2_emu_pct 0 only (the emulation does not touch
-** shared memory).
+** mask plain, longest-first and dynamic; varlen plain and dynamic) x K/V
+** layout and softmax variant: split rings with 128 B swizzle, plain, with
+** exp2_emu_pct 25 and with late_k_release; the fused ring with 128 B
+** swizzle, plain and with late_k_release; 64 and 32 B swizzle, split and
+** fused, plain only (neither variant touches shared memory, so the two
+** most frequent winning layouts carry them).
 ** Shapes whose registers cannot fit (bn too wide for the O accumulator)
 ** are left out here; the rest go through the budget filter. */
 static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
                            const fa4_problem *pb)
 {
-    static const int emus[] = { 0, 25 };
-    static const int layouts[][3] = { /* swizzle, fused_kv, exp2 emulation settings */
-        { 128, 0, 2 }, { 64, 0, 1 }, { 32, 0, 1 }, { 128, 1, 1 }, { 64, 1, 1 }, { 32, 1, 1 }
+    static const int variants[][2] = { { 0, 0 }, { 0, 1 }, { 25, 0 } }; /* exp2_emu_pct, late_k */
+    static const int layouts[][3] = { /* swizzle, fused_kv, how many of variants[] */
+        { 128, 0, 3 }, { 64, 0, 1 }, { 32, 0, 1 }, { 128, 1, 2 }, { 64, 1, 1 }, { 32, 1, 1 }
     };
     const int nlayouts = (int)(sizeof layouts / sizeof layouts[0]);
     const int dv = problem_head_dim_v(pb), esize = dtype_bytes(pb->dtype);
@@ -533,7 +541,8 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
                                     out[n].swizzle = layouts[lo][0];
                                     out[n].fused_kv = layouts[lo][1];
                                     out[n].pingpong = pp;
-                                    out[n].exp2_emu_pct = emus[e];
+                                    out[n].exp2_emu_pct = variants[e][0];
+                                    out[n].late_k_release = variants[e][1];
                                     out[n].scheduler = scheds[sc];
                                     if (scheds[sc] == FA4_SCHED_PLAIN && sm90_tail_split_fits(pb))
                                         out[n].splits = 0;
@@ -679,6 +688,11 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
         sm90_fp8_heuristic(out, pb);
     else
         sm90_dense_heuristic(out, dev, pb);
+    /* H100, seed configs, 16k tokens: two consumer warpgroups gain 2.5-3.6%
+       with K freed after the row max (d128 causal 4k and 16k, GQA 32/8
+       causal 16k), d256 +-0.5%; three gain or lose 1-3% by shape, left to
+       fa4-tune (bench/NOTES.md, "The P V wait's place"). */
+    out->late_k_release = out->consumer_wgs == 2 && !fp8;
     if (pb->page_size && pb->page_size < out->bn && out->bn % pb->page_size != 0)
         out->bn = out->bn / pb->page_size * pb->page_size;   /* page-sized boxes */
     if (fp8 && out->bn % out->swizzle != 0)
@@ -699,6 +713,7 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                 break;
             sm90_base(&c, 2, 128, 2);
             c.pingpong = 1;
+            c.late_k_release = !fp8;
             c.swizzle = out->swizzle;
         }
         step = fp8 ? c.swizzle : 16;

@@ -29,12 +29,12 @@ char *fa4_config_format(const fa4_config *c, char *buf, size_t size)
     snprintf(buf, size,
              "%s bm=%d bn=%d stages=%d swizzle=%d fused_kv=%d q_tiles=%d warps=%d "
              "wgs=%d regs=%d/%d cluster=%d exp2_emu=%d rescale=%d pingpong=%d sched=%s"
-             " splits=%d pack_gqa=%d kv_split_warps=%d",
+             " splits=%d pack_gqa=%d kv_split_warps=%d late_k=%d",
              config_family_name(c->family), c->bm, c->bn, c->stages, c->swizzle,
              c->fused_kv, c->q_tiles, c->warps, c->consumer_wgs, c->producer_regs,
              c->consumer_regs, c->cluster, c->exp2_emu_pct, c->rescale_threshold,
              c->pingpong, (unsigned)c->scheduler < (unsigned)NSCHED ? sched_names[c->scheduler] : "?",
-             c->splits, c->pack_gqa, c->kv_split_warps);
+             c->splits, c->pack_gqa, c->kv_split_warps, c->late_k_release);
     return buf;
 }
 
@@ -118,6 +118,7 @@ fa4_status config_parse(fa4_config *out, const char *text, char *why, size_t why
         else if (!strcmp(key, "splits")) c.splits = v;
         else if (!strcmp(key, "pack_gqa")) c.pack_gqa = v;
         else if (!strcmp(key, "kv_split_warps")) c.kv_split_warps = v;
+        else if (!strcmp(key, "late_k")) c.late_k_release = v;
         else bad = 1;
         if (bad) {
             snprintf(why, why_size, "config: unknown key \"%s\"", key);
@@ -165,6 +166,7 @@ fa4_status config_validate(const fa4_config *c, char *why, size_t why_size)
         { "splits", c->splits, 0, CONFIG_MAX_SPLITS, 1 },
         { "pack_gqa", c->pack_gqa, 0, 1, 1 },
         { "kv_split_warps", c->kv_split_warps, 0, 1, 1 },
+        { "late_k_release", c->late_k_release, 0, 1, 1 },
     };
     size_t i;
 
@@ -213,7 +215,8 @@ int config_equal(const fa4_config *a, const fa4_config *b)
            a->cluster == b->cluster && a->exp2_emu_pct == b->exp2_emu_pct &&
            a->rescale_threshold == b->rescale_threshold && a->pingpong == b->pingpong &&
            a->scheduler == b->scheduler && a->splits == b->splits &&
-           a->pack_gqa == b->pack_gqa && a->kv_split_warps == b->kv_split_warps;
+           a->pack_gqa == b->pack_gqa && a->kv_split_warps == b->kv_split_warps &&
+           a->late_k_release == b->late_k_release;
 }
 
 int config_families(fa4_family out[3], const device_limits *dev)

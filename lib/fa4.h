@@ -332,10 +332,14 @@ typedef struct fa4_config {
     int kv_split_warps;     /* sm80: 1: the warps of a CTA split each key
                                block instead of the query rows (bm = 16;
                                for decode) */
+    int late_k_release;     /* sm90: 1: a consumer frees its K stage after
+                               the row maximum, not as soon as the scores
+                               are in registers, which keeps the wait for
+                               the previous P.V behind the maximum */
 } fa4_config;
 
 #define FA4_CONFIG_INIT { sizeof(fa4_config), FA4_FAMILY_SM80, 0, 0, 0, 0, 0, 1, \
-                          0, 0, 0, 0, 1, 0, 0, 0, FA4_SCHED_PLAIN, 1, 0, 0 }
+                          0, 0, 0, 0, 1, 0, 0, 0, FA4_SCHED_PLAIN, 1, 0, 0, 0 }
 
 /*
 ** Write a one-line description of CONFIG into BUF, at most SIZE bytes,

@@ -140,6 +140,7 @@ static void config(void)
     FIELD(fa4_config, splits);
     FIELD(fa4_config, pack_gqa);
     FIELD(fa4_config, kv_split_warps);
+    FIELD(fa4_config, late_k_release);
     INIT_INT(x, fa4_config, struct_size);
     INIT_INT(x, fa4_config, family);
     INIT_INT(x, fa4_config, bm);
@@ -160,6 +161,7 @@ static void config(void)
     INIT_INT(x, fa4_config, splits);
     INIT_INT(x, fa4_config, pack_gqa);
     INIT_INT(x, fa4_config, kv_split_warps);
+    INIT_INT(x, fa4_config, late_k_release);
 }
 
 static void plan_options(void)

@@ -180,6 +180,50 @@ static void check_sm80_rows(void)
        "a short chunk with packed heads keeps 64 rows in 4 warps of 16");
 }
 
+/* late_k_release: the sm90 heuristic takes it with two consumer
+   warpgroups (bf16, measured), not with three or fp8; the tuner's space
+   holds both settings of the same tile. */
+static void check_late_k(void)
+{
+    device_limits dev;
+    fa4_problem p = FA4_PROBLEM_INIT;
+    fa4_config def;
+    config_space sp;
+    char why[512];
+    int i, late = 0, early = 0;
+
+    if (!ok(device_limits_for_arch(&dev, "sm_90a", why, sizeof why) == FA4_OK, "sm_90a limits"))
+        return;
+    p.batch = 1; p.seqlen_q = p.seqlen_k = 16384; p.heads_q = p.heads_kv = 16;
+    p.head_dim_qk = p.head_dim_v = 128; p.causal = 1; p.window_right = 0;
+    ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+       def.consumer_wgs == 2 && def.late_k_release == 1,
+       "sm90 d128 causal 16k default: two consumer warpgroups, K freed late");
+    p.head_dim_qk = p.head_dim_v = 64;
+    ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+       def.consumer_wgs == 3 && def.late_k_release == 0,
+       "sm90 d64 causal 16k default: three consumer warpgroups, K freed early");
+    p.head_dim_qk = p.head_dim_v = 128; p.dtype = FA4_DTYPE_FP8_E4M3;
+    ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+       def.late_k_release == 0, "sm90 fp8 default keeps K freed early");
+    p.dtype = FA4_DTYPE_BF16;
+    if (!ok(config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK,
+            "sm90 d128 causal enumerates"))
+        return;
+    for (i = 0; i < sp.count; i++) {
+        fa4_config c = sp.configs[i];
+        int j;
+        if (!c.late_k_release)
+            continue;
+        late++;
+        c.late_k_release = 0;
+        for (j = 0; j < sp.count; j++)
+            early += config_equal(&c, &sp.configs[j]);
+    }
+    ok(late > 0 && early == late, "sm90 space: %d configs with late_k, each with its twin", late);
+    config_space_free(&sp);
+}
+
 int main(void)
 {
     static const char *arches[] = { "sm_80", "sm_90a", "sm_100a" };
@@ -252,6 +296,15 @@ int main(void)
         ok(config_parse(&back, text, why, sizeof why) == FA4_OK && config_equal(&c, &back) &&
            strstr(text, "sched=dynamic") && strstr(text, "swizzle=32"),
            "config text round-trips: %s", text);
+        c.late_k_release = 1;
+        fa4_config_format(&c, text, sizeof text);
+        ok(config_parse(&back, text, why, sizeof why) == FA4_OK && config_equal(&c, &back) &&
+           strstr(text, " late_k=1"), "late_k round-trips: %s", text);
+        ok(config_parse(&back, "sm90 bm=128 bn=128", why, sizeof why) == FA4_OK &&
+           back.late_k_release == 0, "text stored before late_k existed reads as late_k=0");
+        c.late_k_release = 2;
+        ok(config_validate(&c, why, sizeof why) == FA4_EINVAL && strstr(why, "late_k_release=2"),
+           "late_k_release=2 is refused: %s", why);
         ok(config_parse(&back, "sm90 bm=128 frob=1", why, sizeof why) == FA4_EINVAL && strstr(why, "frob"),
            "config_parse names an unknown key (%s)", why);
         ok(config_parse(&back, "sm70 bm=1", why, sizeof why) == FA4_EINVAL && strstr(why, "sm70"),
@@ -261,5 +314,6 @@ int main(void)
     }
     check_sm100_opt_in();
     check_sm80_rows();
+    check_late_k();
     return done_testing();
 }

@@ -239,6 +239,32 @@ int main(void)
     n = search_select_first(&r, TUNE_STRATEGY_EXHAUSTIVE, 3);
     ok(n == 3 && r.trials[0].selected && r.cut,
        "--max-trials caps the selection and marks the search cut");
+    {   /* the config in use: raced in the first round whatever the strategy */
+        fa4_config in_use = r.trials[0].config, other;
+        int at, before = r.ntrials, j = -1;
+        for (i = 1; i < r.ntrials && j < 0; i++)
+            if (r.trials[i].config.family == FA4_FAMILY_SM90 && r.trials[i].config.stages == 3)
+                j = i;
+        in_use = r.trials[j > 0 ? j : 1].config;
+        at = search_add_incumbent(&r, &in_use, &dev);
+        search_select_first(&r, TUNE_STRATEGY_COARSE, 2);
+        ok(at == 1 && r.ntrials == before && r.trials[1].is_incumbent &&
+           config_equal(&r.trials[1].config, &in_use) && r.trials[0].is_default &&
+           r.trials[0].selected && r.trials[1].selected,
+           "a config of the space in use moves next to the default; coarse at 2 trials keeps both (stages %d)",
+           in_use.stages);
+        r.trials[1].is_incumbent = 0;
+        other = in_use;
+        other.exp2_emu_pct = 50;    /* outside the space: another version's tile */
+        at = search_add_incumbent(&r, &other, &dev);
+        ok(at == 1 && r.ntrials == before + 1 && config_equal(&r.trials[1].config, &other) &&
+           r.trials[1].is_incumbent && !r.trials[2].is_incumbent,
+           "a config in use outside the space is added next to the default");
+        r.trials[1].is_incumbent = 0;
+        other.family = FA4_FAMILY_SM100;
+        ok(search_add_incumbent(&r, &other, &dev) == -1 && r.ntrials == before + 1,
+           "a config of a family the search leaves out is not added");
+    }
     /* refine around the default: bn neighbours and stages only */
     for (i = 0; i < r.ntrials; i++)
         r.trials[i].done = i == 0;

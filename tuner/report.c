@@ -168,6 +168,13 @@ static void print_header(FILE *out, const search_result *r)
         fprintf(out, "   not run: %s\n", r->family_notes);
 }
 
+/* What a trial is besides a candidate: the default, the config in use. */
+static const char *trial_marks(const search_trial *t)
+{
+    return t->is_default && t->is_incumbent ? "  (default, in use)"
+           : t->is_default ? "  (default)" : t->is_incumbent ? "  (in use)" : "";
+}
+
 /* One row of the timing table. */
 static void print_row(FILE *out, const char *rank, const search_result *r,
                       const search_trial *t, double def)
@@ -179,8 +186,7 @@ static void print_row(FILE *out, const char *rank, const search_result *r,
     fprintf(out, " %5s %10.4f %9.4f %9.4f %8.1f %10s  %s%s\n", rank, ms,
             tr->min_ms, tr->max_ms, r->flops / (ms * 1e-3) / 1e12,
             report_gain(gain, sizeof gain, ms, def),
-            fa4_config_format(&t->config, cfg, sizeof cfg),
-            t->is_default ? "  (default)" : "");
+            fa4_config_format(&t->config, cfg, sizeof cfg), trial_marks(t));
 }
 
 /* One line on the winner stored before this run, when there was one. */
@@ -387,12 +393,13 @@ static json_t *trial_json(const search_result *r, const search_trial *t,
                           const char *what, double def)
 {
     char cfg[256];
-    json_t *o = json_pack("{s:s, s:i, s:i, s:i, s:b}",
+    json_t *o = json_pack("{s:s, s:i, s:i, s:i, s:b, s:b}",
                           "config", fa4_config_format(&t->config, cfg, sizeof cfg),
                           "smem_bytes", t->layout.smem_bytes,
                           "regs_estimate", t->layout.regs_estimate,
                           "threads", t->layout.threads,
-                          "default", t->is_default);
+                          "default", t->is_default,
+                          "in_use", t->is_incumbent);
 
     if (!o)
         return NULL;

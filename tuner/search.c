@@ -248,7 +248,8 @@ int search_select_first(search_result *r, tune_strategy strategy,
         int bns[64], nbn;
 
         t->selected = !t->done;
-        if (strategy != TUNE_STRATEGY_COARSE || t->is_default || !t->selected)
+        if (strategy != TUNE_STRATEGY_COARSE || t->is_default || t->is_incumbent ||
+            !t->selected)
             continue;
         /* every other bn value, at the coarse stage count */
         nbn = distinct_bn(r, t->config.family, bns, 64);
@@ -1399,6 +1400,51 @@ static fa4_status start_round(pool *p, search_result *r, fa4_context *ctx,
     return st;
 }
 
+int search_add_incumbent(search_result *r, const fa4_config *cur,
+                         const device_limits *dev)
+{
+    fa4_layout lay;
+    search_trial t;
+    char why[512];
+    int i, at = -1, family_searched = 0;
+    const int pos = r->default_index == 0 ? 1 : 0;
+
+    for (i = 0; i < r->ntrials; i++) {
+        family_searched |= r->trials[i].config.family == cur->family;
+        if (at < 0 && config_equal(&r->trials[i].config, cur))
+            at = i;
+    }
+    if (!family_searched)
+        return -1;
+    if (at < 0) {
+        if (budget_fit(&lay, dev, &r->problem, cur, why, sizeof why) != FA4_OK ||
+            add_trial(r, cur, &lay) != 0)
+            return -1;
+        at = r->ntrials - 1;
+    }
+    r->trials[at].is_incumbent = 1;
+    if (at > pos) {
+        t = r->trials[at];
+        memmove(&r->trials[pos + 1], &r->trials[pos], (size_t)(at - pos) * sizeof t);
+        r->trials[pos] = t;
+        at = pos;
+    }
+    return at;
+}
+
+/* search_add_incumbent() with what the database gives a plan for R's
+   problem today: nothing without a database or a row. */
+static void add_incumbent(search_result *r, fa4_context *ctx)
+{
+    fa4_config cur;
+    fa4_config_source src;
+    char why[512];
+
+    if (ctx->db && db_lookup(context_db(ctx), &cur, &src, &ctx->limits, &r->problem,
+                             why, sizeof why) == FA4_OK)
+        search_add_incumbent(r, &cur, &ctx->limits);
+}
+
 fa4_status search_tune(search_result *r, fa4_context *ctx,
                        const search_opts *o, struct progress *prog)
 {
@@ -1422,6 +1468,7 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
     /* This thread's own work (host and GPU) keeps a core from the
        compiles; pool_wait gives it back while it waits. */
     builds_hold(1);
+    add_incumbent(r, ctx);
     search_select_first(r, o->strategy, o->max_trials);
     if ((st = start_round(&p, r, ctx, o, prog, 1, &v, &vp, &tb, &seed)) != FA4_OK ||
         (st = run_round(&p, &v, &tb)) != FA4_OK)

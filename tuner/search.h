@@ -40,6 +40,11 @@ typedef struct search_trial {
     fa4_config config;
     fa4_layout layout;
     int is_default;          /* the heuristic default of the shape */
+    int is_incumbent;        /* what a plan for the shape gets from the
+                                database today (any lookup step, stale
+                                included): always measured, so a re-tune
+                                never stores a config slower than it
+                                without timing both */
     int selected;            /* chosen for the current round */
     int done;                /* went through a round already */
     trial_state state;
@@ -159,6 +164,19 @@ double search_now(void);
 */
 fa4_status search_space(search_result *r, const device_limits *dev,
                         const fa4_problem *problem, fa4_family family);
+
+/*
+** Mark CUR, the config the database gives a plan for R's problem today
+** (any lookup step, stale rows included), as the incumbent, adding it when
+** the space lacks it (another kernel version's tile) if it fits DEV, and
+** move it next to the heuristic default: the first round then measures it
+** whatever the strategy or max_trials, so a re-tune never replaces it
+** without racing it (a coarse re-tune once stored a winner 3% slower than
+** the stale row it replaced, which it never timed).  Returns its index, or
+** -1 when its family is not searched or it does not fit.
+*/
+int search_add_incumbent(search_result *r, const fa4_config *cur,
+                         const device_limits *dev);
 
 /*
 ** Mark the candidates of the first round: every one (exhaustive), or a

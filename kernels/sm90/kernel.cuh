@@ -54,6 +54,9 @@
 #ifndef FA4_TAIL_SPLIT /* tail.cuh: defined (1) only for config splits = 0 */
 #define FA4_TAIL_SPLIT 0
 #endif
+#ifndef FA4_LATE_K_RELEASE /* mainloop.cuh: defined (1) only for config late_k = 1 */
+#define FA4_LATE_K_RELEASE 0
+#endif
 #ifndef FA4_OUT_DTYPE /* O's type: the inputs' for 16-bit inputs */
 #define FA4_OUT_DTYPE FA4_DTYPE
 #endif

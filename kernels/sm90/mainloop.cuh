@@ -285,6 +285,19 @@ FA4_DEV void release_stage(u32 bar, int lane)
         mbarrier_arrive(bar);
 }
 
+/* release_stage() once DEP is computed.  ptxas keeps mbarrier arrives and
+ * wgmma waits in program order but hoists an operand-free wait to the top
+ * of its block; an arrive that depends on DEP holds the next wait behind
+ * the computation of DEP.  (z is 0 or NaN, never 1: the arrive always
+ * happens.) */
+FA4_DEV void release_stage_after(u32 bar, int lane, float dep)
+{
+    float z;
+    asm volatile("mul.rn.f32 %0, %1, 0f00000000;" : "=f"(z) : "f"(dep));
+    if (lane == 0 && z != 1.0f)
+        mbarrier_arrive(bar);
+}
+
 /* The descriptor of k-step KK (32 bytes of K) of a K-major tile whose
  * step-0 descriptor is BASE, stored as chunks of ROWS rows x FA4_SWIZZLE
  * bytes: chunk kk / kpc, the step's 32 bytes inside each swizzled row. */
@@ -476,7 +489,9 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
         pingpong_pass(wg);
         wgmma_wait_group<1>();
         fence_array(s);
+#if !FA4_LATE_K_RELEASE
         release_stage(bars.k_empty(st.stage), lane);
+#endif
 #if FA4_SOFTCAP
         softcap_scores(s, softcap_pre);
 #endif
@@ -485,6 +500,12 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
         if (kv_block_needs_mask(p, sq, m0, n))
             mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
         const bool rescale = softmax_update_max(sm, s, scale_log2, factor);
+#if FA4_LATE_K_RELEASE
+        /* The P V wait below would otherwise run before the row max
+         * (ptxas hoists it): freeing K after the max keeps it there, so the
+         * max overlaps the previous block's P V (bench/NOTES.md). */
+        release_stage_after(bars.k_empty(st.stage), lane, sm.m[0] + sm.m[1]);
+#endif
         softmax_exp(sm, s, scale_log2, factor);
         wgmma_wait_group<0>();
         fence_array(o);

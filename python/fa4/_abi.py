@@ -121,7 +121,8 @@ class Config(_Versioned):
         (name, C.c_int) for name in (
             "bm", "bn", "stages", "swizzle", "fused_kv", "q_tiles", "warps", "consumer_wgs",
             "producer_regs", "consumer_regs", "cluster", "exp2_emu_pct", "rescale_threshold",
-            "pingpong", "scheduler", "splits", "pack_gqa", "kv_split_warps")]
+            "pingpong", "scheduler", "splits", "pack_gqa", "kv_split_warps",
+            "late_k_release")]
     _defaults_ = {"family": FAMILY_SM80, "q_tiles": 1, "cluster": 1, "scheduler": SCHED_PLAIN,
                   "splits": 1}
 
