@@ -177,6 +177,57 @@ static void check_fp8(const device_limits *dev)
     search_result_free(&r);
 }
 
+/* Fields in which A and B differ (the tile's rows and warpgroups as one). */
+static int fields_apart(const fa4_config *a, const fa4_config *b)
+{
+    fa4_config x = *a;
+    int n = 0;
+#define SAME(f) do { if (x.f != b->f) { n++; x.f = b->f; } } while (0)
+    if (x.bm != b->bm || x.consumer_wgs != b->consumer_wgs) {
+        n++;
+        x.bm = b->bm; x.consumer_wgs = b->consumer_wgs;
+        x.producer_regs = b->producer_regs; x.consumer_regs = b->consumer_regs;
+    }
+    SAME(bn); SAME(stages); SAME(swizzle); SAME(fused_kv); SAME(pingpong); SAME(scheduler);
+    SAME(splits); SAME(exp2_emu_pct); SAME(late_k_release); SAME(warps);
+    SAME(kv_split_warps); SAME(pack_gqa);
+#undef SAME
+    return config_equal(&x, b) ? n : 99;   /* 99: another family */
+}
+
+/* A round cut short measures the default's neighbours first: the d64
+   space lists its two-warpgroup tiles first, the default has three. */
+static void check_order(const device_limits *dev)
+{
+    fa4_problem p = FA4_PROBLEM_INIT;
+    search_result r;
+    int i, sorted = 1, twin = -1;
+
+    p.batch = 1; p.seqlen_q = p.seqlen_k = 16384; p.heads_q = p.heads_kv = 32;
+    p.head_dim_qk = p.head_dim_v = 64;
+    if (!ok(search_space(&r, dev, &p, FA4_FAMILY_SM90) == FA4_OK && r.ntrials > 10 &&
+            r.trials[0].is_default && r.trials[0].config.consumer_wgs == 3,
+            "d64 16k: the default (three warpgroups) leads the sm90 space"))
+        return;
+    for (i = 2; i < r.ntrials; i++)
+        if (fields_apart(&r.trials[i].config, &r.trials[0].config) <
+            fields_apart(&r.trials[i - 1].config, &r.trials[0].config))
+            sorted = 0;
+    for (i = 1; i < r.ntrials && twin < 0; i++)
+        if (fields_apart(&r.trials[i].config, &r.trials[0].config) == 1 &&
+            r.trials[i].config.late_k_release != r.trials[0].config.late_k_release)
+            twin = i;
+    ok(sorted && fields_apart(&r.trials[1].config, &r.trials[0].config) == 1,
+       "candidates follow the default by how many fields differ (%d trials)", r.ntrials);
+    ok(twin > 0 && twin < 16, "the default's late_k twin is among the first 16 (at %d)", twin);
+    search_select_first(&r, TUNE_STRATEGY_EXHAUSTIVE, 8);
+    for (i = 0; i < 8; i++)
+        if (!r.trials[i].selected || fields_apart(&r.trials[i].config, &r.trials[0].config) > 1)
+            break;
+    ok(i == 8, "--max-trials 8 keeps the default and seven of its one-field neighbours");
+    search_result_free(&r);
+}
+
 int main(void)
 {
     device_limits dev;
@@ -332,6 +383,7 @@ int main(void)
            "(%d of 2)", good);
     }
     search_result_free(&r);
+    check_order(&dev);
 
     /* the CLI */
     ok(run(out, sizeof out, "space", "--arch", "sm_90a", "--head-dim", "128",

@@ -157,8 +157,10 @@ double search_now(void);
 
 /*
 ** Fill *R with PROBLEM's config space on DEV: every family's configs that
-** fit (in enumeration order, the heuristic default first), and the counts
-** dropped by reason.  FAMILY 0: every family DEV runs.  FA4_OK, or
+** fit (the heuristic default first, then the others by how many fields
+** differ from it and, at equal count, how far bn is: a round cut short
+** measures the default's neighbours first), and the counts dropped by
+** reason.  FAMILY 0: every family DEV runs.  FA4_OK, or
 ** FA4_ENOTSUP/FA4_ENOMEM with R->error set.  Release with
 ** search_result_free().
 */
