@@ -311,7 +311,19 @@ int main(void)
         ok(at == 1 && r.ntrials == before + 1 && config_equal(&r.trials[1].config, &other) &&
            r.trials[1].is_incumbent && !r.trials[2].is_incumbent,
            "a config in use outside the space is added next to the default");
+        /* what a winner must beat: the config in use, else the default */
+        r.trials[0].state = r.trials[1].state = r.trials[3].state = TRIAL_TIMED;
+        ok(search_rival(&r, 3) == 1 && search_rival(&r, 1) == 0 && search_rival(&r, 0) == 1,
+           "a winner is confirmed against the config in use; the config in use, and the "
+           "default when it wins, against the other");
+        r.trials[1].state = TRIAL_SKIPPED;
+        ok(search_rival(&r, 3) == 0 && search_rival(&r, 0) == -1,
+           "the config in use unmeasured: against the default, and the default needs none");
         r.trials[1].is_incumbent = 0;
+        r.trials[1].state = TRIAL_TIMED;
+        ok(search_rival(&r, 3) == 0 && search_rival(&r, 0) == -1,
+           "no config in use: the default as before");
+        r.trials[0].state = r.trials[1].state = r.trials[3].state = TRIAL_SKIPPED;
         other.family = FA4_FAMILY_SM100;
         ok(search_add_incumbent(&r, &other, &dev) == -1 && r.ntrials == before + 1,
            "a config of a family the search leaves out is not added");

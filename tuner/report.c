@@ -227,6 +227,15 @@ static const char *confirm_word(const search_result *r)
     return "not_run";
 }
 
+/* What the winner was confirmed against, as the table and JSON name it. */
+static const char *rival_name(const search_result *r, int json)
+{
+    if (r->rival_index >= 0 && r->trials[r->rival_index].is_incumbent &&
+        !r->trials[r->rival_index].is_default)
+        return json ? "in_use" : "in use";
+    return "default";
+}
+
 /* The search's and the confirmation's figures, and what was stored. */
 static void report_confirm(FILE *out, const search_result *r, double def)
 {
@@ -238,10 +247,10 @@ static void report_confirm(FILE *out, const search_result *r, double def)
         fprintf(out, "   search:    winner %.4f ms, default %.4f ms (%s)\n",
                 r->winner_ms, def, report_gain(gain, sizeof gain, r->winner_ms,
                                                def));
-        fprintf(out, "   confirmed: winner %.4f ms, default %.4f ms over %d interleaved "
+        fprintf(out, "   confirmed: winner %.4f ms, %s %.4f ms over %d interleaved "
                 "rounds on fresh buffers; faster in %d of them, per-round gain %+.1f%% "
                 "(%+.1f%% .. %+.1f%%): %s\n",
-                r->confirm_ms, r->confirm_default_ms, r->confirm_rounds,
+                r->confirm_ms, rival_name(r, 0), r->confirm_rival_ms, r->confirm_rounds,
                 r->confirm_wins, 100 * r->confirm_gain, 100 * r->confirm_gain_lo,
                 100 * r->confirm_gain_hi,
                 r->confirm == CONFIRM_HELD ? "the gain holds"
@@ -262,7 +271,8 @@ static void report_confirm(FILE *out, const search_result *r, double def)
         fprintf(out, "   stored: %s%s at %.4f ms\n",
                 fa4_config_format(&r->trials[r->stored_index].config, cfg,
                                   sizeof cfg),
-                r->trials[r->stored_index].is_default ? " (default)" : "",
+                *trial_marks(&r->trials[r->stored_index])
+                    ? trial_marks(&r->trials[r->stored_index]) + 1 : "",
                 r->stored_ms);
 }
 
@@ -487,8 +497,10 @@ json_t *report_json(const search_result *r, const char *what, int runners_up)
                                   def > 0 ? json_real(def) : json_null());
             if (r->confirm == CONFIRM_HELD || r->confirm == CONFIRM_REJECTED) {
                 json_object_set_new(c, "winner_ms", json_real(r->confirm_ms));
-                json_object_set_new(c, "default_ms",
-                                    json_real(r->confirm_default_ms));
+                json_object_set_new(c, "against", json_string(rival_name(r, 1)));
+                json_object_set_new(c, "rival_ms", json_real(r->confirm_rival_ms));
+                if (!strcmp(rival_name(r, 1), "default"))
+                    json_object_set_new(c, "default_ms", json_real(r->confirm_rival_ms));
                 json_object_set_new(c, "gain", json_real(r->confirm_gain));
                 json_object_set_new(c, "spread", json_real(r->confirm_spread));
                 json_object_set_new(c, "gain_lo", json_real(r->confirm_gain_lo));

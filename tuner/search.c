@@ -142,6 +142,7 @@ fa4_status search_space(search_result *r, const device_limits *dev,
     memset(r, 0, sizeof *r);
     r->winner = -1;
     r->default_index = -1;
+    r->rival_index = -1;
     r->stored_index = -1;
     if ((st = problem_resolve(&r->problem, problem, why, sizeof why)) != FA4_OK) {
         snprintf(r->error, sizeof r->error, "%s", why);
@@ -1319,12 +1320,13 @@ static fa4_status retime_top(search_result *r, fa4_context *ctx,
             return FA4_ECUDA;
         }
     }
-    /* The default's re-timing, when it was not among the top, keeps the
-       gain a like-for-like comparison. */
-    if (r->default_index >= 0 &&
-        r->trials[r->default_index].state == TRIAL_TIMED &&
-        r->trials[r->default_index].retimed.reps == 0 && !must_stop(r, o)) {
-        search_trial *d = &r->trials[r->default_index];
+    /* The default's and the config in use's re-timing, when they were not
+       among the top, keep the comparisons like for like. */
+    for (i = 0; i < r->ntrials; i++) {
+        search_trial *d = &r->trials[i];
+        if (!(d->is_default || d->is_incumbent) || d->state != TRIAL_TIMED ||
+            d->retimed.reps > 0 || must_stop(r, o))
+            continue;
         if (timing_measure(&d->retimed, ctx, d->plan, tb, &to, why,
                            sizeof why) != FA4_OK) {
             snprintf(r->error, sizeof r->error, "re-timing: %s", why);
@@ -1372,7 +1374,7 @@ static fa4_status confirm_winner(search_result *r, fa4_context *ctx,
     }
     r->confirm_rounds = tp.rounds;
     r->confirm_ms = tp.ms[0];
-    r->confirm_default_ms = tp.ms[1];
+    r->confirm_rival_ms = tp.ms[1];
     r->confirm_gain = tp.gain;
     r->confirm_gain_lo = tp.gain_lo;
     r->confirm_gain_hi = tp.gain_hi;
@@ -1384,25 +1386,38 @@ static fa4_status confirm_winner(search_result *r, fa4_context *ctx,
     return FA4_OK;
 }
 
+int search_rival(const search_result *r, int best)
+{
+    int i, d = r->default_index;
+
+    for (i = 0; i < r->ntrials; i++)
+        if (r->trials[i].is_incumbent && !r->trials[i].is_default && i != best &&
+            r->trials[i].state == TRIAL_TIMED)
+            return i;
+    return d >= 0 && d != best && r->trials[d].state == TRIAL_TIMED ? d : -1;
+}
+
 /*
-** Decide what to store for R's winner BEST: the winner itself when it is
-** the default, when there is no measured default to compare with, or when
-** the confirmation holds (or is off); the default when it does not.
+** Decide what to store for R's winner BEST: the winner itself when there
+** is no measured rival (search_rival: the config in use, else the
+** default), or when the confirmation against it holds (or is off); the
+** rival when it does not.
 */
 static fa4_status choose_stored(search_result *r, fa4_context *ctx,
                                 const search_opts *o, int best,
                                 uint64_t *seed)
 {
-    int d = r->default_index;
+    int d = search_rival(r, best);
     fa4_status st;
 
     r->stored_index = best;
     r->stored_ms = trial_ms(&r->trials[best]);
-    if (r->trials[best].is_default) {
+    r->rival_index = d;
+    if (d < 0 && r->trials[best].is_default) {
         r->confirm = CONFIRM_DEFAULT_WON;
         return FA4_OK;
     }
-    if (d < 0 || r->trials[d].state != TRIAL_TIMED || !r->trials[d].plan) {
+    if (d < 0 || !r->trials[d].plan) {
         r->confirm = CONFIRM_NO_DEFAULT;
         return FA4_OK;
     }
@@ -1416,7 +1431,7 @@ static fa4_status choose_stored(search_result *r, fa4_context *ctx,
         r->stored_ms = r->confirm_ms;
     } else {
         r->stored_index = d;
-        r->stored_ms = r->confirm_default_ms;
+        r->stored_ms = r->confirm_rival_ms;
     }
     return FA4_OK;
 }

@@ -7,9 +7,10 @@
 ** ragged sequences, tuner/layout.h), large enough that every CTA of a
 ** persistent grid walks several tiles, time the survivors through
 ** fa4_plan_create/fa4_forward (timing.h), re-time the top few, confirm the
-** winner against the heuristic default in an interleaved re-timing on
-** fresh buffers, and store every trial and the winner -- or the default
-** when the winner's gain does not survive the confirmation.  Without a GPU
+** winner against its rival (the config in use, else the heuristic default)
+** in an interleaved re-timing on fresh buffers, and store every trial and
+** the winner -- or the rival when the winner's gain does not survive the
+** confirmation.  Without a GPU
 ** (dry run) it stops after the compiles and reports registers and spills.
 */
 #ifndef FA4_TUNE_SEARCH_H
@@ -105,14 +106,16 @@ typedef struct search_result {
     int compiled, compile_failed, spilled, wrong, launch_failed, timed;
     int winner;              /* the search's fastest: index into trials, -1 */
     double winner_ms;        /* its re-timed median when re-timed */
-    /* The confirmation: winner and default re-timed in alternation
+    /* The confirmation: winner and rival (search_rival(): the config in
+       use when it is another, else the default) re-timed in alternation
        (ABAB.., fresh buffers); the winner is stored only when it is
-       faster in every round (timing_pair_verdict). */
+       faster in every round (timing_pair_verdict), else the rival. */
     enum { CONFIRM_NOT_RUN, CONFIRM_HELD, CONFIRM_REJECTED,
            CONFIRM_DEFAULT_WON, CONFIRM_NO_DEFAULT } confirm;
+    int rival_index;         /* the trial confirmed against, -1: none */
     double confirm_ms;       /* the winner's median over the rounds */
-    double confirm_default_ms;
-    double confirm_gain;     /* median per-round default / winner - 1 */
+    double confirm_rival_ms;
+    double confirm_gain;     /* median per-round rival / winner - 1 */
     double confirm_gain_lo, confirm_gain_hi;   /* the per-round range */
     double confirm_spread;   /* max of the two (max - min) / median */
     int confirm_wins;        /* rounds the winner was faster in */
@@ -179,6 +182,14 @@ fa4_status search_space(search_result *r, const device_limits *dev,
 */
 int search_add_incumbent(search_result *r, const fa4_config *cur,
                          const device_limits *dev);
+
+/*
+** What the winner BEST must beat to be stored: the config in use when it
+** was measured and is neither the winner nor the default (a re-tune then
+** replaces it only with a gain that holds over it), else the default when
+** it was measured and is not the winner; -1 when neither.
+*/
+int search_rival(const search_result *r, int best);
 
 /*
 ** Mark the candidates of the first round: every one (exhaustive), or a
