@@ -361,8 +361,8 @@ int main(void)
         diag("winner: %s", fa4_config_format(&w->config, cfg, sizeof cfg));
         ok((r.confirm == CONFIRM_HELD && r.stored_index == r.winner &&
             r.confirm_wins == r.confirm_rounds && r.confirm_gain >= TIMING_MIN_GAIN) ||
-           (r.confirm == CONFIRM_REJECTED &&
-            r.stored_index == r.default_index) ||
+           (r.confirm == CONFIRM_REJECTED && r.rival_index >= 0 &&
+            r.stored_index == r.rival_index) ||
            (r.confirm == CONFIRM_DEFAULT_WON && r.stored_index == r.winner) ||
            r.confirm == CONFIRM_NO_DEFAULT,
            "the confirmation decides what is stored (state %d, gain %+.1f%%, "
