@@ -188,6 +188,11 @@ fa4_status config_validate(const fa4_config *c, char *why, size_t why_size)
                          r[i].lo, r[i].hi);
             return FA4_EINVAL;
         }
+    if (c->late_k_release && c->family != FA4_FAMILY_SM90) {
+        snprintf(why, why_size, "late_k_release=1 is an sm90 option (%s frees each K stage "
+                 "as soon as its scores are read)", config_family_name(c->family));
+        return FA4_EINVAL;
+    }
     if (!one_of(c->swizzle, swizzles, 4)) {
         snprintf(why, why_size, "swizzle=%d; supported: 128 64 32 (0: the family's)",
                  c->swizzle);

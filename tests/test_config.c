@@ -305,6 +305,10 @@ int main(void)
         c.late_k_release = 2;
         ok(config_validate(&c, why, sizeof why) == FA4_EINVAL && strstr(why, "late_k_release=2"),
            "late_k_release=2 is refused: %s", why);
+        c.late_k_release = 1; c.family = FA4_FAMILY_SM80;
+        ok(config_validate(&c, why, sizeof why) == FA4_EINVAL && strstr(why, "sm90 option"),
+           "late_k_release=1 outside sm90 is refused: %s", why);
+        c.family = FA4_FAMILY_SM90;
         ok(config_parse(&back, "sm90 bm=128 frob=1", why, sizeof why) == FA4_EINVAL && strstr(why, "frob"),
            "config_parse names an unknown key (%s)", why);
         ok(config_parse(&back, "sm70 bm=1", why, sizeof why) == FA4_EINVAL && strstr(why, "sm70"),
