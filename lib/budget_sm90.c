@@ -691,7 +691,7 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
     /* H100, seed configs, 16k tokens: two consumer warpgroups gain 2.5-3.6%
        with K freed after the row max (d128 causal 4k and 16k, GQA 32/8
        causal 16k), d256 +-0.5%; three gain or lose 1-3% by shape, left to
-       fa4-tune (bench/NOTES.md, "The P V wait's place"). */
+       fa4-tune (bench/NOTES.md, sm90 v8). */
     out->late_k_release = out->consumer_wgs == 2 && !fp8;
     if (pb->page_size && pb->page_size < out->bn && out->bn % pb->page_size != 0)
         out->bn = out->bn / pb->page_size * pb->page_size;   /* page-sized boxes */

@@ -302,8 +302,8 @@ int main(void)
         ok(at == 1 && r.ntrials == before && r.trials[1].is_incumbent &&
            config_equal(&r.trials[1].config, &in_use) && r.trials[0].is_default &&
            r.trials[0].selected && r.trials[1].selected,
-           "a config of the space in use moves next to the default; coarse at 2 trials keeps both (stages %d)",
-           in_use.stages);
+           "a config of the space in use moves next to the default; coarse at 2 trials "
+           "keeps both (stages %d)", in_use.stages);
         r.trials[1].is_incumbent = 0;
         other = in_use;
         other.exp2_emu_pct = 50;    /* outside the space: another version's tile */

@@ -82,13 +82,14 @@ static int add_trial(search_result *r, const fa4_config *config,
    (the tile's rows and warpgroups count as one), then bn's distance. */
 static long config_distance(const fa4_config *c, const fa4_config *d)
 {
-    int fields = (c->family != d->family) * 4 + (c->bm != d->bm || c->consumer_wgs != d->consumer_wgs) +
+    int fields = (c->family != d->family) * 4 +
+                 (c->bm != d->bm || c->consumer_wgs != d->consumer_wgs) +
                  (c->bn != d->bn) + (c->stages != d->stages) + (c->swizzle != d->swizzle) +
                  (c->fused_kv != d->fused_kv) + (c->pingpong != d->pingpong) +
                  (c->scheduler != d->scheduler) + (c->splits != d->splits) +
-                 (c->exp2_emu_pct != d->exp2_emu_pct) + (c->late_k_release != d->late_k_release) +
-                 (c->warps != d->warps) + (c->kv_split_warps != d->kv_split_warps) +
-                 (c->pack_gqa != d->pack_gqa);
+                 (c->exp2_emu_pct != d->exp2_emu_pct) +
+                 (c->late_k_release != d->late_k_release) + (c->warps != d->warps) +
+                 (c->kv_split_warps != d->kv_split_warps) + (c->pack_gqa != d->pack_gqa);
     return (long)fields * 1024 + labs((long)c->bn - d->bn);
 }
 
