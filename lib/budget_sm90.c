@@ -646,7 +646,7 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
 ** where its registers fit (d128 128x192 and d256 128x128 do not: without
 ** this check their default fell through to the first candidate that fits,
 ** 128x64 without ping-pong).  Varlen and paged batches start from it
-** (sm90_heuristic). */
+** (sm90_tile_heuristic). */
 static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
 {
     if (pb->head_dim_qk <= 64)
@@ -662,7 +662,7 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
         out->scheduler = FA4_SCHED_DYNAMIC;
 }
 
-/* family_ops.heuristic: the dense default (paged: bn a whole number of
+/* The default tile: the dense default (paged: bn a whole number of
 ** pages when pages are smaller than a block, so boxes are whole pages);
 ** varlen takes the dynamic
 ** scheduler (it hands out only real tiles, where the plain grid is sized for
@@ -676,8 +676,8 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
 ** default, bn kept a
 ** whole number of swizzle spans (V^T chunks): steps of the swizzle.  The
 ** fp8 varlen and paged defaults are the rule's, not measured yet. */
-static void sm90_heuristic(fa4_config *out, const device_limits *dev,
-                           const fa4_problem *pb)
+static void sm90_tile_heuristic(fa4_config *out, const device_limits *dev,
+                                const fa4_problem *pb)
 {
     const int fp8 = pb->dtype == FA4_DTYPE_FP8_E4M3;
     const int cap = sm90_masked(pb) ? 144 : 128;
@@ -688,11 +688,6 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
         sm90_fp8_heuristic(out, pb);
     else
         sm90_dense_heuristic(out, dev, pb);
-    /* H100, seed configs, 16k tokens: two consumer warpgroups gain 2.5-3.6%
-       with K freed after the row max (d128 causal 4k and 16k, GQA 32/8
-       causal 16k), d256 +-0.5%; three gain or lose 1-3% by shape, left to
-       fa4-tune (bench/NOTES.md, sm90 v8). */
-    out->late_k_release = out->consumer_wgs == 2 && !fp8;
     if (pb->page_size && pb->page_size < out->bn && out->bn % pb->page_size != 0)
         out->bn = out->bn / pb->page_size * pb->page_size;   /* page-sized boxes */
     if (fp8 && out->bn % out->swizzle != 0)
@@ -713,7 +708,6 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                 break;
             sm90_base(&c, 2, 128, 2);
             c.pingpong = 1;
-            c.late_k_release = !fp8;
             c.swizzle = out->swizzle;
         }
         step = fp8 ? c.swizzle : 16;
@@ -727,6 +721,19 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
             }
     }
     out->scheduler = FA4_SCHED_PLAIN;
+}
+
+/* family_ops.heuristic: sm90_tile_heuristic()'s tile, K freed after the
+** row max with two consumer warpgroups and 16-bit inputs.  H100, seed
+** configs, 16k tokens: two consumer warpgroups gain 2.5-3.6% so (d128
+** causal 4k and 16k, GQA 32/8 causal 16k), d256 +-0.5%; three gain or lose
+** 1-3% by shape and fp8 d128 loses 1.2% non-causal, left to fa4-tune
+** (bench/NOTES.md, sm90 v8). */
+static void sm90_heuristic(fa4_config *out, const device_limits *dev,
+                           const fa4_problem *pb)
+{
+    sm90_tile_heuristic(out, dev, pb);
+    out->late_k_release = out->consumer_wgs == 2 && pb->dtype != FA4_DTYPE_FP8_E4M3;
 }
 
 const family_ops family_sm90 = {

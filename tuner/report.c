@@ -168,11 +168,15 @@ static void print_header(FILE *out, const search_result *r)
         fprintf(out, "   not run: %s\n", r->family_notes);
 }
 
-/* What a trial is besides a candidate: the default, the config in use. */
-static const char *trial_marks(const search_trial *t)
+/* What a trial is besides a candidate, after SEP: the default, the
+   config in use; "" when neither. */
+static const char *trial_marks(char *buf, size_t size, const char *sep, const search_trial *t)
 {
-    return t->is_default && t->is_incumbent ? "  (default, in use)"
-           : t->is_default ? "  (default)" : t->is_incumbent ? "  (in use)" : "";
+    if (!t->is_default && !t->is_incumbent)
+        return "";
+    snprintf(buf, size, "%s(%s%s%s)", sep, t->is_default ? "default" : "",
+             t->is_default && t->is_incumbent ? ", " : "", t->is_incumbent ? "in use" : "");
+    return buf;
 }
 
 /* One row of the timing table. */
@@ -180,13 +184,14 @@ static void print_row(FILE *out, const char *rank, const search_result *r,
                       const search_trial *t, double def)
 {
     const timing_result *tr = timing_of(t);
-    char cfg[256], gain[32];
+    char cfg[256], gain[32], marks[32];
     double ms = ms_of(t);
 
     fprintf(out, " %5s %10.4f %9.4f %9.4f %8.1f %10s  %s%s\n", rank, ms,
             tr->min_ms, tr->max_ms, r->flops / (ms * 1e-3) / 1e12,
             report_gain(gain, sizeof gain, ms, def),
-            fa4_config_format(&t->config, cfg, sizeof cfg), trial_marks(t));
+            fa4_config_format(&t->config, cfg, sizeof cfg),
+            trial_marks(marks, sizeof marks, "  ", t));
 }
 
 /* One line on the winner stored before this run, when there was one. */
@@ -239,7 +244,7 @@ static const char *rival_name(const search_result *r, int json)
 /* The search's and the confirmation's figures, and what was stored. */
 static void report_confirm(FILE *out, const search_result *r, double def)
 {
-    char gain[32], cfg[256];
+    char gain[32], cfg[256], marks[32];
 
     switch (r->confirm) {
     case CONFIRM_HELD:
@@ -271,8 +276,7 @@ static void report_confirm(FILE *out, const search_result *r, double def)
         fprintf(out, "   stored: %s%s at %.4f ms\n",
                 fa4_config_format(&r->trials[r->stored_index].config, cfg,
                                   sizeof cfg),
-                *trial_marks(&r->trials[r->stored_index])
-                    ? trial_marks(&r->trials[r->stored_index]) + 1 : "",
+                trial_marks(marks, sizeof marks, " ", &r->trials[r->stored_index]),
                 r->stored_ms);
 }
 

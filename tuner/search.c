@@ -1090,8 +1090,6 @@ static fa4_status store_rows(search_result *r, fa4_context *ctx,
 }
 
 /* The median to rank T by: the re-timed one when there is one. */
-static void compare_previous(search_result *r, fa4_context *ctx, int best);
-
 static double trial_ms(const search_trial *t)
 {
     return t->retimed.reps > 0 ? t->retimed.median_ms : t->timing.median_ms;
@@ -1502,18 +1500,56 @@ int search_add_incumbent(search_result *r, const fa4_config *cur,
     return at;
 }
 
-/* search_add_incumbent() with what the database gives a plan for R's
-   problem today: nothing without a database or a row. */
+/* Look up what the database gives a plan for R's problem today (R->in_use,
+   R->in_use_source; nothing without a database or a row) and race it:
+   search_add_incumbent(). */
 static void add_incumbent(search_result *r, fa4_context *ctx)
 {
-    fa4_config cur;
-    fa4_config_source src;
     char why[512];
+    double t0 = search_now();
 
-    if (ctx->db && db_lookup(context_db(ctx), &cur, &src, &ctx->limits, &r->problem,
-                             why, sizeof why) == FA4_OK)
-        search_add_incumbent(r, &cur, &ctx->limits);
+    if (ctx->db && db_lookup(context_db(ctx), &r->in_use, &r->in_use_source, &ctx->limits,
+                             &r->problem, why, sizeof why) == FA4_OK)
+        search_add_incumbent(r, &r->in_use, &ctx->limits);
+    else
+        r->in_use_source = 0;   /* no row: the lookup may have written it */
+    r->phases.database += search_now() - t0;
 }
+
+/* The spread (min, max) of trial T's most recent measurement. */
+static const timing_result *trial_timing(const search_trial *t)
+{
+    return t->retimed.reps > 0 ? &t->retimed : &t->timing;
+}
+
+/*
+** Say how this run's winner relates to the one already stored for the
+** same key (the user database's exact row that add_incumbent() found):
+** the same config, another whose time in this run lies inside the new
+** winner's min..max spread, outside it, or not measured.
+*/
+static void compare_previous(search_result *r, int best)
+{
+    const fa4_config *prev = &r->in_use;
+    const timing_result *w = trial_timing(&r->trials[best]);
+    int i;
+
+    r->previous = PREVIOUS_NONE;
+    if (r->in_use_source != FA4_SOURCE_USER_EXACT)
+        return;
+    fa4_config_format(prev, r->previous_config, sizeof r->previous_config);
+    if (config_equal(prev, &r->trials[best].config)) {
+        r->previous = PREVIOUS_SAME;
+        return;
+    }
+    r->previous = PREVIOUS_NOT_MEASURED;
+    for (i = 0; i < r->ntrials; i++)
+        if (r->trials[i].state == TRIAL_TIMED && config_equal(prev, &r->trials[i].config)) {
+            r->previous_ms = trial_ms(&r->trials[i]);
+            r->previous = r->previous_ms <= w->max_ms ? PREVIOUS_WITHIN_SPREAD : PREVIOUS_OUTSIDE_SPREAD;
+        }
+}
+
 
 fa4_status search_tune(search_result *r, fa4_context *ctx,
                        const search_opts *o, struct progress *prog)
@@ -1571,9 +1607,7 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
         goto done;
     }
     r->winner_ms = trial_ms(&r->trials[best]);
-    t0 = search_now();
-    compare_previous(r, ctx, best);
-    r->phases.database += search_now() - t0;
+    compare_previous(r, best);
     if (r->interrupted)
         goto done;
     /* The confirmation runs on fresh buffers: release the search's first
@@ -1604,45 +1638,6 @@ done:
     context_pop(ctx);
     r->seconds = search_now() - start;
     return r->status = st;
-}
-
-/* The spread (min, max) of trial T's most recent measurement. */
-static const timing_result *trial_timing(const search_trial *t)
-{
-    return t->retimed.reps > 0 ? &t->retimed : &t->timing;
-}
-
-/*
-** Say how this run's winner relates to the one already stored for the
-** same key: the same config, another whose time in this run lies inside
-** the new winner's min..max spread, outside it, or not measured.
-*/
-static void compare_previous(search_result *r, fa4_context *ctx, int best)
-{
-    fa4_config prev;
-    fa4_config_source src;
-    const timing_result *w = trial_timing(&r->trials[best]);
-    char why[512];
-    int i;
-    fa4_status st;
-
-    r->previous = PREVIOUS_NONE;
-    if (!ctx->db)
-        return;
-    st = db_lookup(context_db(ctx), &prev, &src, &ctx->limits, &r->problem, why, sizeof why);
-    if (st != FA4_OK || src != FA4_SOURCE_USER_EXACT)
-        return;
-    fa4_config_format(&prev, r->previous_config, sizeof r->previous_config);
-    if (config_equal(&prev, &r->trials[best].config)) {
-        r->previous = PREVIOUS_SAME;
-        return;
-    }
-    r->previous = PREVIOUS_NOT_MEASURED;
-    for (i = 0; i < r->ntrials; i++)
-        if (r->trials[i].state == TRIAL_TIMED && config_equal(&prev, &r->trials[i].config)) {
-            r->previous_ms = trial_ms(&r->trials[i]);
-            r->previous = r->previous_ms <= w->max_ms ? PREVIOUS_WITHIN_SPREAD : PREVIOUS_OUTSIDE_SPREAD;
-        }
 }
 
 void search_result_free(search_result *r)

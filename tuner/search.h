@@ -128,6 +128,9 @@ typedef struct search_result {
     enum { PREVIOUS_NONE, PREVIOUS_SAME, PREVIOUS_WITHIN_SPREAD, PREVIOUS_OUTSIDE_SPREAD,
            PREVIOUS_NOT_MEASURED } previous;
     double previous_ms;      /* its median in this run, when measured */
+    fa4_config in_use;       /* what the database gave a plan for the
+                                problem as the search began (the incumbent) */
+    fa4_config_source in_use_source;   /* its lookup step; 0: none */
     char previous_config[256];
     int cut;                 /* 1: stopped by --time-budget/--max-trials */
     char cut_reason[128];
