@@ -36,6 +36,7 @@ import math
 import os
 import statistics
 import sys
+import time
 
 try:
     import torch
@@ -122,13 +123,42 @@ def prepare(fn, calls, warmup=3, ctx=contextlib.nullcontext, graphs=False):
     return graph.replay
 
 
-def time_groups(group_fns, calls, reps, ctxs=None):
+class SmClock:
+    """The SM clock in MHz through NVML (ctypes; None where the library is missing),
+    polled while a timed group runs: back-to-back groups run at whatever clock the
+    power limit leaves, and two libraries can run at different ones."""
+
+    def __init__(self):
+        self.nvml, self.handle = None, C.c_void_p()
+        try:
+            nvml = C.CDLL("libnvidia-ml.so.1")
+            if nvml.nvmlInit_v2() == 0 and nvml.nvmlDeviceGetHandleByIndex_v2(
+                    torch.cuda.current_device(), C.byref(self.handle)) == 0:
+                self.nvml = nvml
+        except OSError:
+            pass
+
+    def mhz(self):
+        clk = C.c_uint(0)
+        if self.nvml is None or self.nvml.nvmlDeviceGetClockInfo(self.handle, 1, C.byref(clk)):
+            return None                                 # 1: NVML_CLOCK_SM
+        return clk.value
+
+
+_SM_CLOCK = None
+
+
+def time_groups(group_fns, calls, reps, ctxs=None, clocks=None):
     """Median milliseconds per call of each group function over REPS rounds.  Each round
     times one group of every function in turn, starting one further along each round,
-    so that clock and temperature drift fall on all of them alike."""
+    so that clock and temperature drift fall on all of them alike.  CLOCKS, a list,
+    receives each function's median over its groups of the mean SM clock (MHz) polled
+    while the group ran (groups too short for two samples count no clock)."""
+    global _SM_CLOCK
+    _SM_CLOCK = _SM_CLOCK or SmClock()
     n = len(group_fns)
     ctxs = ctxs or [contextlib.nullcontext] * n
-    times = [[] for _ in range(n)]
+    times, mhz = [[] for _ in range(n)], [[] for _ in range(n)]
     torch.cuda.synchronize()
     for r in range(reps):
         for j in range(n):
@@ -140,8 +170,19 @@ def time_groups(group_fns, calls, reps, ctxs=None):
                 start.record()
                 group_fns[i]()
                 end.record()
+            samples = []                        # the clock while the group runs
+            while not end.query():
+                clk = _SM_CLOCK.mhz()
+                if clk is None:
+                    break
+                samples.append(clk)
+                time.sleep(0.0005)
+            if len(samples) >= 2:               # the last one may be after the end
+                mhz[i].append(statistics.mean(samples[:-1]))
             end.synchronize()
             times[i].append(start.elapsed_time(end) / calls)
+    if clocks is not None:
+        clocks[:] = [statistics.median(m) if m else None for m in mhz]
     return [statistics.median(t) for t in times]
 
 
@@ -410,13 +451,14 @@ def run_row(args, fa4, peers, case):
         if name not in errs:
             row["libs"][name] = failure(errors)
 
-    ms = time_groups([g for _, _, g in timed], args.calls, args.reps, [c.ctx for _, c, _ in timed]) \
-        if timed else []
-    for (name, c, _), t in zip(timed, ms):
+    clocks = []
+    ms = time_groups([g for _, _, g in timed], args.calls, args.reps, [c.ctx for _, c, _ in timed],
+                     clocks) if timed else []
+    for (name, c, _), t, mhz in zip(timed, ms, clocks):
         lib = row["libs"].setdefault(name, dict(variants={}))
         lib["variants"][c.variant or "default"] = t
         if "ms" not in lib or t < lib["ms"]:
-            lib.update(ms=t, tflops=flops / t / 1e9, variant=c.variant)
+            lib.update(ms=t, tflops=flops / t / 1e9, variant=c.variant, sm_mhz=mhz)
     for name, e in errs.items():
         worst = max(e)
         row["libs"][name].update(rel_err=worst if math.isfinite(worst) else None,
@@ -483,7 +525,9 @@ def summarize(rows):
     ratios = [r["ratio_best"] for r in rows if "ratio_best" in r]
     out = dict(rows=len(ratios), geomean_best=geomean(ratios),
                rows_at_or_above_1=sum(1 for x in ratios if x >= 1.0),
-               behind=[dict(shape=shape_name(r), ratio=r["ratio_best"], peer=r["best_peer"])
+               behind=[dict(shape=shape_name(r), ratio=r["ratio_best"], peer=r["best_peer"],
+                            mhz=r["libs"]["libfa4"].get("sm_mhz"),
+                            peer_mhz=r["libs"][r["best_peer"]].get("sm_mhz"))
                        for r in rows if r.get("ratio_best", 1.0) < 1.0],
                per_peer={})
     for name in PEERS:
@@ -492,6 +536,12 @@ def summarize(rows):
         if xs:
             out["per_peer"][name] = dict(geomean=geomean(xs), rows=len(xs),
                                          rows_at_or_above_1=sum(1 for x in xs if x >= 1.0))
+        # Work per clock: the time ratio with each side's SM clock multiplied in.
+        pc = [r["libs"][name]["ms"] * r["libs"][name]["sm_mhz"] /
+              (r["libs"]["libfa4"]["ms"] * r["libs"]["libfa4"]["sm_mhz"]) for r in rows
+              if r["libs"].get(name, {}).get("sm_mhz") and r["libs"].get("libfa4", {}).get("sm_mhz")]
+        if pc:
+            out["per_peer"][name]["geomean_per_clock"] = geomean(pc)
     out["libfa4_mismatch"] = [shape_name(r) for r in rows if "libfa4" in r["mismatch"]]
     return out
 
@@ -503,10 +553,13 @@ def print_summary(summary, meta):
         print("geomean libfa4 / best peer: %.3f over %d rows; libfa4 >= 1.0x on %d of %d" % (
             summary["geomean_best"], summary["rows"], summary["rows_at_or_above_1"], summary["rows"]))
         for name, p in summary["per_peer"].items():
-            print("  vs %-8s geomean %.3f, >= 1.0x on %d of %d" % (name, p["geomean"], p["rows_at_or_above_1"],
-                                                                    p["rows"]))
+            print("  vs %-8s geomean %.3f, >= 1.0x on %d of %d%s" % (
+                name, p["geomean"], p["rows_at_or_above_1"], p["rows"],
+                "; per SM clock %.3f" % p["geomean_per_clock"] if "geomean_per_clock" in p else ""))
         for b in summary["behind"]:
-            print("  behind: %-28s %.3fx (%s)" % (b["shape"], b["ratio"], b["peer"]))
+            print("  behind: %-28s %.3fx (%s)%s" % (
+                b["shape"], b["ratio"], b["peer"],
+                "  SM clock %s / %s MHz" % (b.get("mhz"), b.get("peer_mhz")) if b.get("mhz") else ""))
     if summary["libfa4_mismatch"]:
         print("libfa4 MISMATCH on: %s" % ", ".join(summary["libfa4_mismatch"]))
     g = meta.get("gemm")
