@@ -559,7 +559,8 @@ def print_summary(summary, meta):
         for b in summary["behind"]:
             print("  behind: %-28s %.3fx (%s)%s" % (
                 b["shape"], b["ratio"], b["peer"],
-                "  SM clock %s / %s MHz" % (b.get("mhz"), b.get("peer_mhz")) if b.get("mhz") else ""))
+                "  SM clock %.0f / %.0f MHz" % (b["mhz"], b["peer_mhz"])
+                if b.get("mhz") and b.get("peer_mhz") else ""))
     if summary["libfa4_mismatch"]:
         print("libfa4 MISMATCH on: %s" % ", ".join(summary["libfa4_mismatch"]))
     g = meta.get("gemm")

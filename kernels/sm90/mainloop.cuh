@@ -511,9 +511,19 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
         fence_array(o);
         fence_array(s);
         release_stage(bars.v_empty(vst.stage), lane);
+#if FA4_LATE_K_RELEASE
+        /* P before the rescale's branch: in one basic block with the
+         * exponentials after the wait, ptxas packs them as they come
+         * rather than all after the branch, on the way to the next GEMMs
+         * (bench/NOTES.md: 3-4% at d64; fp8 and some persistent tiles
+         * lose, so it comes with late_k, which the tuner picks per shape). */
+        convert_p(pr, s);
+#endif
         if (__any_sync(0xffffffffu, rescale))
             rescale_o(o, factor);
+#if !FA4_LATE_K_RELEASE
         convert_p(pr, s);
+#endif
         kv_next(st, vst);
     }
 
