@@ -335,7 +335,9 @@ typedef struct fa4_config {
     int late_k_release;     /* sm90: 1: a consumer frees its K stage after
                                the row maximum, not as soon as the scores
                                are in registers, which keeps the wait for
-                               the previous P.V behind the maximum */
+                               the previous P.V behind the maximum, and
+                               converts P before the lazy rescale, so the
+                               conversions overlap the exponentials */
 } fa4_config;
 
 #define FA4_CONFIG_INIT { sizeof(fa4_config), FA4_FAMILY_SM80, 0, 0, 0, 0, 0, 1, \

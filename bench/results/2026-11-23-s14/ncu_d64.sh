@@ -19,4 +19,4 @@ prof() { # name tree config
     grep -E "Duration|SM Frequency|stalled_.*ratio|pipe_xu|issue_active|tensor_op" $O/$1-details.txt | sort -u | head -40
 }
 prof base kernels "$D64"
-prof early _kexp "$D64 late_k=1"
+prof early _kexp/kernels "$D64 late_k=1"
