@@ -723,17 +723,21 @@ static void sm90_tile_heuristic(fa4_config *out, const device_limits *dev,
     out->scheduler = FA4_SCHED_PLAIN;
 }
 
-/* family_ops.heuristic: sm90_tile_heuristic()'s tile, K freed after the
-** row max with two consumer warpgroups and 16-bit inputs.  H100, seed
-** configs, 16k tokens: two consumer warpgroups gain 2.5-3.6% so (d128
-** causal 4k and 16k, GQA 32/8 causal 16k), d256 +-0.5%; three gain or lose
-** 1-3% by shape and fp8 d128 loses 1.2% non-causal, left to fa4-tune
-** (bench/NOTES.md, sm90 v8). */
+/* family_ops.heuristic: sm90_tile_heuristic()'s tile, with late_k (K freed
+** after the row max, P converted among the exponentials) for 16-bit inputs
+** with two consumer warpgroups, and with three at d64 on the plain grid.
+** H100, seed configs: two warpgroups gain 2.5-3.6% (d128 causal 4k and
+** 16k, GQA 32/8 causal 16k), d256 +-0.5%; three at d64, plain grid, 8k and
+** 16k, 1-4%; three at d128 and on persistent d64 tiles gain or lose 1-3%
+** by shape, and fp8 d128 loses 2-5%: left to fa4-tune (bench/NOTES.md,
+** sm90 v8 and v9). */
 static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
     sm90_tile_heuristic(out, dev, pb);
-    out->late_k_release = out->consumer_wgs == 2 && pb->dtype != FA4_DTYPE_FP8_E4M3;
+    out->late_k_release = pb->dtype != FA4_DTYPE_FP8_E4M3 &&
+                          (out->consumer_wgs == 2 ||
+                           (problem_head_dim_v(pb) <= 64 && out->scheduler == FA4_SCHED_PLAIN));
 }
 
 const family_ops family_sm90 = {

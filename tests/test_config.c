@@ -181,8 +181,9 @@ static void check_sm80_rows(void)
 }
 
 /* late_k_release: the sm90 heuristic takes it with two consumer
-   warpgroups (bf16, measured), not with three or fp8; the tuner's space
-   holds both settings of the same tile. */
+   warpgroups and with three at d64 on the plain grid (bf16, measured),
+   not with three at d128 or fp8; the tuner's space holds both settings
+   of the same tile. */
 static void check_late_k(void)
 {
     device_limits dev;
@@ -191,6 +192,7 @@ static void check_late_k(void)
     config_space sp;
     char why[512];
     int i, late = 0, early = 0;
+    fa4_status st;
 
     if (!ok(device_limits_for_arch(&dev, "sm_90a", why, sizeof why) == FA4_OK, "sm_90a limits"))
         return;
@@ -201,8 +203,14 @@ static void check_late_k(void)
        "sm90 d128 causal 16k default: two consumer warpgroups, K freed late");
     p.head_dim_qk = p.head_dim_v = 64;
     ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
-       def.consumer_wgs == 3 && def.late_k_release == 0,
-       "sm90 d64 causal 16k default: three consumer warpgroups, K freed early");
+       def.consumer_wgs == 3 && def.scheduler == FA4_SCHED_PLAIN && def.late_k_release == 1,
+       "sm90 d64 causal 16k default: three consumer warpgroups on the plain grid, K freed late");
+    p.head_dim_qk = p.head_dim_v = 128; p.causal = 0; p.window_right = -1;
+    st = config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why);
+    ok(st == FA4_OK && (def.consumer_wgs == 2) == (def.late_k_release == 1),
+       "sm90 d128 non-causal 16k default: late_k only with two consumer warpgroups (%d, late_k %d)",
+       def.consumer_wgs, def.late_k_release);
+    p.causal = 1; p.window_right = 0;
     p.head_dim_qk = p.head_dim_v = 128; p.dtype = FA4_DTYPE_FP8_E4M3;
     ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
        def.late_k_release == 0, "sm90 fp8 default keeps K freed early");
