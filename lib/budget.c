@@ -72,8 +72,7 @@ const budget_region *budget_region_find(const fa4_layout *layout, const char *na
     return NULL;
 }
 
-/* Append printf output at *LEN; returns -1 once BUF is full. */
-static int append(char *buf, size_t size, int *len, const char *fmt, ...)
+int budget_append(char *buf, size_t size, int *len, const char *fmt, ...)
 {
     va_list ap;
     int n;
@@ -94,20 +93,20 @@ int budget_defines(char *buf, size_t size, const fa4_problem *p,
     const family_ops *ops = family_lookup(c->family);
     int len = 0, i, n;
 
-    append(buf, size, &len,
-           "#define FA4_FAMILY %d\n#define FA4_DTYPE %d\n#define FA4_D %d\n#define FA4_DV %d\n"
-           "#define FA4_BM %d\n#define FA4_BN %d\n#define FA4_STAGES %d\n#define FA4_SWIZZLE %d\n"
-           "#define FA4_THREADS %d\n#define FA4_MASK %d\n#define FA4_CAUSAL %d\n"
-           "#define FA4_SMEM_BYTES %d\n#define FA4_SOFTCAP %d\n#define FA4_SINKS %d\n",
-           (int)c->family, (int)p->dtype, p->head_dim_qk, p->head_dim_v, c->bm, c->bn,
-           c->stages, c->swizzle, l->threads, problem_has_mask(p), p->causal, l->smem_bytes,
-           p->softcap > 0, p->attention_sinks != 0);
+    budget_append(buf, size, &len,
+                  "#define FA4_FAMILY %d\n#define FA4_DTYPE %d\n#define FA4_D %d\n#define FA4_DV %d\n"
+                  "#define FA4_BM %d\n#define FA4_BN %d\n#define FA4_STAGES %d\n#define FA4_SWIZZLE %d\n"
+                  "#define FA4_THREADS %d\n#define FA4_MASK %d\n#define FA4_CAUSAL %d\n"
+                  "#define FA4_SMEM_BYTES %d\n#define FA4_SOFTCAP %d\n#define FA4_SINKS %d\n",
+                  (int)c->family, (int)p->dtype, p->head_dim_qk, p->head_dim_v, c->bm, c->bn,
+                  c->stages, c->swizzle, l->threads, problem_has_mask(p), p->causal, l->smem_bytes,
+                  p->softcap > 0, p->attention_sinks != 0);
     /* O's type, where it is not the inputs' (the 16-bit variants' sources stay as they were). */
     if (p->dtype == FA4_DTYPE_FP8_E4M3)
-        append(buf, size, &len, "#define FA4_OUT_DTYPE %d\n", (int)dtype_out(p));
+        budget_append(buf, size, &len, "#define FA4_OUT_DTYPE %d\n", (int)dtype_out(p));
     for (i = 0; i < l->nregions; i++)
-        append(buf, size, &len, "#define FA4_SMEM_%s_OFF %d\n#define FA4_SMEM_%s_SIZE %d\n",
-               l->region[i].name, l->region[i].offset, l->region[i].name, l->region[i].size);
+        budget_append(buf, size, &len, "#define FA4_SMEM_%s_OFF %d\n#define FA4_SMEM_%s_SIZE %d\n",
+                      l->region[i].name, l->region[i].offset, l->region[i].name, l->region[i].size);
     if (len < 0 || !ops || !ops->defines)
         return len;
     n = ops->defines(buf + len, size - (size_t)len, p, c, l);

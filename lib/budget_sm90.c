@@ -421,52 +421,30 @@ static int sm90_page_gather(const fa4_config *cfg)
 static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
 {
-    int m = 0, n;
-    if (cfg->fused_kv) {
-        m = snprintf(buf, size, "#define FA4_KV_SLOTS %d\n", l->kv_slots);
-        if (m < 0 || (size_t)m >= size)
-            return -1;
-    }
-    if (pb->dtype == FA4_DTYPE_FP8_E4M3) {   /* the V^T copy's grid step (launch_sm90.c) */
-        n = snprintf(buf + m, size - (size_t)m, "#define FA4_VT_KEYS %d\n", SM90_VT_KEYS);
-        if (n < 0 || (size_t)n >= size - (size_t)m)
-            return -1;
-        m += n;
-    }
-    n = snprintf(buf + m, size - (size_t)m,
-                     "#define FA4_CONSUMER_WGS %d\n#define FA4_PRODUCER_REGS %d\n"
-                     "#define FA4_CONSUMER_REGS %d\n#define FA4_FUSED_KV %d\n"
-                     "#define FA4_PINGPONG %d\n#define FA4_EXP2_EMU_PCT %d\n"
-                     "#define FA4_RESCALE_THRESHOLD %d\n#define FA4_SCHEDULER %d\n"
-                     "#define FA4_CLUSTER %d\n#define FA4_VARLEN %d\n#define FA4_PAGED %d\n"
-                     "#define FA4_PAGE_BOX %d\n",
-                     cfg->consumer_wgs, cfg->producer_regs, cfg->consumer_regs,
-                     cfg->fused_kv, cfg->pingpong, cfg->exp2_emu_pct,
-                     cfg->rescale_threshold, (int)cfg->scheduler,
-                     cfg->cluster > 0 ? cfg->cluster : 1, pb->varlen != 0, pb->page_size > 0,
-                     pb->page_size > 0 ? sm90_page_box(pb->page_size, cfg->bn) : 0);
-    if (n < 0 || (size_t)n >= size - (size_t)m)
-        return -1;
-    m += n;
-    if (cfg->splits == 0) {    /* FA4_TAIL_SPLIT only where it is on */
-        n = snprintf(buf + m, size - (size_t)m, "#define FA4_TAIL_SPLIT 1\n");
-        if (n < 0 || (size_t)n >= size - (size_t)m)
-            return -1;
-        m += n;
-    }
-    if (cfg->late_k_release) { /* likewise FA4_LATE_K_RELEASE */
-        n = snprintf(buf + m, size - (size_t)m, "#define FA4_LATE_K_RELEASE 1\n");
-        if (n < 0 || (size_t)n >= size - (size_t)m)
-            return -1;
-        m += n;
-    }
-    if (pb->page_size > 0) {   /* FA4_PAGE_GATHER only where pages are */
-        n = snprintf(buf + m, size - (size_t)m, "#define FA4_PAGE_GATHER %d\n",
-                     sm90_page_gather(cfg));
-        if (n < 0 || (size_t)n >= size - (size_t)m)
-            return -1;
-        m += n;
-    }
+    int m = 0;
+
+    if (cfg->fused_kv)
+        budget_append(buf, size, &m, "#define FA4_KV_SLOTS %d\n", l->kv_slots);
+    if (pb->dtype == FA4_DTYPE_FP8_E4M3)   /* the V^T copy's grid step (launch_sm90.c) */
+        budget_append(buf, size, &m, "#define FA4_VT_KEYS %d\n", SM90_VT_KEYS);
+    budget_append(buf, size, &m,
+                  "#define FA4_CONSUMER_WGS %d\n#define FA4_PRODUCER_REGS %d\n"
+                  "#define FA4_CONSUMER_REGS %d\n#define FA4_FUSED_KV %d\n"
+                  "#define FA4_PINGPONG %d\n#define FA4_EXP2_EMU_PCT %d\n"
+                  "#define FA4_RESCALE_THRESHOLD %d\n#define FA4_SCHEDULER %d\n"
+                  "#define FA4_CLUSTER %d\n#define FA4_VARLEN %d\n#define FA4_PAGED %d\n"
+                  "#define FA4_PAGE_BOX %d\n",
+                  cfg->consumer_wgs, cfg->producer_regs, cfg->consumer_regs,
+                  cfg->fused_kv, cfg->pingpong, cfg->exp2_emu_pct,
+                  cfg->rescale_threshold, (int)cfg->scheduler,
+                  cfg->cluster > 0 ? cfg->cluster : 1, pb->varlen != 0, pb->page_size > 0,
+                  pb->page_size > 0 ? sm90_page_box(pb->page_size, cfg->bn) : 0);
+    if (cfg->splits == 0)      /* FA4_TAIL_SPLIT only where it is on */
+        budget_append(buf, size, &m, "#define FA4_TAIL_SPLIT 1\n");
+    if (cfg->late_k_release)   /* likewise FA4_LATE_K_RELEASE */
+        budget_append(buf, size, &m, "#define FA4_LATE_K_RELEASE 1\n");
+    if (pb->page_size > 0)     /* FA4_PAGE_GATHER only where pages are */
+        budget_append(buf, size, &m, "#define FA4_PAGE_GATHER %d\n", sm90_page_gather(cfg));
     return m;
 }
 

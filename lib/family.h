@@ -43,4 +43,13 @@ extern const family_ops family_sm100;
 /* The ops of FAMILY, or NULL. */
 const family_ops *family_lookup(fa4_family family);
 
+/* Append printf output to BUF (SIZE bytes) at *LEN, for the defines
+   hooks; once BUF is full *LEN is -1 and later calls write nothing.
+   Returns *LEN. */
+int budget_append(char *buf, size_t size, int *len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 #endif

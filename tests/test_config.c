@@ -210,8 +210,7 @@ static void check_late_k(void)
     ok(st == FA4_OK && (def.consumer_wgs == 2) == (def.late_k_release == 1),
        "sm90 d128 non-causal 16k default: late_k only with two consumer warpgroups (%d, late_k %d)",
        def.consumer_wgs, def.late_k_release);
-    p.causal = 1; p.window_right = 0;
-    p.head_dim_qk = p.head_dim_v = 128; p.dtype = FA4_DTYPE_FP8_E4M3;
+    p.causal = 1; p.window_right = 0; p.dtype = FA4_DTYPE_FP8_E4M3;
     ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
        def.late_k_release == 0, "sm90 fp8 default keeps K freed early");
     p.dtype = FA4_DTYPE_BF16;

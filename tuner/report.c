@@ -104,23 +104,12 @@ char *report_gain(char *buf, size_t size, double ms, double default_ms)
     return buf;
 }
 
-/* The median R ranks trial T by (re-timed when it was). */
-static double ms_of(const search_trial *t)
-{
-    return t->retimed.reps > 0 ? t->retimed.median_ms : t->timing.median_ms;
-}
-
-static const timing_result *timing_of(const search_trial *t)
-{
-    return t->retimed.reps > 0 ? &t->retimed : &t->timing;
-}
-
 /* The default's median, 0 when it was not measured. */
 static double default_ms(const search_result *r)
 {
     if (r->default_index < 0 || r->trials[r->default_index].state != TRIAL_TIMED)
         return 0;
-    return ms_of(&r->trials[r->default_index]);
+    return search_trial_ms(&r->trials[r->default_index]);
 }
 
 /* Indices of timed trials, fastest first, into OUT; returns count. */
@@ -132,8 +121,8 @@ static int ranked(const search_result *r, int *out)
         if (r->trials[i].state == TRIAL_TIMED)
             out[n++] = i;
     for (i = 1; i < n; i++)
-        for (j = i; j > 0 && ms_of(&r->trials[out[j - 1]]) >
-                             ms_of(&r->trials[out[j]]); j--) {
+        for (j = i; j > 0 && search_trial_ms(&r->trials[out[j - 1]]) >
+                             search_trial_ms(&r->trials[out[j]]); j--) {
             int x = out[j];
             out[j] = out[j - 1];
             out[j - 1] = x;
@@ -183,9 +172,9 @@ static const char *trial_marks(char *buf, size_t size, const char *sep, const se
 static void print_row(FILE *out, const char *rank, const search_result *r,
                       const search_trial *t, double def)
 {
-    const timing_result *tr = timing_of(t);
+    const timing_result *tr = search_trial_timing(t);
     char cfg[256], gain[32], marks[32];
-    double ms = ms_of(t);
+    double ms = search_trial_ms(t);
 
     fprintf(out, " %5s %10.4f %9.4f %9.4f %8.1f %10s  %s%s\n", rank, ms,
             tr->min_ms, tr->max_ms, r->flops / (ms * 1e-3) / 1e12,
@@ -423,8 +412,8 @@ static json_t *trial_json(const search_result *r, const search_trial *t,
         json_object_set_new(o, "compile_ms", json_real(t->compile_ms));
     }
     if (!strcmp(what, "tune") && t->state == TRIAL_TIMED) {
-        const timing_result *tr = timing_of(t);
-        double ms = ms_of(t);
+        const timing_result *tr = search_trial_timing(t);
+        double ms = search_trial_ms(t);
         json_object_set_new(o, "median_ms", json_real(ms));
         json_object_set_new(o, "min_ms", json_real(tr->min_ms));
         json_object_set_new(o, "max_ms", json_real(tr->max_ms));

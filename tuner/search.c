@@ -1089,12 +1089,6 @@ static fa4_status store_rows(search_result *r, fa4_context *ctx,
     return st;
 }
 
-/* The median to rank T by: the re-timed one when there is one. */
-static double trial_ms(const search_trial *t)
-{
-    return t->retimed.reps > 0 ? t->retimed.median_ms : t->timing.median_ms;
-}
-
 /* Index of the fastest timed trial, -1 when none. */
 static int fastest(const search_result *r, int retimed_only)
 {
@@ -1104,7 +1098,7 @@ static int fastest(const search_result *r, int retimed_only)
         const search_trial *t = &r->trials[i];
         if (t->state != TRIAL_TIMED || (retimed_only && t->retimed.reps == 0))
             continue;
-        if (best < 0 || trial_ms(t) < trial_ms(&r->trials[best]))
+        if (best < 0 || search_trial_ms(t) < search_trial_ms(&r->trials[best]))
             best = i;
     }
     return best;
@@ -1410,7 +1404,7 @@ static fa4_status choose_stored(search_result *r, fa4_context *ctx,
     fa4_status st;
 
     r->stored_index = best;
-    r->stored_ms = trial_ms(&r->trials[best]);
+    r->stored_ms = search_trial_ms(&r->trials[best]);
     r->rival_index = d;
     if (d < 0 && r->trials[best].is_default) {
         r->confirm = CONFIRM_DEFAULT_WON;
@@ -1516,12 +1510,6 @@ static void add_incumbent(search_result *r, fa4_context *ctx)
     r->phases.database += search_now() - t0;
 }
 
-/* The spread (min, max) of trial T's most recent measurement. */
-static const timing_result *trial_timing(const search_trial *t)
-{
-    return t->retimed.reps > 0 ? &t->retimed : &t->timing;
-}
-
 /*
 ** Say how this run's winner relates to the one already stored for the
 ** same key (the user database's exact row that add_incumbent() found):
@@ -1531,7 +1519,7 @@ static const timing_result *trial_timing(const search_trial *t)
 static void compare_previous(search_result *r, int best)
 {
     const fa4_config *prev = &r->in_use;
-    const timing_result *w = trial_timing(&r->trials[best]);
+    const timing_result *w = search_trial_timing(&r->trials[best]);
     int i;
 
     r->previous = PREVIOUS_NONE;
@@ -1545,11 +1533,10 @@ static void compare_previous(search_result *r, int best)
     r->previous = PREVIOUS_NOT_MEASURED;
     for (i = 0; i < r->ntrials; i++)
         if (r->trials[i].state == TRIAL_TIMED && config_equal(prev, &r->trials[i].config)) {
-            r->previous_ms = trial_ms(&r->trials[i]);
+            r->previous_ms = search_trial_ms(&r->trials[i]);
             r->previous = r->previous_ms <= w->max_ms ? PREVIOUS_WITHIN_SPREAD : PREVIOUS_OUTSIDE_SPREAD;
         }
 }
-
 
 fa4_status search_tune(search_result *r, fa4_context *ctx,
                        const search_opts *o, struct progress *prog)
@@ -1606,7 +1593,7 @@ fa4_status search_tune(search_result *r, fa4_context *ctx,
                      r->wrong > 0 ? "correct" : "measured");
         goto done;
     }
-    r->winner_ms = trial_ms(&r->trials[best]);
+    r->winner_ms = search_trial_ms(&r->trials[best]);
     compare_previous(r, best);
     if (r->interrupted)
         goto done;

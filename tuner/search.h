@@ -62,6 +62,18 @@ typedef struct search_trial {
     fa4_plan *vplan;         /* verification-size plan, while needed */
 } search_trial;
 
+/* Trial T's most recent measurement: the re-timing when there is one. */
+static inline const timing_result *search_trial_timing(const search_trial *t)
+{
+    return t->retimed.reps > 0 ? &t->retimed : &t->timing;
+}
+
+/* The median to rank T by (search_trial_timing()'s). */
+static inline double search_trial_ms(const search_trial *t)
+{
+    return search_trial_timing(t)->median_ms;
+}
+
 /*
 ** Where a search's time went, in seconds.  The first five are the wall
 ** time of the thread that runs the search (search_tune's caller) and add
