@@ -207,12 +207,33 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     }
 
     /* A config malformed for the family. */
-    if ((cfg->splits != 1 && cfg->splits != 0) || cfg->pack_gqa || cfg->kv_split_warps) {
+    if ((cfg->splits != 1 && cfg->splits != 0) || cfg->pack_gqa < 0 || cfg->pack_gqa > 1 ||
+        cfg->kv_split_warps) {
         snprintf(why, wn, "sm90: splits=%d pack_gqa=%d kv_split_warps=%d; supported: splits 1 "
-                 "or 0 (the tail split), pack_gqa 0, kv_split_warps 0 (split-KV of every tile "
-                 "and GQA packing are the sm80 family's)", cfg->splits, cfg->pack_gqa,
-                 cfg->kv_split_warps);
+                 "or 0 (the tail split), pack_gqa 0 or 1, kv_split_warps 0 (split-KV of every "
+                 "tile is the sm80 family's)", cfg->splits, cfg->pack_gqa, cfg->kv_split_warps);
         return FA4_EINVAL;
+    }
+    if (cfg->pack_gqa) {
+        /* A tile's rows are (query, head) pairs of one KV head's group
+           (kernels/sm90/seqlen.cuh): Q and O move as boxes of whole groups. */
+        const int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 0;
+        if (group < 2) {
+            snprintf(why, wn, "sm90: pack_gqa=1 needs grouped heads (heads_q=%d heads_kv=%d)",
+                     pb->heads_q, pb->heads_kv);
+            return FA4_EINVAL;
+        }
+        if (cfg->splits == 0) {
+            snprintf(why, wn, "sm90: pack_gqa=1 with splits=0: the tail split's records are "
+                     "per query head; use splits=1");
+            return FA4_EINVAL;
+        }
+        if (64 % group != 0 || pb->varlen || pb->page_size) {
+            snprintf(why, wn, "sm90: pack_gqa=1 runs dense batches with a group dividing 64 "
+                     "(here group %d%s%s)", group, pb->varlen ? ", varlen" : "",
+                     pb->page_size ? ", paged" : "");
+            return FA4_ENOTSUP;
+        }
     }
     if (cfg->splits == 0 && (cfg->scheduler != FA4_SCHED_PLAIN || pb->varlen || pb->page_size ||
                              problem_has_mask(pb))) {
@@ -443,6 +464,9 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
         budget_append(buf, size, &m, "#define FA4_TAIL_SPLIT 1\n");
     if (cfg->late_k_release)   /* likewise FA4_LATE_K_RELEASE */
         budget_append(buf, size, &m, "#define FA4_LATE_K_RELEASE 1\n");
+    if (cfg->pack_gqa)         /* and GQA packing, with its group as a constant */
+        budget_append(buf, size, &m, "#define FA4_PACK_GQA 1\n#define FA4_GROUP %d\n",
+                      pb->heads_q / pb->heads_kv);
     if (pb->page_size > 0)     /* FA4_PAGE_GATHER only where pages are */
         budget_append(buf, size, &m, "#define FA4_PAGE_GATHER %d\n", sm90_page_gather(cfg));
     return m;
@@ -476,7 +500,8 @@ static void sm90_base(fa4_config *c, int wgs, int bn, int stages)
 ** exp2_emu_pct 25 and with late_k_release; the fused ring with 128 B
 ** swizzle, plain and with late_k_release; 64 and 32 B swizzle, split and
 ** fused, plain only (neither variant touches shared memory, so the two
-** most frequent winning layouts carry them).
+** most frequent winning layouts carry them); for dense GQA batches whose
+** group divides 64, each 128 B swizzle config also with pack_gqa.
 ** Shapes whose registers cannot fit (bn too wide for the O accumulator)
 ** are left out here; the rest go through the budget filter. */
 static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
@@ -497,7 +522,11 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
     const fa4_scheduler *scheds = pb->varlen ? varlen_scheds
                                   : sm90_masked(pb) ? masked_scheds : plain_scheds;
     const int nsched = pb->varlen ? 2 : sm90_masked(pb) ? 3 : 2;
-    int n = 0, wgs, bn, st, pp, e, sc, lo;
+    /* GQA packing where it applies, with the 128 B swizzle layouts (the
+       most frequent winners) to keep the space small. */
+    const int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
+    const int packs = group >= 2 && 64 % group == 0 && !pb->varlen && !pb->page_size;
+    int n = 0, wgs, bn, st, pp, e, sc, lo, pk;
 
     (void)dev;
     for (wgs = 2; wgs <= 3; wgs++)
@@ -513,20 +542,23 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
                 for (st = 2; st <= SM90_MAX_STAGES; st++)
                     for (pp = 0; pp <= 1; pp++)
                         for (e = 0; e < layouts[lo][2]; e++)
-                            for (sc = 0; sc < nsched; sc++) {
-                                if (n < max) {
-                                    sm90_base(&out[n], wgs, bn, st);
-                                    out[n].swizzle = layouts[lo][0];
-                                    out[n].fused_kv = layouts[lo][1];
-                                    out[n].pingpong = pp;
-                                    out[n].exp2_emu_pct = variants[e][0];
-                                    out[n].late_k_release = variants[e][1];
-                                    out[n].scheduler = scheds[sc];
-                                    if (scheds[sc] == FA4_SCHED_PLAIN && sm90_tail_split_fits(pb))
-                                        out[n].splits = 0;
+                            for (sc = 0; sc < nsched; sc++)
+                                for (pk = 0; pk <= (layouts[lo][0] == 128 ? packs : 0); pk++) {
+                                    if (n < max) {
+                                        sm90_base(&out[n], wgs, bn, st);
+                                        out[n].swizzle = layouts[lo][0];
+                                        out[n].fused_kv = layouts[lo][1];
+                                        out[n].pingpong = pp;
+                                        out[n].exp2_emu_pct = variants[e][0];
+                                        out[n].late_k_release = variants[e][1];
+                                        out[n].scheduler = scheds[sc];
+                                        out[n].pack_gqa = pk;
+                                        if (scheds[sc] == FA4_SCHED_PLAIN && !pk &&
+                                            sm90_tail_split_fits(pb))
+                                            out[n].splits = 0;
+                                    }
+                                    n++;
                                 }
-                                n++;
-                            }
             }
         }
     return max == 0 ? n : (n < max ? n : max);
@@ -708,14 +740,23 @@ static void sm90_tile_heuristic(fa4_config *out, const device_limits *dev,
 ** 16k, GQA 32/8 causal 16k), d256 +-0.5%; three at d64, plain grid, 8k and
 ** 16k, 1-4%; three at d128 and on persistent d64 tiles gain or lose 1-3%
 ** by shape, and fp8 d128 loses 2-5%: left to fa4-tune (bench/NOTES.md,
-** sm90 v8 and v9). */
+** sm90 v8 and v9).  GQA packing for dense grouped heads under a mask: H100,
+** causal, group 8: 5-8% (d128 8k, d64 16k), group 4: 1% (d128 16k);
+** without a mask it gains nothing measurable (bench/NOTES.md, sm90 v10). */
 static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
+    const int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
+
     sm90_tile_heuristic(out, dev, pb);
     out->late_k_release = pb->dtype != FA4_DTYPE_FP8_E4M3 &&
                           (out->consumer_wgs == 2 ||
                            (problem_head_dim_v(pb) <= 64 && out->scheduler == FA4_SCHED_PLAIN));
+    /* GQA packing under a mask or when a query tile is not full (fewer
+       padded rows); where the tail split is not on, so it is never lost. */
+    if (group >= 2 && 64 % group == 0 && !pb->varlen && !pb->page_size && out->splits != 0 &&
+        (sm90_masked(pb) || pb->seqlen_q < out->bm))
+        out->pack_gqa = 1;
 }
 
 const family_ops family_sm90 = {

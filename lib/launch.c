@@ -288,8 +288,12 @@ static void fill_params(fa4_params *k, const fa4_problem *p, const fa4_config *c
     }
     k->window_left = p->window_left;
     k->window_right = p->window_right;
-    k->m_blocks = (int)(((int64_t)p->seqlen_q + cfg->bm - 1) / cfg->bm);
-    k->total_tiles = k->m_blocks * p->heads_q * p->batch;
+    {
+        /* Packed GQA: a tile's rows are (query, head) pairs of one KV head. */
+        const int64_t rows = (int64_t)p->seqlen_q * (cfg->pack_gqa ? k->group : 1);
+        k->m_blocks = (int)((rows + cfg->bm - 1) / cfg->bm);
+        k->total_tiles = k->m_blocks * (cfg->pack_gqa ? p->heads_kv : p->heads_q) * p->batch;
+    }
 }
 
 /* 1 when PTR is NULL or not ALIGN-byte aligned. */

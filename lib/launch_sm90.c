@@ -24,17 +24,18 @@ static int varlen_rows(long long row_stride)
     return rows > 0x7fffffffLL ? 0x7fffffff : (int)rows;
 }
 
-/* Encode one rank-4 map over ADDR: DIMS innermost first, element STRIDES
-** of dims 1..3 (AXES names them for messages), BOX, elements of TYPE (ESIZE
-** bytes), SWIZZLE bytes (128, 64 or 32).  NAME ("q") for messages. */
-static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *name,
-                             const char *const axes[3], int type, int esize,
-                             unsigned long long addr, const long long dims[4],
-                             const long long strides[3], const int box[4], int swizzle,
+/* Encode one map of RANK (4 or 5) dims over ADDR: DIMS innermost first,
+** element STRIDES of dims 1..RANK-1 (AXES names them for messages), BOX,
+** elements of TYPE (ESIZE bytes), SWIZZLE bytes (128, 64 or 32).  NAME
+** ("q") for messages. */
+static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *name, int rank,
+                             const char *const axes[], int type, int esize,
+                             unsigned long long addr, const long long dims[],
+                             const long long strides[], const int box[], int swizzle,
                              char *why, size_t wn)
 {
-    cuuint64_t gdim[4], gstride[3];
-    cuuint32_t cbox[4], estride[4] = { 1, 1, 1, 1 };
+    cuuint64_t gdim[5], gstride[4];
+    cuuint32_t cbox[5], estride[5] = { 1, 1, 1, 1, 1 };
     CUresult res;
     int i;
 
@@ -42,7 +43,7 @@ static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *n
         snprintf(why, wn, "%s address 0x%llx is not 16-byte aligned (TMA)", name, addr);
         return FA4_EINVAL;
     }
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < rank - 1; i++) {
         long long bytes = strides[i] * esize;
         /* A stride over a dimension of extent 1 is never used: any legal value will do. */
         if (dims[i + 1] <= 1 && (bytes <= 0 || bytes % 16 != 0))
@@ -54,12 +55,13 @@ static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *n
         }
         gstride[i] = (cuuint64_t)bytes;
     }
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < rank; i++) {
         gdim[i] = (cuuint64_t)dims[i];
         cbox[i] = (cuuint32_t)box[i];
     }
     memset(map, 0, sizeof(*map));
-    res = cu->cuTensorMapEncodeTiled(map, (CUtensorMapDataType)type, 4, (void *)(size_t)addr,
+    res = cu->cuTensorMapEncodeTiled(map, (CUtensorMapDataType)type, (cuuint32_t)rank,
+                                     (void *)(size_t)addr,
                                      gdim, gstride, cbox, estride,
                                      CU_TENSOR_MAP_INTERLEAVE_NONE,
                                      swizzle == 32   ? CU_TENSOR_MAP_SWIZZLE_32B
@@ -69,9 +71,10 @@ static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *n
                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (res != CUDA_SUCCESS) {
         char text[128];
-        snprintf(why, wn, "cuTensorMapEncodeTiled(%s: dims %lld %lld %lld %lld, box %d %d %d "
-                 "%d, swizzle %d B): %s", name, dims[0], dims[1], dims[2], dims[3], box[0],
-                 box[1], box[2], box[3], swizzle, cuda_error_text(res, text, sizeof text));
+        snprintf(why, wn, "cuTensorMapEncodeTiled(%s: dims %lld %lld %lld %lld%s, box %d %d "
+                 "%d %d%s, swizzle %d B): %s", name, dims[0], dims[1], dims[2], dims[3],
+                 rank > 4 ? " ..." : "", box[0], box[1], box[2], box[3],
+                 rank > 4 ? " ..." : "", swizzle, cuda_error_text(res, text, sizeof text));
         return FA4_ECUDA;
     }
     return FA4_OK;
@@ -90,8 +93,28 @@ static fa4_status encode_bshd(CUtensorMap *map, const cuda_api *cu, const char *
     const long long strides[3] = { head_stride, row_stride, batch_stride };
     const int box[4] = { swizzle / dt->bytes, 1, rows, 1 };
 
-    return encode_map(map, cu, name, axes, dt->tma_type, dt->bytes, addr, dims, strides, box,
-                      swizzle, why, wn);
+    return encode_map(map, cu, name, 4, axes, dt->tma_type, dt->bytes, addr, dims, strides,
+                      box, swizzle, why, wn);
+}
+
+/* Packed GQA's map of a BSHD tensor of HEADS_KV * GROUP heads, {dim, head
+** in group, seq, KV head, batch}, box {SWIZZLE / ESIZE, GROUP, ROWS /
+** GROUP, 1, 1}: ROWS box rows in the packed order (query-major, then head;
+** kernels/sm90/seqlen.cuh). */
+static fa4_status encode_packed(CUtensorMap *map, const cuda_api *cu, const char *name,
+                                const dtype_info *dt, unsigned long long addr, int dim,
+                                int group, int heads_kv, int seq, int batch,
+                                long long head_stride, long long row_stride,
+                                long long batch_stride, int rows, int swizzle, char *why,
+                                size_t wn)
+{
+    static const char *const axes[4] = { "head", "row", "KV head", "batch" };
+    const long long dims[5] = { dim, group, seq, heads_kv, batch };
+    const long long strides[4] = { head_stride, row_stride, head_stride * group, batch_stride };
+    const int box[5] = { swizzle / dt->bytes, group, rows / group, 1, 1 };
+
+    return encode_map(map, cu, name, 5, axes, dt->tma_type, dt->bytes, addr, dims, strides,
+                      box, swizzle, why, wn);
 }
 
 size_t launch_sm90_vt_bytes(const fa4_problem *pb, const fa4_config *cfg)
@@ -149,9 +172,15 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                  (int)pb->out_dtype);
         return FA4_EINVAL;
     }
-    if ((st = encode_bshd(&maps[0], cu, "q", in, p->q, d, p->heads_q, rows_q, batch,
-                          p->q_head_stride, p->q_row_stride, BATCH_STRIDE(q, rows_q), cfg->bm,
-                          sw, why, wn)) != FA4_OK)
+    if (cfg->pack_gqa)
+        st = encode_packed(&maps[0], cu, "q", in, p->q, d, p->group, p->heads_kv, p->seqlen_q,
+                           p->batch, p->q_head_stride, p->q_row_stride, p->q_batch_stride,
+                           cfg->bm, sw, why, wn);
+    else
+        st = encode_bshd(&maps[0], cu, "q", in, p->q, d, p->heads_q, rows_q, batch,
+                         p->q_head_stride, p->q_row_stride, BATCH_STRIDE(q, rows_q), cfg->bm,
+                         sw, why, wn);
+    if (st != FA4_OK)
         return st;
     if (paged) {
         /* (fp8: V is read by the V^T copy, not by TMA.) */
@@ -177,16 +206,22 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
         const long long dims[4] = { skp, dv, p->heads_kv, p->batch };
         const long long strides[3] = { skp, skp * dv, skp * dv * p->heads_kv };
         const int box[4] = { sw, sm90_pad_dim(dv, sw / 2), 1, 1 };
-        if ((st = encode_map(&maps[2], cu, "v^t", axes, in->tma_type, 1, vt, dims, strides, box,
-                             sw, why, wn)) != FA4_OK)
+        if ((st = encode_map(&maps[2], cu, "v^t", 4, axes, in->tma_type, 1, vt, dims, strides,
+                             box, sw, why, wn)) != FA4_OK)
             return st;
     } else if (!paged &&
                (st = encode_bshd(&maps[2], cu, "v", in, p->v, dv, p->heads_kv, rows_v, batch,
                                  p->v_head_stride, p->v_row_stride, BATCH_STRIDE(v, rows_v),
                                  cfg->bn, sw, why, wn)) != FA4_OK)
         return st;
-    st = encode_bshd(&maps[3], cu, "o", out, p->o, dv, p->heads_q, rows_o, batch,
-                     p->o_head_stride, p->o_row_stride, BATCH_STRIDE(o, rows_o), 64, sw, why, wn);
+    if (cfg->pack_gqa)
+        st = encode_packed(&maps[3], cu, "o", out, p->o, dv, p->group, p->heads_kv, p->seqlen_q,
+                           p->batch, p->o_head_stride, p->o_row_stride, p->o_batch_stride, 64,
+                           sw, why, wn);
+    else
+        st = encode_bshd(&maps[3], cu, "o", out, p->o, dv, p->heads_q, rows_o, batch,
+                         p->o_head_stride, p->o_row_stride, BATCH_STRIDE(o, rows_o), 64, sw,
+                         why, wn);
 #undef BATCH_STRIDE
     return st;
 }
@@ -212,7 +247,7 @@ static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem 
         return;
     }
     grid[0] = (unsigned)params->m_blocks;
-    grid[1] = (unsigned)p->heads_q;
+    grid[1] = (unsigned)(plan->config.pack_gqa ? p->heads_kv : p->heads_q);
     grid[2] = (unsigned)p->batch;
 }
 

@@ -231,6 +231,63 @@ static void check_late_k(void)
     config_space_free(&sp);
 }
 
+/* GQA packing in the sm90 family: the heuristic packs dense grouped heads
+   under a mask or with fewer queries than a tile (never in place of the
+   tail split), not MHA, varlen or a group that does not divide 64; the
+   tuner's space holds packed configs only where packing applies. */
+static void check_pack_gqa(void)
+{
+    device_limits dev;
+    fa4_problem p = FA4_PROBLEM_INIT;
+    fa4_config def;
+    config_space sp;
+    char why[512];
+    int i, packed = 0;
+
+    if (!ok(device_limits_for_arch(&dev, "sm_90a", why, sizeof why) == FA4_OK, "sm_90a limits"))
+        return;
+    p.batch = 1; p.seqlen_q = p.seqlen_k = 16384; p.heads_q = 32; p.heads_kv = 8;
+    p.head_dim_qk = p.head_dim_v = 128; p.causal = 1; p.window_right = 0;
+    ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+       def.pack_gqa == 1 && def.splits == 1, "sm90 GQA 32/8 causal default packs");
+    p.causal = 0; p.window_right = -1;
+    ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+       def.pack_gqa == 0, "sm90 GQA 32/8 non-causal 16k default does not (splits %d)", def.splits);
+    p.seqlen_q = 16;
+    ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+       def.pack_gqa == 0 && def.splits == 0,
+       "16 queries over 16k keys: the tail split (a tile per head in parts), not packing");
+    p.causal = 1; p.window_right = 0;
+    ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+       def.pack_gqa == 1, "16 queries over 16k keys, causal: packed");
+    p.seqlen_q = 16384; p.heads_kv = 32;
+    ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+       def.pack_gqa == 0, "MHA is not packed");
+    p.heads_q = 24; p.heads_kv = 8;
+    ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+       def.pack_gqa == 0, "group 3 is not packed");
+    p.heads_q = 32; p.varlen = 1;
+    ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+       def.pack_gqa == 0, "varlen is not packed");
+    p.varlen = 0;
+    if (!ok(config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK,
+            "sm90 GQA causal enumerates"))
+        return;
+    for (i = 0; i < sp.count; i++)
+        packed += sp.configs[i].pack_gqa == 1 && sp.configs[i].swizzle == 128 &&
+                  sp.configs[i].splits == 1;
+    ok(packed > 0, "sm90 GQA space: %d packed configs (128 B swizzle, no tail split)", packed);
+    config_space_free(&sp);
+    p.heads_kv = 32;
+    if (!ok(config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK,
+            "sm90 MHA causal enumerates"))
+        return;
+    for (i = packed = 0; i < sp.count; i++)
+        packed += sp.configs[i].pack_gqa;
+    ok(packed == 0, "sm90 MHA space: no packed configs");
+    config_space_free(&sp);
+}
+
 int main(void)
 {
     static const char *arches[] = { "sm_80", "sm_90a", "sm_100a" };
@@ -326,5 +383,6 @@ int main(void)
     check_sm100_opt_in();
     check_sm80_rows();
     check_late_k();
+    check_pack_gqa();
     return done_testing();
 }

@@ -5,7 +5,9 @@
 ** seqlen_q != seqlen_k, sliding window, LSE; the sm80 family at both row
 ** splits (its default and the same tile at the other of 16 and 32 query
 ** rows per warp); the dynamic tile scheduler's counter across launches;
-** exponentials on the FMA pipe; the sm90 tail split.  Skips without a GPU.
+** exponentials on the FMA pipe; the sm90 tail split; sm90 GQA packing (the
+** grid's configs packed, and groups 4 to 8 by scheduler).  Skips without a
+** GPU.
 */
 #include "tap.h"
 #define GPU_CHECK_BUDGET 2.5e8   /* sampled rows beyond this: the test stays under a minute */
@@ -15,7 +17,7 @@
 typedef struct shape { int sq, sk; } shape;
 
 /* 1 when section NAME runs: FA4_TEST_ONLY unset, or naming it among a list
-   of sections (grid window softcap dynamic exp2 tail) to re-run a part. */
+   of sections (grid window softcap dynamic exp2 tail pack) to re-run a part. */
 static int section(const char *name)
 {
     const char *only = getenv("FA4_TEST_ONLY");
@@ -39,6 +41,23 @@ static int sm80_twin(fa4_config *twin, const fa4_config *cfg, const device_limit
     if (budget_fit(&lay, dev, p, twin, why, wn) == FA4_OK)
         return 1;
     twin->bn = 32;
+    return budget_fit(&lay, dev, p, twin, why, wn) == FA4_OK;
+}
+
+/* The sm90 config CFG with GQA packing (the tail split off: its records
+   are per query head); 0 when it does not fit, with the reason in WHY. */
+static int sm90_pack_twin(fa4_config *twin, const fa4_config *cfg, const device_limits *dev,
+                          const fa4_problem *p, char *why, size_t wn)
+{
+    fa4_layout lay;
+
+    snprintf(why, wn, "not an sm90 config");
+    if (cfg->family != FA4_FAMILY_SM90)
+        return 0;
+    *twin = *cfg;
+    twin->pack_gqa = 1;
+    if (twin->splits == 0)
+        twin->splits = 1;
     return budget_fit(&lay, dev, p, twin, why, wn) == FA4_OK;
 }
 
@@ -309,6 +328,85 @@ static void check_tail_split(fa4_context *ctx, uint64_t *seed)
     }
 }
 
+/* sm90 GQA packing beyond the grid's group of 2: groups 4 and 8 (16 and 8
+   queries per 64-row box), both tile heights, every scheduler, causal and
+   a sliding window, ragged lengths, softcap with sinks (a sink per query
+   head: the two rows of a thread are two heads), fp8; LSE checked. */
+static void check_pack_gqa(fa4_context *ctx, uint64_t *seed)
+{
+    static const struct {
+        fa4_dtype dt;
+        int hq, hkv, d, b, sq, sk, mask, flavours;
+        const char *cfg;
+    } cases[] = {
+        { FA4_DTYPE_BF16, 8, 2, 128, 2, 1000, 1000, 1, 0, "bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
+        { FA4_DTYPE_BF16, 8, 2, 128, 2, 1000, 1000, 0, 0, "bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 rescale=8 sched=plain" },
+        { FA4_DTYPE_FP16, 8, 1, 128, 1, 17, 1000, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=dynamic" },
+        { FA4_DTYPE_BF16, 8, 1, 64, 3, 1, 1, 1, 0, "bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 sched=plain" },
+        { FA4_DTYPE_BF16, 8, 2, 64, 2, 129, 129, 1, 1, "bm=192 bn=112 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=persistent" },
+        { FA4_DTYPE_BF16, 8, 2, 64, 2, 1000, 17, 0, 1, "bm=128 bn=128 stages=3 swizzle=64 fused_kv=1 wgs=2 regs=24/240 rescale=8 sched=lpt" },
+        { FA4_DTYPE_BF16, 16, 2, 128, 1, 1000, 700, 2, 1, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=dynamic" },
+        { FA4_DTYPE_BF16, 8, 2, 256, 1, 300, 1000, 1, 0, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=plain" },
+        { FA4_DTYPE_FP8_E4M3, 8, 2, 128, 2, 1000, 1000, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=plain" },
+        { FA4_DTYPE_FP8_E4M3, 8, 1, 128, 1, 17, 1000, 0, 1, "bm=128 bn=128 stages=2 swizzle=64 wgs=2 regs=24/240 rescale=8 sched=persistent" },
+    };
+    size_t i;
+
+    if (ctx->limits.cc != 90) {
+        skip("GQA packing: sm90 only here (this GPU is sm_%d)", ctx->limits.cc);
+        return;
+    }
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = FA4_PROBLEM_INIT;
+        fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+        fa4_config cfg = FA4_CONFIG_INIT;
+        fa4_plan *plan = NULL;
+        gpu_case gc;
+        gpu_check_result r;
+        char text[256], why[512], msg[512];
+
+        p.dtype = cases[i].dt;
+        p.batch = cases[i].b; p.heads_q = cases[i].hq; p.heads_kv = cases[i].hkv;
+        p.head_dim_qk = p.head_dim_v = cases[i].d;
+        p.seqlen_q = cases[i].sq; p.seqlen_k = cases[i].sk; p.return_lse = 1;
+        if (cases[i].mask == 1)
+            p.causal = 1;
+        else if (cases[i].mask == 2) {
+            p.window_left = 100;
+            p.window_right = 20;
+        }
+        if (cases[i].flavours) {
+            p.softcap = 30.0f;
+            p.attention_sinks = 1;
+        }
+        snprintf(text, sizeof text, "sm90 %s pack_gqa=1", cases[i].cfg);
+        if (config_parse(&cfg, text, why, sizeof why) != FA4_OK) {
+            ok(0, "pack config parses: %s", why);
+            continue;
+        }
+        if (gpu_case_prepare(&gc, ctx, &p, seed, msg, sizeof msg) != 0) {
+            ok(0, "pack inputs: %s", msg);
+            gpu_case_free(&gc);
+            continue;
+        }
+        po.config = &cfg;
+        if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK)
+            ok(0, "pack [%s] plan: %s", text, fa4_context_errmsg(ctx));
+        else if (gpu_case_run(&r, &gc, plan) != 0)
+            ok(0, "pack [%s]: %s", text, r.msg);
+        else if (!ok(r.pass, "pack %s %d/%d d%d b%d sq=%d sk=%d %s%s [%s] matches (rel err %.2e, "
+                     "lse err %.1e)", p.dtype == FA4_DTYPE_FP8_E4M3 ? "fp8" :
+                     p.dtype == FA4_DTYPE_FP16 ? "fp16" : "bf16", p.heads_q, p.heads_kv,
+                     p.head_dim_qk, p.batch, p.seqlen_q, p.seqlen_k,
+                     cases[i].mask == 1 ? "causal" : cases[i].mask == 2 ? "window" : "full",
+                     cases[i].flavours ? " softcap+sinks" : "", cases[i].cfg, r.rel_err,
+                     r.lse_err))
+            diag("  %s", r.msg);
+        fa4_plan_destroy(plan);
+        gpu_case_free(&gc);
+    }
+}
+
 int main(void)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 }, { 256, 256 } };
@@ -357,7 +455,7 @@ int main(void)
                         const char *allowed = getenv("FA4_FAMILIES");
                         fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
                         fa4_plan *plan = NULL;
-                        fa4_config cfg, run[2];
+                        fa4_config cfg, run[3];
                         fa4_layout lay;
                         gpu_check_result r;
                         char why[512], cs[256];
@@ -378,6 +476,11 @@ int main(void)
                             nrun = 2;
                         else if (fam == FA4_FAMILY_SM80 && !cfg.kv_split_warps)
                             skip("[%s] at the other row split: %s",
+                                 fa4_config_format(&cfg, cs, sizeof cs), why);
+                        if (sm90_pack_twin(&run[nrun], &cfg, &ctx->limits, &gc.p, why, sizeof why))
+                            nrun++;
+                        else if (fam == FA4_FAMILY_SM90)
+                            skip("[%s] with GQA packing: %s",
                                  fa4_config_format(&cfg, cs, sizeof cs), why);
                         for (v = 0; v < nrun; v++) {
                             cfg = run[v];
@@ -428,6 +531,8 @@ int main(void)
         check_exp2_emulation(ctx, &seed);
     if (section("tail"))
         check_tail_split(ctx, &seed);
+    if (section("pack"))
+        check_pack_gqa(ctx, &seed);
     fa4_context_destroy(ctx);
     return done_testing();
 }

@@ -6,7 +6,7 @@
 ** causal and not, and a spread of enumerated configs (ping-pong, exp2
 ** emulation, 3 stages, persistent and longest-first schedulers; 64 and
 ** 32 B swizzle and the fused K/V ring, each explicitly too), and fp8 over
-** varlen and paged batches (every head dim's default).  Each must
+** varlen and paged batches (every head dim's default), GQA packing.  Each must
 ** compile with no spill, since the JIT rejects spilling variants.
 ** FA4_TEST_ALL=1 compiles every enumerated config (causal and not) instead
 ** of a sample; FA4_TEST_SHARD=i/N takes every N-th of those from the i-th,
@@ -617,6 +617,80 @@ static void check_softcap_sinks(const device_limits *dev)
         }
 }
 
+/* GQA packing: the budget's answers (grouped heads, dense batches, a group
+   dividing 64, no tail split) and compiles over groups 2 to 16, both tile
+   heights, every scheduler, fp8, softcap with sinks. */
+static void check_pack_gqa(const device_limits *dev)
+{
+    static const struct {
+        int hq, hkv, d, causal, flavours;
+        fa4_dtype dt;
+        const char *cfg;
+    } builds[] = {
+        { 32, 8, 128, 1, 0, FA4_DTYPE_BF16, "bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 late_k=1" },
+        { 32, 8, 128, 0, 0, FA4_DTYPE_BF16, "bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 rescale=8" },
+        { 16, 2, 64, 1, 1, FA4_DTYPE_FP16, "bm=192 bn=112 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 sched=dynamic" },
+        { 32, 2, 128, 1, 0, FA4_DTYPE_BF16, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=lpt" },
+        { 8, 4, 256, 0, 1, FA4_DTYPE_BF16, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=plain" },
+        { 64, 8, 128, 0, 0, FA4_DTYPE_BF16, "bm=128 bn=128 stages=2 swizzle=64 fused_kv=1 wgs=2 regs=24/240 rescale=8 sched=persistent" },
+        { 32, 8, 128, 1, 0, FA4_DTYPE_FP8_E4M3, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8" },
+    };
+    fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, 128, 128, 1);
+    fa4_config c = sm90_config(2, 128, 2);
+    fa4_layout l;
+    char why[512], text[256];
+    fa4_status st;
+    size_t i;
+
+    c.pack_gqa = 1;
+    p.heads_q = 32;
+    p.heads_kv = 8;
+    ok(budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK, "pack_gqa=1 fits 32/8 d128: %s",
+       why);
+    p.heads_kv = 32;
+    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "grouped heads"), "pack_gqa=1 without groups: %s", why);
+    p.heads_q = 24;
+    p.heads_kv = 8;             /* group 3 does not divide a 64-row box */
+    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
+    ok(st == FA4_ENOTSUP && strstr(why, "group 3"), "pack_gqa=1 with group 3: %s", why);
+    p.heads_q = 32;
+    p.varlen = 1;
+    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
+    ok(st == FA4_ENOTSUP && strstr(why, "varlen"), "pack_gqa=1 varlen: %s", why);
+    p.varlen = 0;
+    p.page_size = 64;
+    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
+    ok(st == FA4_ENOTSUP && strstr(why, "paged"), "pack_gqa=1 paged: %s", why);
+    p.page_size = 0;
+    p.causal = 0;
+    p.window_right = -1;
+    c.splits = 0;
+    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "tail split"), "pack_gqa=1 splits=0: %s", why);
+    c.splits = 1;
+    c.pack_gqa = 2;
+    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
+    ok(st == FA4_EINVAL && strstr(why, "pack_gqa=2"), "pack_gqa=2: %s", why);
+
+    for (i = 0; i < sizeof builds / sizeof builds[0]; i++) {
+        fa4_problem q = ct_problem_2k(builds[i].dt, builds[i].d, builds[i].d, builds[i].causal);
+        fa4_config cfg;
+        q.heads_q = builds[i].hq;
+        q.heads_kv = builds[i].hkv;
+        if (builds[i].flavours) {
+            q.softcap = 30.0f;
+            q.attention_sinks = 1;
+        }
+        snprintf(text, sizeof text, "sm90 %s pack_gqa=1", builds[i].cfg);
+        if (config_parse(&cfg, text, why, sizeof why) != FA4_OK) {
+            ok(0, "%s parses: %s", text, why);
+            continue;
+        }
+        check_compile(dev, &q, &cfg);
+    }
+}
+
 int main(void)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
@@ -645,6 +719,7 @@ int main(void)
     check_softcap_sinks(&dev);
     check_fp8_serving(&dev);
     check_tail_split(&dev);
+    check_pack_gqa(&dev);
     for (i = 0; i < ndims; i++) {
         /* The default, in each dtype (fp8 e4m3 too), causal and not. */
         for (t = 0; t < 3; t++)

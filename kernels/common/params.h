@@ -22,8 +22,9 @@ typedef struct fa4_params {
        with diag = seqlen_k - seqlen_q; a bound of -1 means unbounded.
        causal is window_right = 0.  Only read when FA4_MASK is 1. */
     int window_left, window_right;
-    int m_blocks;           /* ceil(seqlen_q / BM) */
-    int total_tiles;        /* m_blocks * heads_q * batch (persistent schedulers, tail split) */
+    int m_blocks;           /* ceil(seqlen_q / BM); packed GQA: ceil(seqlen_q * group / BM) */
+    int total_tiles;        /* m_blocks * heads * batch (persistent schedulers, tail split);
+                               heads: heads_q, or heads_kv with packed GQA */
     int reserved;
     /* Dynamic scheduler: two u32 counters, zero before the launch and left
        zero after it (kernels/sm90/scheduler.cuh); 0 for other schedulers. */

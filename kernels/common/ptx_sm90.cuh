@@ -133,6 +133,25 @@ FA4_DEV void tma_store_4d(const fa4_tma_map *map, u32 src, int c0, int c1, int c
                  : "memory");
 }
 
+/* The 5-D forms of the two above (packed GQA's Q and O maps). */
+FA4_DEV void tma_load_5d(u32 dst, const fa4_tma_map *map, u32 bar,
+                         int c0, int c1, int c2, int c3, int c4)
+{
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5, %6, %7}], [%2];"
+                 :: "r"(dst), "l"((u64)map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+                    "r"(c4)
+                 : "memory");
+}
+FA4_DEV void tma_store_5d(const fa4_tma_map *map, u32 src, int c0, int c1, int c2, int c3,
+                          int c4)
+{
+    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group"
+                 " [%0, {%2, %3, %4, %5, %6}], [%1];"
+                 :: "l"((u64)map), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+                 : "memory");
+}
+
 /* Close the bulk (TMA store) group issued so far by this thread. */
 FA4_DEV void cp_async_bulk_commit_group(void)
 {

@@ -10,7 +10,9 @@
 ** sequence ends inside them, or they were loaded from earlier rows:
 ** seqlen.cuh) copy their own rows from shared to global memory instead,
 ** 16 B per thread and step.  LSE goes straight to global memory from the
-** quad leaders.
+** quad leaders.  With packed GQA (seqlen.cuh) the O map is rank 5, {dim,
+** head in group, query, KV head, batch}: the box of 64 packed rows is
+** 64 / FA4_GROUP queries x FA4_GROUP heads.
 */
 #ifndef FA4_SM90_EPILOGUE_CUH
 #define FA4_SM90_EPILOGUE_CUH
@@ -72,7 +74,7 @@ FA4_DEV void epilogue_store(const fa4_params &p FA4_SERVING_PARAM, const fa4_seq
     /* This warpgroup's rows of the sequence: loaded from WG_ROW0, its own
        from max(m0, WG_ROW0) up to the sequence's end. */
     const int wg_row0 = q_load_row(sq, m0) + wg * 64;
-    const int own_lo = max(m0 - wg_row0, 0), own_hi = min(sq.len_q - wg_row0, 64);
+    const int own_lo = max(m0 - wg_row0, 0), own_hi = min(sq.len_q * FA4_GROUP - wg_row0, 64);
     /* The previous tile's O store must have read these bytes. */
     if (tid == 0)
         cp_async_bulk_wait_group_read0();
@@ -92,13 +94,13 @@ FA4_DEV void epilogue_store(const fa4_params &p FA4_SERVING_PARAM, const fa4_seq
         st_shared_u32(addr, pack_out(o[i] * inv[h], o[i + 1] * inv[h]));
     }
     if (p.lse != 0 && q == 0) {
-        float *lse_out = (float *)p.lse + sq.lse_row0 +
-                         (long long)tile.head * seq_lse_head_stride(p FA4_SERVING_ARG) + wg_row0;
+        const long long head_stride = seq_lse_head_stride(p FA4_SERVING_ARG);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const int r = 16 * warp + g + 8 * h;
+            const int r = 16 * warp + g + 8 * h, row = wg_row0 + r;   /* packed row */
             if (r >= own_lo && r < own_hi)
-                lse_out[r] = lse[h];
+                ((float *)p.lse)[sq.lse_row0 + row_head(tile.head, row) * head_stride +
+                                 row_query(row)] = lse[h];
         }
     }
     fence_proxy_async_shared_cta();
@@ -116,8 +118,14 @@ FA4_DEV void epilogue_store(const fa4_params &p FA4_SERVING_PARAM, const fa4_seq
     if (tid == 0 && own_hi > 0) {
 #pragma unroll
         for (int c = 0; c < 2 * NO / FA4_OCW; ++c)
+#if FA4_PACK_GQA
+            /* {dim, head in group, query, KV head, batch}, as Q's loads. */
+            tma_store_5d(tm_o, wg_base + (u32)(c * FA4_BM * FA4_SWIZZLE), c * FA4_OCW, 0,
+                         row_query(wg_row0), tile.head, sq.batch);
+#else
             tma_store_4d(tm_o, wg_base + (u32)(c * FA4_BM * FA4_SWIZZLE), c * FA4_OCW,
                          tile.head, sq.q_row0 + wg_row0, sq.batch);
+#endif
         cp_async_bulk_commit_group();
     }
 }

@@ -57,6 +57,13 @@
 #ifndef FA4_LATE_K_RELEASE /* mainloop.cuh: defined (1) only for config late_k = 1 */
 #define FA4_LATE_K_RELEASE 0
 #endif
+#ifndef FA4_PACK_GQA /* seqlen.cuh: defined (1) only for config pack_gqa = 1 */
+#define FA4_PACK_GQA 0
+#endif
+#if !FA4_PACK_GQA     /* the packed group (heads_q / heads_kv), else 1 */
+#undef FA4_GROUP
+#define FA4_GROUP 1
+#endif
 #ifndef FA4_OUT_DTYPE /* O's type: the inputs' for 16-bit inputs */
 #define FA4_OUT_DTYPE FA4_DTYPE
 #endif
@@ -129,6 +136,9 @@ static_assert(!FA4_PAGED || (FA4_PAGE_BOX >= 16 && FA4_BN % FA4_PAGE_BOX == 0 &&
               "(a box never crosses a page)");
 static_assert(!FA4_TAIL_SPLIT || (FA4_SCHEDULER == 0 && !FA4_VARLEN && !FA4_PAGED),
               "sm90: the tail split is the plain grid's, over dense batches");
+static_assert(!FA4_PACK_GQA || (FA4_GROUP >= 2 && 64 % FA4_GROUP == 0 && !FA4_VARLEN &&
+                                !FA4_PAGED && !FA4_TAIL_SPLIT),
+              "sm90: GQA packing over dense batches, a group dividing 64, no tail split");
 static_assert(!FA4_VARLEN || FA4_SCHEDULER == 0 || FA4_SCHEDULER == 3,
               "sm90: varlen tiles come from the plain or the dynamic scheduler");
 #if FA4_FUSED_KV
@@ -209,7 +219,7 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         int n_lo, n_hi;
         {
             const fa4_seq sq = seq_of(p FA4_SERVING_ARG, tile.batch);
-            kv_block_range(p, sq, tile.m_block * FA4_BM, &n_lo, &n_hi);
+            kv_block_range(p, sq, tile.m_block * FA4_BM_POS, &n_lo, &n_hi);
             tail_part_blocks(p, &n_lo, &n_hi);
             if (n_hi > n_lo)
                 consumer_mainloop(p, sq, smem, bars, st, tile, n_lo, n_hi, wg, tid, o, sm);
@@ -225,13 +235,22 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         const fa4_seq sq = seq_of(p FA4_SERVING_ARG, tile.batch);
 #if FA4_SINKS
         {
-            /* A tail part's LSE leaves the sink to the merge (combine.cuh). */
-            const float sink = tail_part(p) >= 0 ? FA4_NEG_INF
-                               : ((const float *)p.sinks)[tile.head] * 1.4426950408889634f;
+            /* A tail part's LSE leaves the sink to the merge (combine.cuh).
+               The thread's two rows (r, r + 8) may be two heads (packed GQA). */
+            const int r = tile.m_block * FA4_BM + wg * 64 + 16 * (tid / 32) + (tid % 32) / 4;
+            float sink[2];
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                sink[h] = tail_part(p) >= 0 ? FA4_NEG_INF
+                          : ((const float *)p.sinks)[row_head(tile.head, r + 8 * h)] *
+                                1.4426950408889634f;
             softmax_finish(sm, inv, lse, sink);
         }
 #else
-        softmax_finish(sm, inv, lse, 0.0f);
+        {
+            const float none[2] = { 0.0f, 0.0f };
+            softmax_finish(sm, inv, lse, none);
+        }
 #endif
 #if FA4_FP8
         {

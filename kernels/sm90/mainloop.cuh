@@ -183,9 +183,9 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         const fa4_seq sq = seq_of(p FA4_SERVING_ARG, tile.batch);
         const int m0 = tile.m_block * FA4_BM;
         int n_lo, n_hi;
-        kv_block_range(p, sq, m0, &n_lo, &n_hi);
+        kv_block_range(p, sq, tile.m_block * FA4_BM_POS, &n_lo, &n_hi);
         tail_part_blocks(p, &n_lo, &n_hi);
-        const int kv_head = tile.head / p.group;
+        const int kv_head = tile_kv_head(p, tile.head);
 #if FA4_PAGED
         const int *pages = (const int *)sv.block_table + (long long)tile.batch * sv.block_table_stride;
 #endif
@@ -193,8 +193,15 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         mbarrier_arrive_expect_tx(bars.q_full(), FA4_Q_BYTES);
 #pragma unroll
         for (int c = 0; c < FA4_DP / FA4_CW; ++c)
+#if FA4_PACK_GQA
+            /* {dim, head in group, query, KV head, batch}: FA4_BM_POS
+               queries x FA4_GROUP heads, rows in the packed order. */
+            tma_load_5d(smem + FA4_SMEM_Q_OFF + c * FA4_BM * FA4_SWIZZLE, tm_q, bars.q_full(),
+                        c * FA4_CW, 0, tile.m_block * FA4_BM_POS, kv_head, sq.batch);
+#else
             tma_load_4d(smem + FA4_SMEM_Q_OFF + c * FA4_BM * FA4_SWIZZLE, tm_q, bars.q_full(),
                         c * FA4_CW, tile.head, sq.q_row0 + q_load_row(sq, m0), sq.batch);
+#endif
         q_phase ^= 1u;
 
         for (int n = n_hi - 1; n >= n_lo; --n) {
@@ -253,7 +260,8 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
  * heads_kv] array at ADDR; 1 without one. */
 FA4_DEV float fp8_descale(unsigned long long addr, const fa4_params &p, const fa4_tile &tile)
 {
-    return addr ? ((const float *)addr)[tile.batch * p.heads_kv + tile.head / p.group] : 1.0f;
+    return addr ? ((const float *)addr)[tile.batch * p.heads_kv + tile_kv_head(p, tile.head)]
+                : 1.0f;
 }
 #endif
 
@@ -417,8 +425,8 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
 {
     const int lane = tid % 32, warp = tid / 32;
     const u32 q_wg = smem + FA4_SMEM_Q_OFF + wg * 64 * FA4_SWIZZLE;
-    const int m0 = tile.m_block * FA4_BM;
-    const int row0 = q_load_row(sq, m0) + wg * 64 + 16 * warp + lane / 4;
+    const int m0 = tile.m_block * FA4_BM, pos0 = tile.m_block * FA4_BM_POS;
+    const int row0 = q_load_row(sq, m0) + wg * 64 + 16 * warp + lane / 4; /* packed row */
     const int col0 = 2 * (lane % 4);
     float scale_log2 = p.scale_log2;
 #if FA4_SOFTCAP
@@ -454,7 +462,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
 #endif
     if (!FA4_O_ALIASES_Q && n == n_lo)
         release_stage(bars.q_empty(), lane);
-    if (kv_block_needs_mask(p, sq, m0, n))
+    if (kv_block_needs_mask(p, sq, pos0, n))
         mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
     softmax_update_max(sm, s, scale_log2, factor);
     softmax_exp(sm, s, scale_log2, factor);
@@ -497,7 +505,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
 #endif
         if (!FA4_O_ALIASES_Q && n == n_lo)
             release_stage(bars.q_empty(), lane);
-        if (kv_block_needs_mask(p, sq, m0, n))
+        if (kv_block_needs_mask(p, sq, pos0, n))
             mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
         const bool rescale = softmax_update_max(sm, s, scale_log2, factor);
 #if FA4_LATE_K_RELEASE

@@ -11,14 +11,15 @@
 #ifndef FA4_SM90_MASK_CUH
 #define FA4_SM90_MASK_CUH
 
-/* Key blocks [*n_lo, *n_hi) of BN keys that the query tile at M0 touches. */
+/* Key blocks [*n_lo, *n_hi) of BN keys that the query tile whose first
+ * query is M0 touches (FA4_BM_POS queries: seqlen.cuh). */
 FA4_DEV void kv_block_range(const fa4_params &p, const fa4_seq &s, int m0, int *n_lo,
                             int *n_hi)
 {
     int lo = 0, hi = s.len_k;
 #if FA4_MASK
     const int diag = s.len_k - s.len_q;
-    const int m_last = min(m0 + FA4_BM, s.len_q) - 1;
+    const int m_last = min(m0 + FA4_BM_POS, s.len_q) - 1;
     if (p.window_right >= 0)
         hi = min(hi, m_last + diag + p.window_right + 1);
     if (p.window_left >= 0)
@@ -33,7 +34,8 @@ FA4_DEV void kv_block_range(const fa4_params &p, const fa4_seq &s, int m0, int *
         *n_hi = *n_lo;
 }
 
-/* 1 when some score of key block N in the tile at M0 must be masked. */
+/* 1 when some score of key block N in the tile whose first query is M0
+ * must be masked. */
 FA4_DEV bool kv_block_needs_mask(const fa4_params &p, const fa4_seq &s, int m0, int n)
 {
     const int k0 = n * FA4_BN, k1 = k0 + FA4_BN;
@@ -43,7 +45,7 @@ FA4_DEV bool kv_block_needs_mask(const fa4_params &p, const fa4_seq &s, int m0, 
     const int diag = s.len_k - s.len_q;
     if (p.window_right >= 0 && k1 - 1 > m0 + diag + p.window_right)
         return true;
-    if (p.window_left >= 0 && k0 < m0 + FA4_BM - 1 + diag - p.window_left)
+    if (p.window_left >= 0 && k0 < m0 + FA4_BM_POS - 1 + diag - p.window_left)
         return true;
 #else
     (void)p;
@@ -62,9 +64,9 @@ FA4_DEV u32 col_bits_below(int x)
 
 /* Set to -inf the scores of S (one m64nBN accumulator, this thread's part)
  * whose key is outside [lo, hi) of their row or below KLO (the block's own
- * first key).  ROW0 is the query index of this thread's first row (the
- * second is ROW0 + 8); K0 the first key loaded plus this thread's column
- * offset 2 * (lane % 4). */
+ * first key).  ROW0 is the (packed, seqlen.cuh) row index of this thread's
+ * first row (the second is ROW0 + 8); K0 the first key loaded plus this
+ * thread's column offset 2 * (lane % 4). */
 template <int NS>
 FA4_DEV void mask_scores(float (&s)[NS], const fa4_params &p, const fa4_seq &sq, int row0,
                          int k0, int klo)
@@ -74,7 +76,7 @@ FA4_DEV void mask_scores(float (&s)[NS], const fa4_params &p, const fa4_seq &sq,
     for (int h = 0; h < 2; ++h) {
         int hi = sq.len_k, lo = klo;
 #if FA4_MASK
-        const int i = row0 + 8 * h;
+        const int i = row_query(row0 + 8 * h);
         const int diag = sq.len_k - sq.len_q;
         if (p.window_right >= 0)
             hi = min(hi, i + diag + p.window_right + 1);

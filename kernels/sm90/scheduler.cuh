@@ -1,9 +1,10 @@
 /*
 ** scheduler.cuh -- which (query tile, head, batch) a CTA computes next.
-** FA4_SCHEDULER 0 (plain): one tile per CTA from the grid (m_blocks, heads_q,
-** batch); causal tiles in reverse so the longest start first.  With the tail
-** split (FA4_TAIL_SPLIT, tail.cuh) the grid is 1-D in the same order, the
-** last wave's tiles in parts after the whole ones.
+** FA4_SCHEDULER 0 (plain): one tile per CTA from the grid (m_blocks, heads,
+** batch), heads_q or with packed GQA heads_kv (seqlen.cuh); causal tiles
+** in reverse so the longest start first.  With the tail split
+** (FA4_TAIL_SPLIT, tail.cuh) the grid is 1-D in the same order, the last
+** wave's tiles in parts after the whole ones.
 ** 1 (persistent): grid (min(SMs, tiles)); CTA b walks tiles b, b + grid, ...
 ** with the query tile fastest (neighbouring CTAs share a head's K/V in L2).
 ** 2 (longest-first): persistent, tile index ordered by query tile from the
@@ -46,6 +47,10 @@ struct fa4_sched_cursor {
     int first;      /* its first tile index */
 };
 
+/* Heads of the grid: query heads, or KV heads when GQA is packed (a tile
+ * then holds a KV head's query heads, seqlen.cuh). */
+#define FA4_GRID_HEADS(p) (FA4_PACK_GQA ? (p).heads_kv : (p).heads_q)
+
 /* The tile of linear index T: query tile fastest, then head, then batch;
  * causal query tiles from the last (the longest first). */
 FA4_DEV fa4_tile tile_of_index(const fa4_params &p, int t)
@@ -53,8 +58,8 @@ FA4_DEV fa4_tile tile_of_index(const fa4_params &p, int t)
     fa4_tile tile;
     const int m = t % p.m_blocks, bh = t / p.m_blocks;
     tile.m_block = FA4_CAUSAL ? p.m_blocks - 1 - m : m;
-    tile.head = bh % p.heads_q;
-    tile.batch = bh / p.heads_q;
+    tile.head = bh % FA4_GRID_HEADS(p);
+    tile.batch = bh / FA4_GRID_HEADS(p);
     return tile;
 }
 
@@ -150,11 +155,11 @@ FA4_DEV bool sched_tile(const fa4_params &p FA4_SERVING_PARAM, fa4_sched_cursor 
 #elif FA4_SCHEDULER == 1 || FA4_SCHEDULER == 3
     tile = tile_of_index(p, t);
 #else
-    const int nbh = p.heads_q * p.batch;
+    const int nbh = FA4_GRID_HEADS(p) * p.batch;
     const int m = t / nbh, bh = t % nbh;
     tile.m_block = p.m_blocks - 1 - m;
-    tile.head = bh % p.heads_q;
-    tile.batch = bh / p.heads_q;
+    tile.head = bh % FA4_GRID_HEADS(p);
+    tile.batch = bh / FA4_GRID_HEADS(p);
 #endif
 #if !FA4_VARLEN
     (void)cur;

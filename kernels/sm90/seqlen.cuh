@@ -46,6 +46,32 @@ struct fa4_seq {
     long long lse_row0;     /* LSE of (head, row): lse_row0 + head * seq_lse_head_stride + row */
 };
 
+/* GQA packing (FA4_PACK_GQA, dense batches): a tile's rows are (query,
+ * head) pairs of one KV head's FA4_GROUP query heads, row r of the packed
+ * order = query r / FA4_GROUP of head kv_head * FA4_GROUP + r % FA4_GROUP,
+ * so a K/V tile serves FA4_GROUP heads; the grid's head is the KV head and
+ * a tile spans FA4_BM_POS = FA4_BM / FA4_GROUP queries.  Without packing
+ * FA4_GROUP is 1 and a row is a query. */
+#define FA4_BM_POS (FA4_BM / FA4_GROUP)
+
+/* The query index of packed row R. */
+FA4_DEV int row_query(int r)
+{
+    return r / FA4_GROUP;
+}
+
+/* The query head of packed row R of a tile of grid head HEAD. */
+FA4_DEV int row_head(int head, int r)
+{
+    return FA4_PACK_GQA ? head * FA4_GROUP + r % FA4_GROUP : head;
+}
+
+/* The KV head of a tile of grid head HEAD. */
+FA4_DEV int tile_kv_head(const fa4_params &p, int head)
+{
+    return FA4_PACK_GQA ? head : head / p.group;
+}
+
 /* The sequence of batch entry B. */
 FA4_DEV fa4_seq seq_of(const fa4_params &p FA4_SERVING_PARAM, int b)
 {

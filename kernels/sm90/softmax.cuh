@@ -113,26 +113,26 @@ FA4_DEV void softcap_scores(float (&s)[NS], float pre)
 }
 
 /* Finish: full row sums; INV = 1/l (0 for an empty row), LSE natural log
- * (-inf for an empty row).  With FA4_SINKS the row's sink logit SINK_LOG2
+ * (-inf for an empty row).  With FA4_SINKS row h's sink logit SINK_LOG2[h]
  * (log2 units) joins the sum: O and l move to the larger of the two maxima.
  * l was summed against m - FA4_P_LOG2 (softmax_exp), which is the max used
  * here. */
 FA4_DEV void softmax_finish(const fa4_softmax &sm, float (&inv)[2], float (&lse)[2],
-                            float sink_log2)
+                            const float (&sink_log2)[2])
 {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const float l = quad_sum(sm.l[h]);
         const float m = sm.m[h] - (float)FA4_P_LOG2;   /* -inf stays -inf */
 #if FA4_SINKS
-        const float m2 = fmaxf(m, sink_log2);
+        const float m2 = fmaxf(m, sink_log2[h]);
         if (m2 == FA4_NEG_INF) {        /* no key and a sink of -inf */
             inv[h] = 0.0f;
             lse[h] = FA4_NEG_INF;
             continue;
         }
         const float a = ex2_approx_ftz_f32(m - m2);   /* 0 for an empty row */
-        const float lt = fmaf(l, a, ex2_approx_ftz_f32(sink_log2 - m2));
+        const float lt = fmaf(l, a, ex2_approx_ftz_f32(sink_log2[h] - m2));
         inv[h] = a / lt;
         lse[h] = (m2 + lg2_approx_ftz_f32(lt)) * 0.69314718055994531f;
 #else
