@@ -258,6 +258,43 @@ static void check_exp2_emulation(fa4_context *ctx, uint64_t *seed)
             }
 }
 
+/* The explicit config TEXT on problem P (fresh inputs, LSE checked): one ok
+   line, WHAT first, then the problem and the config. */
+static void check_config_case(fa4_context *ctx, uint64_t *seed, const fa4_problem *p,
+                              const char *text, const char *what)
+{
+    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+    fa4_config cfg = FA4_CONFIG_INIT;
+    fa4_plan *plan = NULL;
+    gpu_case gc;
+    gpu_check_result r;
+    char why[512], msg[512];
+
+    if (config_parse(&cfg, text, why, sizeof why) != FA4_OK) {
+        ok(0, "%s config parses: %s", what, why);
+        return;
+    }
+    if (gpu_case_prepare(&gc, ctx, p, seed, msg, sizeof msg) != 0) {
+        ok(0, "%s inputs: %s", what, msg);
+        gpu_case_free(&gc);
+        return;
+    }
+    po.config = &cfg;
+    if (fa4_plan_create(&plan, ctx, p, &po) != FA4_OK)
+        ok(0, "%s [%s] plan: %s", what, text, fa4_context_errmsg(ctx));
+    else if (gpu_case_run(&r, &gc, plan) != 0)
+        ok(0, "%s [%s]: %s", what, text, r.msg);
+    else if (!ok(r.pass, "%s %s %d/%d d%d/%d b%d sq=%d sk=%d%s%s%s [%s] matches (rel err %.2e, "
+                 "lse err %.1e)", what, p->dtype == FA4_DTYPE_FP8_E4M3 ? "fp8" :
+                 p->dtype == FA4_DTYPE_FP16 ? "fp16" : "bf16", p->heads_q, p->heads_kv,
+                 p->head_dim_qk, p->head_dim_v, p->batch, p->seqlen_q, p->seqlen_k,
+                 p->causal ? " causal" : "", p->window_left >= 0 ? " window" : "",
+                 p->softcap > 0 ? " softcap+sinks" : "", text, r.rel_err, r.lse_err))
+        diag("  %s", r.msg);
+    fa4_plan_destroy(plan);
+    gpu_case_free(&gc);
+}
+
 /* The tail split (sm90 splits=0): tiles of the last wave in parts along
    the keys, merged by fa4_combine.  Shapes where every tile splits, where
    whole tiles and parts mix (136 tiles on 132 SMs), where parts are 4 key
@@ -287,12 +324,7 @@ static void check_tail_split(fa4_context *ctx, uint64_t *seed)
     }
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fa4_problem p = FA4_PROBLEM_INIT;
-        fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
-        fa4_config cfg = FA4_CONFIG_INIT;
-        fa4_plan *plan = NULL;
-        gpu_case gc;
-        gpu_check_result r;
-        char text[256], why[512], msg[512];
+        char text[256];
 
         p.dtype = cases[i].dt;
         p.batch = cases[i].b; p.heads_q = 4; p.heads_kv = 2;
@@ -303,28 +335,7 @@ static void check_tail_split(fa4_context *ctx, uint64_t *seed)
             p.attention_sinks = 1;
         }
         snprintf(text, sizeof text, "sm90 %s pingpong=1 sched=plain splits=0", cases[i].cfg);
-        if (config_parse(&cfg, text, why, sizeof why) != FA4_OK) {
-            ok(0, "tail split config parses: %s", why);
-            continue;
-        }
-        if (gpu_case_prepare(&gc, ctx, &p, seed, msg, sizeof msg) != 0) {
-            ok(0, "tail split inputs: %s", msg);
-            gpu_case_free(&gc);
-            continue;
-        }
-        po.config = &cfg;
-        if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK)
-            ok(0, "tail split [%s] plan: %s", text, fa4_context_errmsg(ctx));
-        else if (gpu_case_run(&r, &gc, plan) != 0)
-            ok(0, "tail split [%s]: %s", text, r.msg);
-        else if (!ok(r.pass, "tail split %s d%d/%d b%d sq=%d sk=%d%s [%s] matches (rel err %.2e, "
-                     "lse err %.1e)", p.dtype == FA4_DTYPE_FP8_E4M3 ? "fp8" :
-                     p.dtype == FA4_DTYPE_FP16 ? "fp16" : "bf16", p.head_dim_qk, p.head_dim_v,
-                     p.batch, p.seqlen_q, p.seqlen_k, cases[i].flavours ? " softcap+sinks" : "",
-                     cases[i].cfg, r.rel_err, r.lse_err))
-            diag("  %s", r.msg);
-        fa4_plan_destroy(plan);
-        gpu_case_free(&gc);
+        check_config_case(ctx, seed, &p, text, "tail split");
     }
 }
 
@@ -358,12 +369,7 @@ static void check_pack_gqa(fa4_context *ctx, uint64_t *seed)
     }
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fa4_problem p = FA4_PROBLEM_INIT;
-        fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
-        fa4_config cfg = FA4_CONFIG_INIT;
-        fa4_plan *plan = NULL;
-        gpu_case gc;
-        gpu_check_result r;
-        char text[256], why[512], msg[512];
+        char text[256];
 
         p.dtype = cases[i].dt;
         p.batch = cases[i].b; p.heads_q = cases[i].hq; p.heads_kv = cases[i].hkv;
@@ -380,30 +386,7 @@ static void check_pack_gqa(fa4_context *ctx, uint64_t *seed)
             p.attention_sinks = 1;
         }
         snprintf(text, sizeof text, "sm90 %s pack_gqa=1", cases[i].cfg);
-        if (config_parse(&cfg, text, why, sizeof why) != FA4_OK) {
-            ok(0, "pack config parses: %s", why);
-            continue;
-        }
-        if (gpu_case_prepare(&gc, ctx, &p, seed, msg, sizeof msg) != 0) {
-            ok(0, "pack inputs: %s", msg);
-            gpu_case_free(&gc);
-            continue;
-        }
-        po.config = &cfg;
-        if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK)
-            ok(0, "pack [%s] plan: %s", text, fa4_context_errmsg(ctx));
-        else if (gpu_case_run(&r, &gc, plan) != 0)
-            ok(0, "pack [%s]: %s", text, r.msg);
-        else if (!ok(r.pass, "pack %s %d/%d d%d b%d sq=%d sk=%d %s%s [%s] matches (rel err %.2e, "
-                     "lse err %.1e)", p.dtype == FA4_DTYPE_FP8_E4M3 ? "fp8" :
-                     p.dtype == FA4_DTYPE_FP16 ? "fp16" : "bf16", p.heads_q, p.heads_kv,
-                     p.head_dim_qk, p.batch, p.seqlen_q, p.seqlen_k,
-                     cases[i].mask == 1 ? "causal" : cases[i].mask == 2 ? "window" : "full",
-                     cases[i].flavours ? " softcap+sinks" : "", cases[i].cfg, r.rel_err,
-                     r.lse_err))
-            diag("  %s", r.msg);
-        fa4_plan_destroy(plan);
-        gpu_case_free(&gc);
+        check_config_case(ctx, seed, &p, text, "pack");
     }
 }
 

@@ -635,43 +635,38 @@ static void check_pack_gqa(const device_limits *dev)
         { 64, 8, 128, 0, 0, FA4_DTYPE_BF16, "bm=128 bn=128 stages=2 swizzle=64 fused_kv=1 wgs=2 regs=24/240 rescale=8 sched=persistent" },
         { 32, 8, 128, 1, 0, FA4_DTYPE_FP8_E4M3, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8" },
     };
-    fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, 128, 128, 1);
-    fa4_config c = sm90_config(2, 128, 2);
+    static const struct {
+        int hq, hkv, varlen, page_size, causal, splits, pack;
+        fa4_status st;
+        const char *needle;
+    } answers[] = {
+        { 32, 8, 0, 0, 1, 1, 1, FA4_OK, "" },
+        { 32, 32, 0, 0, 1, 1, 1, FA4_EINVAL, "grouped heads" },
+        { 24, 8, 0, 0, 1, 1, 1, FA4_ENOTSUP, "group 3" },   /* not a divisor of a 64-row box */
+        { 32, 8, 1, 0, 1, 1, 1, FA4_ENOTSUP, "varlen" },
+        { 32, 8, 0, 64, 1, 1, 1, FA4_ENOTSUP, "paged" },
+        { 32, 8, 0, 0, 0, 0, 1, FA4_EINVAL, "tail split" },
+        { 32, 8, 0, 0, 0, 1, 2, FA4_EINVAL, "pack_gqa=2" },
+    };
     fa4_layout l;
     char why[512], text[256];
-    fa4_status st;
     size_t i;
 
-    c.pack_gqa = 1;
-    p.heads_q = 32;
-    p.heads_kv = 8;
-    ok(budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK, "pack_gqa=1 fits 32/8 d128: %s",
-       why);
-    p.heads_kv = 32;
-    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
-    ok(st == FA4_EINVAL && strstr(why, "grouped heads"), "pack_gqa=1 without groups: %s", why);
-    p.heads_q = 24;
-    p.heads_kv = 8;             /* group 3 does not divide a 64-row box */
-    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
-    ok(st == FA4_ENOTSUP && strstr(why, "group 3"), "pack_gqa=1 with group 3: %s", why);
-    p.heads_q = 32;
-    p.varlen = 1;
-    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
-    ok(st == FA4_ENOTSUP && strstr(why, "varlen"), "pack_gqa=1 varlen: %s", why);
-    p.varlen = 0;
-    p.page_size = 64;
-    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
-    ok(st == FA4_ENOTSUP && strstr(why, "paged"), "pack_gqa=1 paged: %s", why);
-    p.page_size = 0;
-    p.causal = 0;
-    p.window_right = -1;
-    c.splits = 0;
-    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
-    ok(st == FA4_EINVAL && strstr(why, "tail split"), "pack_gqa=1 splits=0: %s", why);
-    c.splits = 1;
-    c.pack_gqa = 2;
-    st = budget_fit(&l, dev, &p, &c, why, sizeof why);
-    ok(st == FA4_EINVAL && strstr(why, "pack_gqa=2"), "pack_gqa=2: %s", why);
+    for (i = 0; i < sizeof answers / sizeof answers[0]; i++) {
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, 128, 128, answers[i].causal);
+        fa4_config c = sm90_config(2, 128, 2);
+        fa4_status st;
+        p.heads_q = answers[i].hq;
+        p.heads_kv = answers[i].hkv;
+        p.varlen = answers[i].varlen;
+        p.page_size = answers[i].page_size;
+        c.splits = answers[i].splits;
+        c.pack_gqa = answers[i].pack;
+        st = budget_fit(&l, dev, &p, &c, why, sizeof why);
+        ok(st == answers[i].st && strstr(why, answers[i].needle),
+           "pack_gqa=%d, %d/%d heads, varlen %d, page_size %d, splits %d: status %d (%s)",
+           c.pack_gqa, p.heads_q, p.heads_kv, p.varlen, p.page_size, c.splits, (int)st, why);
+    }
 
     for (i = 0; i < sizeof builds / sizeof builds[0]; i++) {
         fa4_problem q = ct_problem_2k(builds[i].dt, builds[i].d, builds[i].d, builds[i].causal);
