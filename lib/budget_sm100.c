@@ -1081,7 +1081,7 @@ static int sm100_alt_swizzle(const fa4_problem *pb, int esize)
 
 int budget_sm100_decode_suits(const fa4_problem *pb)
 {
-    const int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
+    const int group = problem_group(pb);
 
     return (long long)pb->seqlen_q * group <= SM100_DECODE_MAX_ROWS &&
            (pb->dtype == FA4_DTYPE_BF16 || pb->dtype == FA4_DTYPE_FP16) &&
@@ -1102,7 +1102,7 @@ static void sm100_decode_config(fa4_config *c, const device_limits *dev,
     c->bm = SM100_DECODE_BM;
     c->bn = bn;
     c->splits = splits;
-    c->pack_gqa = pb->heads_kv > 0 && pb->heads_q / pb->heads_kv > 1;
+    c->pack_gqa = problem_group(pb) > 1;
     c->exp2_emu_pct = 0;          /* 32 rows: MUFU is far from the bound */
     c->rescale_threshold = 8;
     if (budget_sm100_shape(&sh, dev, pb, c, why, sizeof why) == FA4_OK) {

@@ -143,7 +143,7 @@ static int sm80_regs_problem(const fa4_problem *pb, int rows, int kn)
 ** decoding, short chunks): the serving variants join the space. */
 static int sm80_few_rows(const fa4_problem *pb)
 {
-    int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
+    int group = problem_group(pb);
     return (long long)pb->seqlen_q * group <= 128;
 }
 
@@ -404,7 +404,7 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
     static const int splits[] = { 0, 1, 2, 4, 8, 16 };
     int n = 0, i, j, r, s, w;
     int swz_best = sm80_swizzle_max(pb);
-    int pack = pb->heads_kv > 0 && pb->heads_q / pb->heads_kv > 1;
+    int pack = problem_group(pb) > 1;
 
     (void)dev;
     for (i = 0; i < 2; i++)
@@ -459,7 +459,7 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
 {
     int d = pb->head_dim_qk, dv = problem_head_dim_v(pb);
     int swz = sm80_swizzle_max(pb);
-    int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
+    int group = problem_group(pb);
     fa4_layout l;
     char why[256];
 

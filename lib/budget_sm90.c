@@ -68,6 +68,14 @@ static int sm90_masked(const fa4_problem *pb)
     return pb->causal || pb->window_left >= 0 || pb->window_right >= 0;
 }
 
+/* 1 when GQA packing applies (kernels/sm90/seqlen.cuh): grouped heads, a
+** group dividing a 64-row O box, a dense batch. */
+static int sm90_pack_applies(const fa4_problem *pb)
+{
+    const int group = problem_group(pb);
+    return group >= 2 && 64 % group == 0 && !pb->varlen && !pb->page_size;
+}
+
 /* Extra consumer registers of the persistent schedulers (tile state live
 ** across the epilogue), DVP/4 - 16, and 16 more above bn 192, fitted to
 ** ptxas: without it d256 bn64 (204), d128 bn192 (236) and d64 bn240 (240)
@@ -217,7 +225,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     if (cfg->pack_gqa) {
         /* A tile's rows are (query, head) pairs of one KV head's group
            (kernels/sm90/seqlen.cuh): Q and O move as boxes of whole groups. */
-        const int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 0;
+        const int group = problem_group(pb);
         if (group < 2) {
             snprintf(why, wn, "sm90: pack_gqa=1 needs grouped heads (heads_q=%d heads_kv=%d)",
                      pb->heads_q, pb->heads_kv);
@@ -228,7 +236,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                      "per query head; use splits=1");
             return FA4_EINVAL;
         }
-        if (64 % group != 0 || pb->varlen || pb->page_size) {
+        if (!sm90_pack_applies(pb)) {
             snprintf(why, wn, "sm90: pack_gqa=1 runs dense batches with a group dividing 64 "
                      "(here group %d%s%s)", group, pb->varlen ? ", varlen" : "",
                      pb->page_size ? ", paged" : "");
@@ -466,7 +474,7 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
         budget_append(buf, size, &m, "#define FA4_LATE_K_RELEASE 1\n");
     if (cfg->pack_gqa)         /* and GQA packing, with its group as a constant */
         budget_append(buf, size, &m, "#define FA4_PACK_GQA 1\n#define FA4_GROUP %d\n",
-                      pb->heads_q / pb->heads_kv);
+                      problem_group(pb));
     if (pb->page_size > 0)     /* FA4_PAGE_GATHER only where pages are */
         budget_append(buf, size, &m, "#define FA4_PAGE_GATHER %d\n", sm90_page_gather(cfg));
     return m;
@@ -524,8 +532,7 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
     const int nsched = pb->varlen ? 2 : sm90_masked(pb) ? 3 : 2;
     /* GQA packing where it applies, with the 128 B swizzle layouts (the
        most frequent winners) to keep the space small. */
-    const int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
-    const int packs = group >= 2 && 64 % group == 0 && !pb->varlen && !pb->page_size;
+    const int packs = sm90_pack_applies(pb);
     int n = 0, wgs, bn, st, pp, e, sc, lo, pk;
 
     (void)dev;
@@ -746,16 +753,13 @@ static void sm90_tile_heuristic(fa4_config *out, const device_limits *dev,
 static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {
-    const int group = pb->heads_kv > 0 ? pb->heads_q / pb->heads_kv : 1;
-
     sm90_tile_heuristic(out, dev, pb);
     out->late_k_release = pb->dtype != FA4_DTYPE_FP8_E4M3 &&
                           (out->consumer_wgs == 2 ||
                            (problem_head_dim_v(pb) <= 64 && out->scheduler == FA4_SCHED_PLAIN));
     /* GQA packing under a mask or when a query tile is not full (fewer
        padded rows); where the tail split is not on, so it is never lost. */
-    if (group >= 2 && 64 % group == 0 && !pb->varlen && !pb->page_size && out->splits != 0 &&
-        (sm90_masked(pb) || pb->seqlen_q < out->bm))
+    if (sm90_pack_applies(pb) && out->splits != 0 && (sm90_masked(pb) || pb->seqlen_q < out->bm))
         out->pack_gqa = 1;
 }
 

@@ -81,39 +81,30 @@ static fa4_status encode_map(CUtensorMap *map, const cuda_api *cu, const char *n
 }
 
 /* A map {dim, heads, seq, batch} of a BSHD tensor, box {SWIZZLE / ESIZE, 1,
-** ROWS, 1}: one box row is one swizzle span. */
+** ROWS, 1}: one box row is one swizzle span.  GROUP > 1 (packed GQA's Q and
+** O): {dim, head in group, seq, KV head, batch} over HEADS = KV heads x
+** GROUP, box {SWIZZLE / ESIZE, GROUP, ROWS / GROUP, 1, 1}, so the ROWS box
+** rows come in the packed order (query-major, then head;
+** kernels/sm90/seqlen.cuh). */
 static fa4_status encode_bshd(CUtensorMap *map, const cuda_api *cu, const char *name,
                               const dtype_info *dt, unsigned long long addr, int dim, int heads,
-                              int seq, int batch, long long head_stride, long long row_stride,
-                              long long batch_stride, int rows, int swizzle, char *why,
-                              size_t wn)
+                              int group, int seq, int batch, long long head_stride,
+                              long long row_stride, long long batch_stride, int rows,
+                              int swizzle, char *why, size_t wn)
 {
     static const char *const axes[3] = { "head", "row", "batch" };
+    static const char *const packed_axes[4] = { "head", "row", "KV head", "batch" };
     const long long dims[4] = { dim, heads, seq, batch };
     const long long strides[3] = { head_stride, row_stride, batch_stride };
     const int box[4] = { swizzle / dt->bytes, 1, rows, 1 };
+    const long long pdims[5] = { dim, group, seq, heads / group, batch };
+    const long long pstrides[4] = { head_stride, row_stride, head_stride * group, batch_stride };
+    const int pbox[5] = { swizzle / dt->bytes, group, rows / group, 1, 1 };
 
+    if (group > 1)
+        return encode_map(map, cu, name, 5, packed_axes, dt->tma_type, dt->bytes, addr, pdims,
+                          pstrides, pbox, swizzle, why, wn);
     return encode_map(map, cu, name, 4, axes, dt->tma_type, dt->bytes, addr, dims, strides,
-                      box, swizzle, why, wn);
-}
-
-/* Packed GQA's map of a BSHD tensor of HEADS_KV * GROUP heads, {dim, head
-** in group, seq, KV head, batch}, box {SWIZZLE / ESIZE, GROUP, ROWS /
-** GROUP, 1, 1}: ROWS box rows in the packed order (query-major, then head;
-** kernels/sm90/seqlen.cuh). */
-static fa4_status encode_packed(CUtensorMap *map, const cuda_api *cu, const char *name,
-                                const dtype_info *dt, unsigned long long addr, int dim,
-                                int group, int heads_kv, int seq, int batch,
-                                long long head_stride, long long row_stride,
-                                long long batch_stride, int rows, int swizzle, char *why,
-                                size_t wn)
-{
-    static const char *const axes[4] = { "head", "row", "KV head", "batch" };
-    const long long dims[5] = { dim, group, seq, heads_kv, batch };
-    const long long strides[4] = { head_stride, row_stride, head_stride * group, batch_stride };
-    const int box[5] = { swizzle / dt->bytes, group, rows / group, 1, 1 };
-
-    return encode_map(map, cu, name, 5, axes, dt->tma_type, dt->bytes, addr, dims, strides,
                       box, swizzle, why, wn);
 }
 
@@ -153,6 +144,7 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
     const int rows_v = pb->varlen ? varlen_rows(p->v_row_stride) : p->seqlen_k;
     const int batch = pb->varlen ? 1 : p->batch;
     const int fp8 = pb->dtype == FA4_DTYPE_FP8_E4M3;
+    const int pg = cfg->pack_gqa ? p->group : 1;   /* packed GQA: Q and O in groups */
     /* Varlen: past the one batch entry's rows, never read. */
 #define BATCH_STRIDE(x, rows) (pb->varlen ? (long long)(rows) * p->x##_row_stride : p->x##_batch_stride)
     char dummy[8];
@@ -172,27 +164,21 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                  (int)pb->out_dtype);
         return FA4_EINVAL;
     }
-    if (cfg->pack_gqa)
-        st = encode_packed(&maps[0], cu, "q", in, p->q, d, p->group, p->heads_kv, p->seqlen_q,
-                           p->batch, p->q_head_stride, p->q_row_stride, p->q_batch_stride,
-                           cfg->bm, sw, why, wn);
-    else
-        st = encode_bshd(&maps[0], cu, "q", in, p->q, d, p->heads_q, rows_q, batch,
-                         p->q_head_stride, p->q_row_stride, BATCH_STRIDE(q, rows_q), cfg->bm,
-                         sw, why, wn);
-    if (st != FA4_OK)
+    if ((st = encode_bshd(&maps[0], cu, "q", in, p->q, d, p->heads_q, pg, rows_q, batch,
+                          p->q_head_stride, p->q_row_stride, BATCH_STRIDE(q, rows_q), cfg->bm,
+                          sw, why, wn)) != FA4_OK)
         return st;
     if (paged) {
         /* (fp8: V is read by the V^T copy, not by TMA.) */
-        if ((st = encode_bshd(&maps[1], cu, "k", in, p->k, d, p->heads_kv, pb->page_size,
+        if ((st = encode_bshd(&maps[1], cu, "k", in, p->k, d, p->heads_kv, 1, pb->page_size,
                               pages_k, p->k_head_stride, p->k_row_stride, p->k_batch_stride,
                               box_kv, sw, why, wn)) != FA4_OK ||
             (!fp8 &&
-             (st = encode_bshd(&maps[2], cu, "v", in, p->v, dv, p->heads_kv, pb->page_size,
+             (st = encode_bshd(&maps[2], cu, "v", in, p->v, dv, p->heads_kv, 1, pb->page_size,
                                pages_v, p->v_head_stride, p->v_row_stride, p->v_batch_stride,
                                box_kv, sw, why, wn)) != FA4_OK))
             return st;
-    } else if ((st = encode_bshd(&maps[1], cu, "k", in, p->k, d, p->heads_kv, rows_k, batch,
+    } else if ((st = encode_bshd(&maps[1], cu, "k", in, p->k, d, p->heads_kv, 1, rows_k, batch,
                                  p->k_head_stride, p->k_row_stride, BATCH_STRIDE(k, rows_k),
                                  cfg->bn, sw, why, wn)) != FA4_OK)
         return st;
@@ -210,18 +196,12 @@ fa4_status launch_sm90_maps(CUtensorMap maps[4], const cuda_api *cu,
                              box, sw, why, wn)) != FA4_OK)
             return st;
     } else if (!paged &&
-               (st = encode_bshd(&maps[2], cu, "v", in, p->v, dv, p->heads_kv, rows_v, batch,
+               (st = encode_bshd(&maps[2], cu, "v", in, p->v, dv, p->heads_kv, 1, rows_v, batch,
                                  p->v_head_stride, p->v_row_stride, BATCH_STRIDE(v, rows_v),
                                  cfg->bn, sw, why, wn)) != FA4_OK)
         return st;
-    if (cfg->pack_gqa)
-        st = encode_packed(&maps[3], cu, "o", out, p->o, dv, p->group, p->heads_kv, p->seqlen_q,
-                           p->batch, p->o_head_stride, p->o_row_stride, p->o_batch_stride, 64,
-                           sw, why, wn);
-    else
-        st = encode_bshd(&maps[3], cu, "o", out, p->o, dv, p->heads_q, rows_o, batch,
-                         p->o_head_stride, p->o_row_stride, BATCH_STRIDE(o, rows_o), 64, sw,
-                         why, wn);
+    st = encode_bshd(&maps[3], cu, "o", out, p->o, dv, p->heads_q, pg, rows_o, batch,
+                     p->o_head_stride, p->o_row_stride, BATCH_STRIDE(o, rows_o), 64, sw, why, wn);
 #undef BATCH_STRIDE
     return st;
 }

@@ -21,6 +21,12 @@ static inline int problem_head_dim_v(const fa4_problem *p)
     return p->head_dim_v > 0 ? p->head_dim_v : p->head_dim_qk;
 }
 
+/* The GQA group heads_q / heads_kv (1 where P has no KV heads yet). */
+static inline int problem_group(const fa4_problem *p)
+{
+    return p->heads_kv > 0 ? p->heads_q / p->heads_kv : 1;
+}
+
 /* 1 when the kernel must mask beyond the ragged tail (causal or window). */
 int problem_has_mask(const fa4_problem *p);
 
