@@ -45,6 +45,10 @@ static const shape shapes[] = {
     { "chunk b8 q512 32/8 kv8k page64", 8, 512, 8192, 32, 8, 128, 1, 64, 0 },
     { "chunk varlen b8 q512 kv8k page16", 8, 512, 8192, 32, 8, 128, 1, 16, 1 },
     { "chunk varlen b8 q512 kv8k page64", 8, 512, 8192, 32, 8, 128, 1, 64, 1 },
+    { "chunk varlen b8 q512 64/8 kv8k page16", 8, 512, 8192, 64, 8, 128, 1, 16, 1 },
+    { "prefill varlen b4 q4k 32/8 page64", 4, 4096, 4096, 32, 8, 128, 1, 64, 1 },
+    { "prefill varlen b4 q4k 32/8 page64 nc", 4, 4096, 4096, 32, 8, 128, 0, 64, 1 },
+    { "prefill varlen b4 q4k 64/8 page64", 4, 4096, 4096, 64, 8, 128, 1, 64, 1 },
 };
 
 static int cmp_float(const void *a, const void *b)
@@ -107,7 +111,10 @@ int main(int argc, char **argv)
         size_t nkv = (size_t)s->batch * s->sk * s->hkv * s->d;
         double bytes = 2.0 * nkv * eb;
         CUdeviceptr dq, dk, dv, dout, dtable = 0, dcu = 0, dused = 0;
-        void *h = malloc(nkv * eb);
+        /* One host buffer of random values for Q, K and V: the larger of
+           the two sizes (prefill shapes have more queries than keys). */
+        const size_t nh = nq > nkv ? nq : nkv;
+        void *h = malloc(nh * eb);
         char list[2048], *tok, *save = NULL;
         int c;
 
@@ -120,7 +127,11 @@ int main(int argc, char **argv)
         cu->cuMemAlloc(&dk, nkv * eb);
         cu->cuMemAlloc(&dv, nkv * eb);
         cu->cuMemAlloc(&dout, nq * 2);
-        ref_fill_inputs(h, nkv, dt, &seed);
+        if (!h) {
+            fprintf(stderr, "serving: cannot allocate %zu B of host memory\n", nh * eb);
+            return 1;
+        }
+        ref_fill_inputs(h, nh, dt, &seed);
         cu->cuMemcpyHtoD(dk, h, nkv * eb);
         cu->cuMemcpyHtoD(dv, h, nkv * eb);
         cu->cuMemcpyHtoD(dq, h, nq * eb);

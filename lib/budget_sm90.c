@@ -68,12 +68,12 @@ static int sm90_masked(const fa4_problem *pb)
     return pb->causal || pb->window_left >= 0 || pb->window_right >= 0;
 }
 
-/* 1 when GQA packing applies (kernels/sm90/seqlen.cuh): grouped heads, a
-** group dividing a 64-row O box, a dense batch. */
+/* 1 when GQA packing applies (kernels/sm90/seqlen.cuh): grouped heads and
+** a group dividing a 64-row O box, dense, varlen or paged. */
 static int sm90_pack_applies(const fa4_problem *pb)
 {
     const int group = problem_group(pb);
-    return group >= 2 && 64 % group == 0 && !pb->varlen && !pb->page_size;
+    return group >= 2 && 64 % group == 0;
 }
 
 /* Extra consumer registers of the persistent schedulers (tile state live
@@ -237,9 +237,8 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
             return FA4_EINVAL;
         }
         if (!sm90_pack_applies(pb)) {
-            snprintf(why, wn, "sm90: pack_gqa=1 runs dense batches with a group dividing 64 "
-                     "(here group %d%s%s)", group, pb->varlen ? ", varlen" : "",
-                     pb->page_size ? ", paged" : "");
+            snprintf(why, wn, "sm90: pack_gqa=1 needs a group dividing 64 (a 64-row O box of "
+                     "whole groups); here group %d", group);
             return FA4_ENOTSUP;
         }
     }
@@ -508,8 +507,8 @@ static void sm90_base(fa4_config *c, int wgs, int bn, int stages)
 ** exp2_emu_pct 25 and with late_k_release; the fused ring with 128 B
 ** swizzle, plain and with late_k_release; 64 and 32 B swizzle, split and
 ** fused, plain only (neither variant touches shared memory, so the two
-** most frequent winning layouts carry them); for dense GQA batches whose
-** group divides 64, each 128 B swizzle config also with pack_gqa.
+** most frequent winning layouts carry them); for GQA batches whose group
+** divides 64, each 128 B swizzle config also with pack_gqa.
 ** Shapes whose registers cannot fit (bn too wide for the O accumulator)
 ** are left out here; the rest go through the budget filter. */
 static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
@@ -747,9 +746,11 @@ static void sm90_tile_heuristic(fa4_config *out, const device_limits *dev,
 ** 16k, GQA 32/8 causal 16k), d256 +-0.5%; three at d64, plain grid, 8k and
 ** 16k, 1-4%; three at d128 and on persistent d64 tiles gain or lose 1-3%
 ** by shape, and fp8 d128 loses 2-5%: left to fa4-tune (bench/NOTES.md,
-** sm90 v8 and v9).  GQA packing for dense grouped heads under a mask: H100,
-** causal, group 8: 5-8% (d128 8k, d64 16k), group 4: 1% (d128 16k);
-** without a mask it gains nothing measurable (bench/NOTES.md, sm90 v10). */
+** sm90 v8 and v9).  GQA packing for grouped heads under a mask: H100,
+** dense causal, group 8: 5-8% (d128 8k, d64 16k), group 4: 1% (d128 16k);
+** without a mask it gains nothing measurable (bench/NOTES.md, sm90 v10);
+** varlen and paged causal prefill 0-2% (group 8), chunks of 512 queries
+** over 8k cached keys within the noise (bench/NOTES.md, serving packing). */
 static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                            const fa4_problem *pb)
 {

@@ -328,8 +328,9 @@ typedef struct fa4_config {
                                as many as fill it) */
     int pack_gqa;           /* 1: the heads_q / heads_kv query heads of one
                                KV head share a tile's rows (sm80, sm100
-                               decode mode; sm90 for dense batches whose
-                               group divides 64, with splits 1) */
+                               decode mode; sm90 for dense, varlen and
+                               paged batches whose group divides 64, with
+                               splits 1) */
     int kv_split_warps;     /* sm80: 1: the warps of a CTA split each key
                                block instead of the query rows (bm = 16;
                                for decode) */

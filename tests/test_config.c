@@ -231,9 +231,9 @@ static void check_late_k(void)
     config_space_free(&sp);
 }
 
-/* GQA packing in the sm90 family: the heuristic packs dense grouped heads
-   under a mask or with fewer queries than a tile (never in place of the
-   tail split), not MHA, varlen or a group that does not divide 64; the
+/* GQA packing in the sm90 family: the heuristic packs grouped heads (dense
+   or varlen) under a mask or with fewer queries than a tile (never in place
+   of the tail split), not MHA or a group that does not divide 64; the
    tuner's space holds packed configs only where packing applies. */
 static void check_pack_gqa(void)
 {
@@ -268,7 +268,7 @@ static void check_pack_gqa(void)
        def.pack_gqa == 0, "group 3 is not packed");
     p.heads_q = 32; p.varlen = 1;
     ok(config_default(&def, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
-       def.pack_gqa == 0, "varlen is not packed");
+       def.pack_gqa == 1, "varlen GQA causal is packed");
     p.varlen = 0;
     if (!ok(config_enumerate(&sp, &dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK,
             "sm90 GQA causal enumerates"))

@@ -104,6 +104,8 @@ static const char *configs[] = {
     "sm90 bm=192 bn=64 stages=3 swizzle=64 wgs=3 regs=32/160 pingpong=0 sched=dynamic rescale=8",
     "sm90 bm=128 bn=128 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 pingpong=0 "
     "sched=dynamic rescale=8",
+    "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 pingpong=1 sched=plain rescale=8 "
+    "pack_gqa=1",
     "sm80 bm=16 bn=64 stages=3 swizzle=128 warps=4 kv_split_warps=1 pack_gqa=1 splits=3",
     "sm80 bm=16 bn=128 stages=4 swizzle=64 warps=4 kv_split_warps=1",
     "sm80 bm=64 bn=64 stages=2 swizzle=128 warps=4 pack_gqa=1",

@@ -376,12 +376,17 @@ static const char *configs[] = {
 
 /* sm90 overrides tried on the prefill shapes (varlen or paged): the plain
    grid, three consumer warpgroups, the fused ring with 64 B swizzle, a key
-   block that is no power of two (176: paged boxes of 16 rows). */
+   block that is no power of two (176: paged boxes of 16 rows), GQA heads
+   packed into the tiles (under the dynamic scheduler and the plain grid,
+   which varlen queries over pages take). */
 static const char *sm90_configs[] = {
     "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 pingpong=1 sched=plain",
     "sm90 bm=192 bn=64 stages=3 swizzle=128 wgs=3 regs=32/160 pingpong=0 sched=dynamic",
     "sm90 bm=128 bn=96 stages=2 swizzle=64 fused_kv=1 wgs=2 regs=24/240 pingpong=1 sched=dynamic",
     "sm90 bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 pingpong=1 sched=plain",
+    "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 pingpong=1 sched=dynamic "
+    "late_k=1 pack_gqa=1",
+    "sm90 bm=192 bn=64 stages=3 swizzle=128 wgs=3 regs=32/160 pingpong=0 sched=plain pack_gqa=1",
 };
 #define NSM90CONFIGS ((int)(sizeof sm90_configs / sizeof sm90_configs[0]))
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))

@@ -617,23 +617,29 @@ static void check_softcap_sinks(const device_limits *dev)
         }
 }
 
-/* GQA packing: the budget's answers (grouped heads, dense batches, a group
-   dividing 64, no tail split) and compiles over groups 2 to 16, both tile
-   heights, every scheduler, fp8, softcap with sinks. */
+/* GQA packing: the budget's answers (grouped heads, a group dividing 64,
+   no tail split) and compiles over groups 2 to 16, both tile heights,
+   every scheduler, fp8, softcap with sinks, varlen and paged batches. */
 static void check_pack_gqa(const device_limits *dev)
 {
     static const struct {
-        int hq, hkv, d, causal, flavours;
+        int hq, hkv, d, causal, flavours, varlen, page_size;
         fa4_dtype dt;
         const char *cfg;
     } builds[] = {
-        { 32, 8, 128, 1, 0, FA4_DTYPE_BF16, "bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 late_k=1" },
-        { 32, 8, 128, 0, 0, FA4_DTYPE_BF16, "bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 rescale=8" },
-        { 16, 2, 64, 1, 1, FA4_DTYPE_FP16, "bm=192 bn=112 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 sched=dynamic" },
-        { 32, 2, 128, 1, 0, FA4_DTYPE_BF16, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=lpt" },
-        { 8, 4, 256, 0, 1, FA4_DTYPE_BF16, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=plain" },
-        { 64, 8, 128, 0, 0, FA4_DTYPE_BF16, "bm=128 bn=128 stages=2 swizzle=64 fused_kv=1 wgs=2 regs=24/240 rescale=8 sched=persistent" },
-        { 32, 8, 128, 1, 0, FA4_DTYPE_FP8_E4M3, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8" },
+        { 32, 8, 128, 1, 0, 0, 0, FA4_DTYPE_BF16, "bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 late_k=1" },
+        { 32, 8, 128, 0, 0, 0, 0, FA4_DTYPE_BF16, "bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 rescale=8" },
+        { 16, 2, 64, 1, 1, 0, 0, FA4_DTYPE_FP16, "bm=192 bn=112 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 sched=dynamic" },
+        { 32, 2, 128, 1, 0, 0, 0, FA4_DTYPE_BF16, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=lpt" },
+        { 8, 4, 256, 0, 1, 0, 0, FA4_DTYPE_BF16, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=plain" },
+        { 64, 8, 128, 0, 0, 0, 0, FA4_DTYPE_BF16, "bm=128 bn=128 stages=2 swizzle=64 fused_kv=1 wgs=2 regs=24/240 rescale=8 sched=persistent" },
+        { 32, 8, 128, 1, 0, 0, 0, FA4_DTYPE_FP8_E4M3, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8" },
+        /* Varlen and paged batches (the defaults' tiles: dynamic varlen, plain paged). */
+        { 32, 8, 128, 1, 0, 1, 0, FA4_DTYPE_BF16, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=dynamic late_k=1" },
+        { 16, 2, 64, 0, 1, 1, 0, FA4_DTYPE_FP16, "bm=192 bn=64 stages=3 swizzle=128 wgs=3 regs=32/160 rescale=8 sched=dynamic" },
+        { 32, 8, 128, 1, 0, 0, 16, FA4_DTYPE_BF16, "bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
+        { 32, 4, 128, 1, 1, 1, 64, FA4_DTYPE_BF16, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain" },
+        { 32, 8, 128, 1, 0, 1, 0, FA4_DTYPE_FP8_E4M3, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=dynamic" },
     };
     static const struct {
         int hq, hkv, varlen, page_size, causal, splits, pack;
@@ -643,8 +649,9 @@ static void check_pack_gqa(const device_limits *dev)
         { 32, 8, 0, 0, 1, 1, 1, FA4_OK, "" },
         { 32, 32, 0, 0, 1, 1, 1, FA4_EINVAL, "grouped heads" },
         { 24, 8, 0, 0, 1, 1, 1, FA4_ENOTSUP, "group 3" },   /* not a divisor of a 64-row box */
-        { 32, 8, 1, 0, 1, 1, 1, FA4_ENOTSUP, "varlen" },
-        { 32, 8, 0, 64, 1, 1, 1, FA4_ENOTSUP, "paged" },
+        { 32, 8, 1, 0, 1, 1, 1, FA4_OK, "" },                 /* varlen */
+        { 32, 8, 0, 64, 1, 1, 1, FA4_OK, "" },                /* paged */
+        { 32, 8, 1, 16, 0, 1, 1, FA4_OK, "" },                /* both */
         { 32, 8, 0, 0, 0, 0, 1, FA4_EINVAL, "tail split" },
         { 32, 8, 0, 0, 0, 1, 2, FA4_EINVAL, "pack_gqa=2" },
     };
@@ -673,6 +680,11 @@ static void check_pack_gqa(const device_limits *dev)
         fa4_config cfg;
         q.heads_q = builds[i].hq;
         q.heads_kv = builds[i].hkv;
+        q.varlen = builds[i].varlen;
+        if (builds[i].page_size) {
+            q.page_size = builds[i].page_size;
+            q.num_pages = q.batch * q.seqlen_k / q.page_size;
+        }
         if (builds[i].flavours) {
             q.softcap = 30.0f;
             q.attention_sinks = 1;

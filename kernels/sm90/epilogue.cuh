@@ -38,9 +38,11 @@ FA4_DEV u32 pack_p(float lo, float hi)
 }
 
 /* Copy rows [r_lo, r_hi) of warpgroup WG's O (64 rows at WG_BASE in shared
- * memory) to the sequence's rows ROW0 + r of head HEAD. */
-FA4_DEV void store_rows_direct(const fa4_params &p, u32 wg_base, long long row0, int head,
-                               int r_lo, int r_hi, int tid)
+ * memory) to global memory: row r is packed row WG_ROW0 + r of the tile of
+ * grid head HEAD (seqlen.cuh), in the sequence whose first query row is
+ * Q_ROW0. */
+FA4_DEV void store_rows_direct(const fa4_params &p, u32 wg_base, long long q_row0, int wg_row0,
+                               int head, int r_lo, int r_hi, int tid)
 {
     constexpr int units = FA4_SWIZZLE / 16, chunk_units = (FA4_DVP / FA4_OCW) * units;
     for (int i = tid; i < 64 * chunk_units; i += 128) {
@@ -52,8 +54,10 @@ FA4_DEV void store_rows_direct(const fa4_params &p, u32 wg_base, long long row0,
         u32 v[4];
         ld_shared_v4(wg_base + (u32)(c * FA4_BM * FA4_SWIZZLE + r * FA4_SWIZZLE +
                                      16 * (u ^ phase)), v);
-        st_global_v4(p.o + 2ull * (u64)((row0 + r) * p.o_row_stride +
-                                        (long long)head * p.o_head_stride + col), v);
+        const int row = wg_row0 + r;
+        st_global_v4(p.o + 2ull * (u64)((q_row0 + row_query(row)) * p.o_row_stride +
+                                        (long long)row_head(head, row) * p.o_head_stride + col),
+                     v);
     }
 }
 
@@ -108,8 +112,7 @@ FA4_DEV void epilogue_store(const fa4_params &p FA4_SERVING_PARAM, const fa4_seq
 #if FA4_VARLEN
     if (own_lo > 0 || own_hi < 64) {
         /* Not all 64 rows are this tile's: plain stores of its own. */
-        store_rows_direct(p, wg_base, (long long)sq.q_row0 + wg_row0, tile.head, own_lo,
-                          own_hi, tid);
+        store_rows_direct(p, wg_base, sq.q_row0, wg_row0, tile.head, own_lo, own_hi, tid);
         fence_proxy_async_shared_cta();
         named_barrier_sync(FA4_BAR_EPILOGUE_WG0 + wg, 128);
         return;
@@ -121,7 +124,7 @@ FA4_DEV void epilogue_store(const fa4_params &p FA4_SERVING_PARAM, const fa4_seq
 #if FA4_PACK_GQA
             /* {dim, head in group, query, KV head, batch}, as Q's loads. */
             tma_store_5d(tm_o, wg_base + (u32)(c * FA4_BM * FA4_SWIZZLE), c * FA4_OCW, 0,
-                         row_query(wg_row0), tile.head, sq.batch);
+                         sq.q_row0 + row_query(wg_row0), tile.head, sq.batch);
 #else
             tma_store_4d(tm_o, wg_base + (u32)(c * FA4_BM * FA4_SWIZZLE), c * FA4_OCW,
                          tile.head, sq.q_row0 + wg_row0, sq.batch);

@@ -136,9 +136,8 @@ static_assert(!FA4_PAGED || (FA4_PAGE_BOX >= 16 && FA4_BN % FA4_PAGE_BOX == 0 &&
               "(a box never crosses a page)");
 static_assert(!FA4_TAIL_SPLIT || (FA4_SCHEDULER == 0 && !FA4_VARLEN && !FA4_PAGED),
               "sm90: the tail split is the plain grid's, over dense batches");
-static_assert(!FA4_PACK_GQA || (FA4_GROUP >= 2 && 64 % FA4_GROUP == 0 && !FA4_VARLEN &&
-                                !FA4_PAGED && !FA4_TAIL_SPLIT),
-              "sm90: GQA packing over dense batches, a group dividing 64, no tail split");
+static_assert(!FA4_PACK_GQA || (FA4_GROUP >= 2 && 64 % FA4_GROUP == 0 && !FA4_TAIL_SPLIT),
+              "sm90: GQA packing with a group dividing 64, no tail split");
 static_assert(!FA4_VARLEN || FA4_SCHEDULER == 0 || FA4_SCHEDULER == 3,
               "sm90: varlen tiles come from the plain or the dynamic scheduler");
 #if FA4_FUSED_KV

@@ -197,7 +197,8 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
             /* {dim, head in group, query, KV head, batch}: FA4_BM_POS
                queries x FA4_GROUP heads, rows in the packed order. */
             tma_load_5d(smem + FA4_SMEM_Q_OFF + c * FA4_BM * FA4_SWIZZLE, tm_q, bars.q_full(),
-                        c * FA4_CW, 0, tile.m_block * FA4_BM_POS, kv_head, sq.batch);
+                        c * FA4_CW, 0, sq.q_row0 + row_query(q_load_row(sq, m0)), kv_head,
+                        sq.batch);
 #else
             tma_load_4d(smem + FA4_SMEM_Q_OFF + c * FA4_BM * FA4_SWIZZLE, tm_q, bars.q_full(),
                         c * FA4_CW, tile.head, sq.q_row0 + q_load_row(sq, m0), sq.batch);

@@ -21,8 +21,9 @@
 ** Varlen batches (FA4_VARLEN) run under scheduler 0 or 3.  Plain: the grid
 ** is sized for the longest sequence and CTAs past their sequence's tiles
 ** exit at once.  Dynamic: tile T is found by walking cu_seqlens_q
-** (sequence b holds heads_q * ceil(len_b / BM) tiles, a head's query tiles
-** together, longest first under a mask); the producer's draws only grow,
+** (sequence b holds FA4_GRID_HEADS * ceil(len_b * FA4_GROUP / BM) tiles: its
+** packed rows, seqlen.cuh; a head's query tiles together, longest first
+** under a mask); the producer's draws only grow,
 ** so its walk resumes where the last one stopped (sched_cursor) and costs
 ** O(batch) per CTA and launch; p.total_tiles is only a bound there.
 **
@@ -115,7 +116,7 @@ FA4_DEV bool sched_tile(const fa4_params &p FA4_SERVING_PARAM, fa4_sched_cursor 
 #if FA4_VARLEN && FA4_SCHEDULER == 0
     const int *cu_q = (const int *)sv.cu_seqlens_q;
     const int b = (int)blockIdx.z, m = (int)blockIdx.x;
-    const int m_blocks = (cu_q[b + 1] - cu_q[b] + FA4_BM - 1) / FA4_BM;
+    const int m_blocks = ((cu_q[b + 1] - cu_q[b]) * FA4_GROUP + FA4_BM - 1) / FA4_BM;
     (void)cur;
     tile.m_block = FA4_CAUSAL ? m_blocks - 1 - m : m;
     tile.head = (int)blockIdx.y;
@@ -125,8 +126,9 @@ FA4_DEV bool sched_tile(const fa4_params &p FA4_SERVING_PARAM, fa4_sched_cursor 
 #elif FA4_VARLEN
     const int *cu_q = (const int *)sv.cu_seqlens_q;
     for (; cur.batch < p.batch; cur.batch++) {
-        const int m_blocks = (cu_q[cur.batch + 1] - cu_q[cur.batch] + FA4_BM - 1) / FA4_BM;
-        const int n = m_blocks * p.heads_q;
+        const int m_blocks =
+            ((cu_q[cur.batch + 1] - cu_q[cur.batch]) * FA4_GROUP + FA4_BM - 1) / FA4_BM;
+        const int n = m_blocks * FA4_GRID_HEADS(p);
         if (t < cur.first + n) {
             const int r = t - cur.first, m = r % m_blocks;
             tile.m_block = FA4_CAUSAL ? m_blocks - 1 - m : m;

@@ -46,12 +46,14 @@ struct fa4_seq {
     long long lse_row0;     /* LSE of (head, row): lse_row0 + head * seq_lse_head_stride + row */
 };
 
-/* GQA packing (FA4_PACK_GQA, dense batches): a tile's rows are (query,
- * head) pairs of one KV head's FA4_GROUP query heads, row r of the packed
- * order = query r / FA4_GROUP of head kv_head * FA4_GROUP + r % FA4_GROUP,
- * so a K/V tile serves FA4_GROUP heads; the grid's head is the KV head and
- * a tile spans FA4_BM_POS = FA4_BM / FA4_GROUP queries.  Without packing
- * FA4_GROUP is 1 and a row is a query. */
+/* GQA packing (FA4_PACK_GQA): a tile's rows are (query, head) pairs of one
+ * KV head's FA4_GROUP query heads, row r of the packed order = query
+ * r / FA4_GROUP of head kv_head * FA4_GROUP + r % FA4_GROUP, so a K/V tile
+ * serves FA4_GROUP heads; the grid's head is the KV head and a tile spans
+ * FA4_BM_POS = FA4_BM / FA4_GROUP queries.  A sequence then holds
+ * len_q * FA4_GROUP rows per KV head, and a varlen tile's box moves back in
+ * whole queries (q_load_row).  Without packing FA4_GROUP is 1 and a row
+ * is a query. */
 #define FA4_BM_POS (FA4_BM / FA4_GROUP)
 
 /* The query index of packed row R. */
@@ -113,12 +115,13 @@ FA4_DEV int seq_lse_head_stride(const fa4_params &p FA4_SERVING_PARAM)
 #endif
 }
 
-/* First row (relative to the sequence) of the BM rows loaded for the query
- * tile starting at M0. */
+/* First (packed) row, relative to the sequence, of the BM rows loaded for
+ * the query tile starting at row M0: a whole query, FA4_BM_POS queries
+ * ending at the sequence's last one when the tile would run past it. */
 FA4_DEV int q_load_row(const fa4_seq &s, int m0)
 {
 #if FA4_VARLEN
-    return min(m0, s.len_q - FA4_BM);
+    return FA4_GROUP * min(m0 / FA4_GROUP, s.len_q - FA4_BM_POS);
 #else
     (void)s;
     return m0;
