@@ -1,5 +1,6 @@
 /*
-** db_verify.c -- list and drop winners for `fa4-tune verify`.  See
+** db_verify.c -- list, drop and relabel winners for `fa4-tune verify`
+** and `fa4-tune rehash`.  See
 ** db_verify.h.  Public SQLite API only; the file is opened here.
 */
 #include <stdio.h>
@@ -251,6 +252,42 @@ fa4_status db_verify_drop(const char *path, const db_verify_winner *w,
     }
     status = rc == SQLITE_DONE ? FA4_OK
                                : fail(h, path, "dropping a winner", why, why_size);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return status;
+}
+
+fa4_status db_verify_relabel(const char *path, const db_verify_winner *w,
+                             const char *source_hash, int *changed, char *why,
+                             size_t why_size)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    fa4_status status;
+    char sql[1024];
+    int rc, version;
+
+    *changed = 0;
+    if ((status = open_file(&h, path, SQLITE_OPEN_READWRITE, why, why_size)) != FA4_OK)
+        return status;
+    version = schema_version(h);
+    /* OR IGNORE: a current row of the same key wins; the old one stays. */
+    snprintf(sql, sizeof sql, "UPDATE OR IGNORE winners SET source_hash = ?16 WHERE "
+             "device_id = ?1 AND family = ?2 AND " VKEY_MATCH " AND source_hash = ?15%s%s",
+             version >= 3 ? VWORK_MATCH : "", version >= 4 ? VFLAGS_MATCH : "");
+    rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        bind_row(st, w);
+        sqlite3_bind_text(st, 15, w->source_hash, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 16, source_hash, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+    }
+    if (rc == SQLITE_DONE) {
+        *changed = sqlite3_changes(h) > 0;
+        status = FA4_OK;
+    } else {
+        status = fail(h, path, "relabelling a winner", why, why_size);
+    }
     sqlite3_finalize(st);
     sqlite3_close(h);
     return status;

@@ -56,4 +56,15 @@ fa4_status db_verify_list(db_verify_winner **out, int *count, const char *path,
 fa4_status db_verify_drop(const char *path, const db_verify_winner *w,
                           char *why, size_t why_size);
 
+/*
+** Give the winners row W (device, family, source hash and key) in the
+** database file PATH the source hash SOURCE_HASH (`fa4-tune rehash`: its
+** machine code is unchanged under those sources).  *CHANGED is 1 when the
+** row moved, 0 when a row of that hash and key already exists (the stale
+** row is left as it is).  One statement, atomic.  FA4_OK or FA4_EDB.
+*/
+fa4_status db_verify_relabel(const char *path, const db_verify_winner *w,
+                             const char *source_hash, int *changed, char *why,
+                             size_t why_size);
+
 #endif

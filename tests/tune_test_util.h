@@ -12,8 +12,8 @@
 #include "../tuner/commands.h"
 
 /*
-** Run fa4-tune with the NULL-terminated words after "fa4-tune" (space,
-** tune or verify); standard output into OUT, standard error (or the parse
+** Run fa4-tune with the NULL-terminated words after "fa4-tune" (any
+** subcommand); standard output into OUT, standard error (or the parse
 ** error) into ERR.  Returns the exit status, TUNE_EXIT_USAGE when the
 ** words do not parse.
 */
@@ -40,7 +40,10 @@ static inline int tune_run(char *out, size_t osize, char *err, size_t esize,
     o = tmpfile();
     e = tmpfile();
     rc = a.cmd == TUNE_CMD_SPACE ? cmd_space(&a, o, e)
-       : a.cmd == TUNE_CMD_VERIFY ? cmd_verify(&a, o, e) : cmd_tune(&a, o, e);
+       : a.cmd == TUNE_CMD_VERIFY ? cmd_verify(&a, o, e)
+       : a.cmd == TUNE_CMD_CODES ? cmd_codes(&a, o, e)
+       : a.cmd == TUNE_CMD_REHASH ? cmd_rehash(&a, o, e)
+       : a.cmd == TUNE_CMD_TUNE ? cmd_tune(&a, o, e) : cmd_db(&a, o, e);
     rewind(o);
     n = fread(out, 1, osize - 1, o);
     out[n] = '\0';

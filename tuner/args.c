@@ -23,7 +23,9 @@
 #define C_MERGE  (1u << TUNE_CMD_MERGE)
 #define C_CHECK  (1u << TUNE_CMD_CHECK)
 #define C_VERIFY (1u << TUNE_CMD_VERIFY)
-#define C_DB     (C_SHOW | C_EXPORT | C_IMPORT | C_MERGE | C_CHECK)
+#define C_CODES  (1u << TUNE_CMD_CODES)
+#define C_REHASH (1u << TUNE_CMD_REHASH)
+#define C_DB     (C_SHOW | C_EXPORT | C_IMPORT | C_MERGE | C_CHECK | C_CODES | C_REHASH)
 #define C_ALL    (C_TUNE | C_SPACE | C_DB | C_VERIFY)
 
 enum opt_id {
@@ -94,6 +96,7 @@ static const struct { const char *name; tune_cmd cmd; } commands[] = {
     { "show", TUNE_CMD_SHOW }, { "export", TUNE_CMD_EXPORT },
     { "import", TUNE_CMD_IMPORT }, { "merge", TUNE_CMD_MERGE },
     { "check", TUNE_CMD_CHECK }, { "verify", TUNE_CMD_VERIFY },
+    { "codes", TUNE_CMD_CODES }, { "rehash", TUNE_CMD_REHASH },
     { "help", TUNE_CMD_HELP },
 };
 
@@ -618,6 +621,10 @@ static int check_combination(tune_args *a, char *err, size_t size)
     if (a->cmd == TUNE_CMD_EXPORT && !a->file)
         return tune_fail(err, size, "a FILE is required: export --json FILE "
                          "('-' for standard output)");
+    if (a->cmd == TUNE_CMD_REHASH && !a->file)
+        return tune_fail(err, size, "a codes table is required: rehash CODES (fa4-tune "
+                         "codes' output under the kernel sources the winners were tuned "
+                         "with)");
     if ((a->cmd == TUNE_CMD_IMPORT || a->cmd == TUNE_CMD_MERGE) && !a->file)
         return tune_fail(err, size, "a %s is required: %s %s",
                          a->cmd == TUNE_CMD_IMPORT ? "FILE" : "database",
@@ -647,8 +654,8 @@ int tune_args_parse(tune_args *out, int argc, char *const argv[], char *err,
 
     if (argc < 2)
         return tune_fail(err, err_size, "no subcommand; use tune, space, verify, "
-                         "show, export, import, merge or check (fa4-tune "
-                         "--help)");
+                         "show, export, import, merge, check, codes or rehash "
+                         "(fa4-tune --help)");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         !strcmp(argv[1], "help")) {
         out->cmd = TUNE_CMD_HELP;
@@ -666,9 +673,10 @@ int tune_args_parse(tune_args *out, int argc, char *const argv[], char *err,
         if (argv[1][0] == '-')
             return tune_fail(err, err_size, "'%s' before the subcommand; write "
                              "fa4-tune SUBCOMMAND [options] (tune, space, verify, "
-                             "show, export, import, merge, check)", argv[1]);
+                             "show, export, import, merge, check, codes, rehash)", argv[1]);
         return tune_fail(err, err_size, "unknown subcommand '%s'; use tune, space, "
-                         "verify, show, export, import, merge or check", argv[1]);
+                         "verify, show, export, import, merge, check, codes or "
+                         "rehash", argv[1]);
     }
 
     for (k = 2; k < argc; k++) {
@@ -680,9 +688,9 @@ int tune_args_parse(tune_args *out, int argc, char *const argv[], char *err,
         int takes;
 
         if (arg[0] != '-' || arg[1] == '\0') {
-            /* Positional: the FILE of import/merge/export. */
+            /* Positional: the FILE of import/merge/export/rehash. */
             if ((a.cmd == TUNE_CMD_IMPORT || a.cmd == TUNE_CMD_MERGE ||
-                 a.cmd == TUNE_CMD_EXPORT) && !a.file) {
+                 a.cmd == TUNE_CMD_EXPORT || a.cmd == TUNE_CMD_REHASH) && !a.file) {
                 a.file = arg;
                 continue;
             }
@@ -768,6 +776,11 @@ const char *tune_args_usage(void)
 "  import  FILE [--db PATH]         read winners from JSON\n"
 "  merge   OTHER.db [--db PATH]     copy winners and trials from OTHER.db\n"
 "  check   [--db PATH]              verify both databases\n"
+"  codes   [--db PATH]              print each stored winner's machine-code\n"
+"                                   hash under the kernel sources in use\n"
+"  rehash  CODES [--db PATH]        stale winners whose machine code is the\n"
+"                                   same as in CODES (codes' output under the\n"
+"                                   sources they were tuned with) made current\n"
 "\n"
 "presets: fa-grid fa-grid-d128 llama3-8b llama3-70b mistral-7b gemma-d256\n"
 "         deepseek-192-128 decode-llama3-8b decode-llama3-70b-tp8\n"

@@ -22,7 +22,9 @@ typedef enum tune_cmd {
     TUNE_CMD_CHECK,
     TUNE_CMD_HELP,
     TUNE_CMD_VERSION,
-    TUNE_CMD_VERIFY     /* re-time stored winners against the heuristic */
+    TUNE_CMD_VERIFY,    /* re-time stored winners against the heuristic */
+    TUNE_CMD_CODES,     /* print the stored winners' machine-code hashes */
+    TUNE_CMD_REHASH     /* stale winners whose code is unchanged made current */
 } tune_cmd;
 
 typedef enum tune_strategy {
@@ -96,7 +98,8 @@ typedef struct tune_args {
     int dry_run;
     const char *arch;           /* --arch sm_90a (space, --dry-run) */
     fa4_family family;          /* --family (0: every family the arch runs) */
-    const char *file;           /* export --json FILE, import FILE, merge DB */
+    const char *file;           /* export --json FILE, import FILE, merge DB,
+                                   rehash CODES */
     const char *table;          /* show --table (default "winners") */
     int system;                 /* show --system: the system database */
     int trials;                 /* export --trials: every trial too */

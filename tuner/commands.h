@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include "args.h"
+#include "db_verify.h"
 
 #define TUNE_EXIT_OK 0
 #define TUNE_EXIT_FAIL 1
@@ -23,6 +24,19 @@ int cmd_space(const tune_args *args, FILE *out, FILE *err);
 ** heuristic default; exit 1 when some no longer hold (and were not
 ** dropped with --drop).  tuner/verify.c. */
 int cmd_verify(const tune_args *args, FILE *out, FILE *err);
+
+/* The problem a stored winner W is timed (verify) or compiled (codes,
+** rehash) at: its tuned shape when a trial recorded one, else one built
+** from its key's buckets.  tuner/verify.c. */
+fa4_problem winner_problem(const db_verify_winner *w);
+
+/* codes: print each stored winner's machine-code hash under the kernel
+** sources in use ($FA4_KERNEL_DIR or the embedded copy); rehash FILE: give
+** the stale winners whose code is unchanged since FILE (codes' output under
+** the sources they were tuned with) the current source hash.
+** tuner/rehash.c. */
+int cmd_codes(const tune_args *args, FILE *out, FILE *err);
+int cmd_rehash(const tune_args *args, FILE *out, FILE *err);
 
 /* show, export, import, merge, check: thin wrappers over lib/db.h. */
 int cmd_db(const tune_args *args, FILE *out, FILE *err);

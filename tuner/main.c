@@ -29,6 +29,10 @@ int main(int argc, char **argv)
         return cmd_space(&args, stdout, stderr);
     case TUNE_CMD_VERIFY:
         return cmd_verify(&args, stdout, stderr);
+    case TUNE_CMD_CODES:
+        return cmd_codes(&args, stdout, stderr);
+    case TUNE_CMD_REHASH:
+        return cmd_rehash(&args, stdout, stderr);
     case TUNE_CMD_SHOW:
     case TUNE_CMD_EXPORT:
     case TUNE_CMD_IMPORT:

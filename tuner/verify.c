@@ -57,7 +57,7 @@ typedef struct vrow {
 ** batch of the work bucket (without one: 16,384 tokens); varlen, paged,
 ** softcap and sinks as its key (the timing lays them out, with the sink
 ** logits, tuner/layout.h). */
-static fa4_problem winner_problem(const db_verify_winner *w)
+fa4_problem winner_problem(const db_verify_winner *w)
 {
     fa4_problem p = FA4_PROBLEM_INIT;
     int group = w->gqa_group > 0 ? w->gqa_group : 1;
