@@ -236,7 +236,7 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         {
             /* A tail part's LSE leaves the sink to the merge (combine.cuh).
                The thread's two rows (r, r + 8) may be two heads (packed GQA). */
-            const int r = tile.m_block * FA4_BM + wg * 64 + 16 * (tid / 32) + (tid % 32) / 4;
+            const int r = thread_row(sq, tile.m_block * FA4_BM, wg, tid);
             float sink[2];
 #pragma unroll
             for (int h = 0; h < 2; ++h)

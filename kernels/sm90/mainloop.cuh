@@ -424,10 +424,10 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
                                fa4_pipe &st, const fa4_tile &tile, int n_lo, int n_hi, int wg,
                                int tid, float (&o)[FA4_DVP / 2], fa4_softmax &sm)
 {
-    const int lane = tid % 32, warp = tid / 32;
+    const int lane = tid % 32;
     const u32 q_wg = smem + FA4_SMEM_Q_OFF + wg * 64 * FA4_SWIZZLE;
     const int m0 = tile.m_block * FA4_BM, pos0 = tile.m_block * FA4_BM_POS;
-    const int row0 = q_load_row(sq, m0) + wg * 64 + 16 * warp + lane / 4; /* packed row */
+    const int row0 = thread_row(sq, m0, wg, tid);
     const int col0 = 2 * (lane % 4);
     float scale_log2 = p.scale_log2;
 #if FA4_SOFTCAP

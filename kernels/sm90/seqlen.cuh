@@ -128,6 +128,14 @@ FA4_DEV int q_load_row(const fa4_seq &s, int m0)
 #endif
 }
 
+/* The (packed) row, relative to the sequence, of accumulator row g of
+ * thread TID (0..127) of consumer warpgroup WG, in the tile starting at
+ * row M0 (the m64 layout, softmax.cuh); the thread's other row is 8 on. */
+FA4_DEV int thread_row(const fa4_seq &s, int m0, int wg, int tid)
+{
+    return q_load_row(s, m0) + wg * 64 + 16 * (tid / 32) + (tid % 32) / 4;
+}
+
 /* First key of the BN keys loaded for key block N. */
 FA4_DEV int kv_load_row(const fa4_seq &s, int n)
 {
