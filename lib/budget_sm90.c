@@ -62,12 +62,6 @@
 /* N rounded up to a multiple of A. */
 static int align_up(int n, int a) { return (n + a - 1) / a * a; }
 
-/* 1 when the problem has a mask the kernel must apply (causal or window). */
-static int sm90_masked(const fa4_problem *pb)
-{
-    return pb->causal || pb->window_left >= 0 || pb->window_right >= 0;
-}
-
 /* 1 when GQA packing applies (kernels/sm90/seqlen.cuh): grouped heads and
 ** a group dividing a 64-row O box, dense, varlen or paged. */
 static int sm90_pack_applies(const fa4_problem *pb)
@@ -127,7 +121,7 @@ static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, 
                             int wgs)
 {
     return sm90_consumer_need(problem_head_dim_v(pb), bn, sched, swizzle, dtype_bytes(pb->dtype), wgs,
-                              sm90_masked(pb)) +
+                              problem_has_mask(pb)) +
            sm90_varlen_extra(pb, bn, sched, wgs);
 }
 
@@ -423,7 +417,8 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         snprintf(why, wn, "consumer regs estimate %d > consumer_regs %d (O %d + S %d + "
                  "P %d + %d + persistent scheduler %d + varlen %d)", need, cfg->consumer_regs,
                  dvp / 2, cfg->bn / 2, cfg->bn * esize / 8, SM90_REG_OVERHEAD,
-                 sm90_persistent_extra(dv, cfg->bn, cfg->scheduler, cfg->swizzle, wgs, sm90_masked(pb)),
+                 sm90_persistent_extra(dv, cfg->bn, cfg->scheduler, cfg->swizzle, wgs,
+                                       problem_has_mask(pb)),
                  sm90_varlen_extra(pb, cfg->bn, cfg->scheduler, wgs));
         return FA4_ENOFIT;
     }
@@ -527,8 +522,8 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
                                                    FA4_SCHED_DYNAMIC };
     static const fa4_scheduler varlen_scheds[] = { FA4_SCHED_PLAIN, FA4_SCHED_DYNAMIC };
     const fa4_scheduler *scheds = pb->varlen ? varlen_scheds
-                                  : sm90_masked(pb) ? masked_scheds : plain_scheds;
-    const int nsched = pb->varlen ? 2 : sm90_masked(pb) ? 3 : 2;
+                                  : problem_has_mask(pb) ? masked_scheds : plain_scheds;
+    const int nsched = pb->varlen ? 2 : problem_has_mask(pb) ? 3 : 2;
     /* GQA packing where it applies, with the 128 B swizzle layouts (the
        most frequent winners) to keep the space small. */
     const int packs = sm90_pack_applies(pb);
@@ -587,7 +582,7 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
 {
     const int d = pb->head_dim_qk;
     (void)dev;
-    if (d <= 64 && sm90_masked(pb) && pb->seqlen_k <= 2048) {
+    if (d <= 64 && problem_has_mask(pb) && pb->seqlen_k <= 2048) {
         /* fa4-tune, d64 causal (bench/NOTES.md, sm90 v5): the dynamic
            scheduler with the fused ring; up to 1k keys 128x128, 3 stages,
            64 B swizzle, no ping-pong (+23% over v4's default at 1k); at 2k
@@ -609,11 +604,11 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
            128 B pads them to 128; with the fused ring it won by 30% at 4k
            (128x192, persistent) and by 25% causal at 2k (128x128, 3 stages,
            dynamic) over the padded 128x128 default. */
-        if (sm90_masked(pb) && pb->seqlen_k <= 4096) {
+        if (problem_has_mask(pb) && pb->seqlen_k <= 4096) {
             sm90_base(out, 2, 128, 3);
             out->fused_kv = 1;
             out->scheduler = FA4_SCHED_DYNAMIC;
-        } else if (!sm90_masked(pb)) {
+        } else if (!problem_has_mask(pb)) {
             sm90_base(out, 2, 192, 2);
             out->fused_kv = 1;
             out->scheduler = FA4_SCHED_PERSISTENT;
@@ -624,12 +619,12 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
         out->swizzle = 64;
         return;
     }
-    else if (d <= 128 && d > 96 && !sm90_masked(pb) && pb->seqlen_k >= 8192) {
+    else if (d <= 128 && d > 96 && !problem_has_mask(pb) && pb->seqlen_k >= 8192) {
         /* fa4-tune on H100: 3 consumer warpgroups, 192x80, 3 stages won at 8k
            (+4%) and 16k (+10%) non-causal (bench/NOTES.md, sm90 v2). */
         sm90_base(out, 3, 80, 3);
         return;                             /* the 16k winner ran without ping-pong */
-    } else if (d <= 128 && sm90_masked(pb) && pb->seqlen_k <= 4096) {
+    } else if (d <= 128 && problem_has_mask(pb) && pb->seqlen_k <= 4096) {
         /* fa4-tune, d128 causal (sm90 v5): 128x128, 2 stages, the dynamic
            scheduler: +17-21% at 512-1k (split rings, ping-pong), +16% / +7%
            at 2k / 4k (fused ring, no ping-pong). */
@@ -647,9 +642,9 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
     else
         sm90_base(out, 2, 80, 2);
     out->pingpong = 1;
-    if (!sm90_masked(pb) && pb->seqlen_k <= (d <= 64 ? 4096 : 2048) &&
+    if (!problem_has_mask(pb) && pb->seqlen_k <= (d <= 64 ? 4096 : 2048) &&
         sm90_consumer_need(problem_head_dim_v(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle,
-                           dtype_bytes(pb->dtype), out->consumer_wgs, sm90_masked(pb)) <=
+                           dtype_bytes(pb->dtype), out->consumer_wgs, problem_has_mask(pb)) <=
             out->consumer_regs)
         out->scheduler = FA4_SCHED_PERSISTENT;
 }
@@ -671,9 +666,9 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
         sm90_base(out, 2, pb->head_dim_qk <= 128 ? 192 : 128, 2);
     out->pingpong = 1;
     out->swizzle = pb->head_dim_qk <= 128 ? 64 : 128;
-    if (sm90_masked(pb) && pb->seqlen_k <= 4096 &&
+    if (problem_has_mask(pb) && pb->seqlen_k <= 4096 &&
         sm90_consumer_need(problem_head_dim_v(pb), out->bn, FA4_SCHED_DYNAMIC, out->swizzle, 1,
-                           out->consumer_wgs, sm90_masked(pb)) <=
+                           out->consumer_wgs, problem_has_mask(pb)) <=
             out->consumer_regs)
         out->scheduler = FA4_SCHED_DYNAMIC;
 }
@@ -696,7 +691,7 @@ static void sm90_tile_heuristic(fa4_config *out, const device_limits *dev,
                                 const fa4_problem *pb)
 {
     const int fp8 = pb->dtype == FA4_DTYPE_FP8_E4M3;
-    const int cap = sm90_masked(pb) ? 144 : 128;
+    const int cap = problem_has_mask(pb) ? 144 : 128;
     fa4_config c;
     int bn, pass, step;
 
@@ -760,7 +755,8 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                            (problem_head_dim_v(pb) <= 64 && out->scheduler == FA4_SCHED_PLAIN));
     /* GQA packing under a mask or when a query tile is not full (fewer
        padded rows); where the tail split is not on, so it is never lost. */
-    if (sm90_pack_applies(pb) && out->splits != 0 && (sm90_masked(pb) || pb->seqlen_q < out->bm))
+    if (sm90_pack_applies(pb) && out->splits != 0 &&
+        (problem_has_mask(pb) || pb->seqlen_q < out->bm))
         out->pack_gqa = 1;
 }
 
