@@ -843,7 +843,8 @@ static char *summary_text(const tally *t, const char *label)
         n = strlen(s);
         snprintf(s + n, 8192 - n, "warning: %d records tuned with another "
                  "kernel source (stale); imported; ranked below current entries "
-                 "of the same bucket distance, until re-tuned\n",
+                 "of the same bucket distance, until re-tuned (or made current "
+                 "by fa4-tune rehash where their machine code is unchanged)\n",
                  t->stale);
     }
     return s;
