@@ -1,8 +1,11 @@
 /*
 ** serving.c -- decode, speculative and paged-KV timings through the public
 ** API (fa4_plan_create + fa4_forward), the way an inference engine calls
-** the library: one plan per shape, launches back to back (10 calls
-** between two CUDA events, median of 15 such groups), inputs random.
+** the library: one plan per shape and config, launches back to back (10
+** calls between two CUDA events, median of 15 such groups), inputs random.
+** A shape's plans (the default and FA4_CONFIGS's) take their groups in
+** turn, the order rotated each round, so clock and thermal drift fall on
+** all of them alike.
 **
 **   serving [--fp8] [SHAPE_FILTER]   FA4_CONFIGS="cfg1;cfg2" also times those
 **
@@ -57,30 +60,41 @@ static int cmp_float(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median microseconds per call of PLAN on T, 10 calls per event pair. */
-static double time_plan(fa4_context *ctx, const fa4_plan *plan, const fa4_tensors *t)
+#define GROUPS 15        /* event pairs per plan */
+#define MAX_PLANS 16     /* the default and up to 15 of FA4_CONFIGS */
+
+/* Median microseconds per call of each of the N PLANS on T into US: 10
+ * calls per event pair, GROUPS rounds, each round every plan once in an
+ * order rotated by the round. */
+static void time_plans(fa4_context *ctx, fa4_plan *const *plans, int n, const fa4_tensors *t,
+                       double *us)
 {
     const cuda_api *cu = ctx->cu;
+    static float ms[MAX_PLANS][GROUPS];
     CUevent e0, e1;
-    float ms[15];
-    int g, i;
+    int g, i, k;
 
     cu->cuEventCreate(&e0, 0);
     cu->cuEventCreate(&e1, 0);
-    for (i = 0; i < 5; i++)
-        fa4_forward(plan, t, NULL);
-    for (g = 0; g < 15; g++) {
-        cu->cuEventRecord(e0, NULL);
-        for (i = 0; i < 10; i++)
-            fa4_forward(plan, t, NULL);
-        cu->cuEventRecord(e1, NULL);
-        cu->cuEventSynchronize(e1);
-        cu->cuEventElapsedTime(&ms[g], e0, e1);
-    }
+    for (k = 0; k < n; k++)
+        for (i = 0; i < 5; i++)
+            fa4_forward(plans[k], t, NULL);
+    for (g = 0; g < GROUPS; g++)
+        for (k = 0; k < n; k++) {
+            const int j = (k + g) % n;
+            cu->cuEventRecord(e0, NULL);
+            for (i = 0; i < 10; i++)
+                fa4_forward(plans[j], t, NULL);
+            cu->cuEventRecord(e1, NULL);
+            cu->cuEventSynchronize(e1);
+            cu->cuEventElapsedTime(&ms[j][g], e0, e1);
+        }
     cu->cuEventDestroy(e0);
     cu->cuEventDestroy(e1);
-    qsort(ms, 15, sizeof ms[0], cmp_float);
-    return ms[7] * 100.0;   /* ms per 10 calls -> us per call */
+    for (k = 0; k < n; k++) {
+        qsort(ms[k], GROUPS, sizeof ms[k][0], cmp_float);
+        us[k] = ms[k][GROUPS / 2] * 100.0;   /* ms per 10 calls -> us per call */
+    }
 }
 
 int main(int argc, char **argv)
@@ -116,7 +130,9 @@ int main(int argc, char **argv)
         const size_t nh = nq > nkv ? nq : nkv;
         void *h = malloc(nh * eb);
         char list[2048], *tok, *save = NULL;
-        int c;
+        fa4_plan *plans[MAX_PLANS];
+        double us[MAX_PLANS];
+        int c, nplans = 0;
 
         if (filter && !strstr(s->name, filter))
             continue;
@@ -170,12 +186,11 @@ int main(int argc, char **argv)
         t.q = (void *)(uintptr_t)dq; t.k = (void *)(uintptr_t)dk; t.v = (void *)(uintptr_t)dv;
         t.o = (void *)(uintptr_t)dout;
         snprintf(list, sizeof list, "default%s%s", extra ? ";" : "", extra ? extra : "");
-        for (c = 0, tok = strtok_r(list, ";", &save); tok; tok = strtok_r(NULL, ";", &save), c++) {
+        for (c = 0, tok = strtok_r(list, ";", &save); tok && nplans < MAX_PLANS;
+             tok = strtok_r(NULL, ";", &save), c++) {
             fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
-            fa4_config cfg = FA4_CONFIG_INIT, got = FA4_CONFIG_INIT;
-            fa4_plan *plan = NULL;
-            char why[256], desc[256];
-            double us;
+            fa4_config cfg = FA4_CONFIG_INIT;
+            char why[256];
             if (strcmp(tok, "default")) {
                 if (config_parse(&cfg, tok, why, sizeof why) != FA4_OK) {
                     printf("%-30s %5s bad config: %s\n", s->name, dtype_of(dt)->name, why);
@@ -183,23 +198,28 @@ int main(int argc, char **argv)
                 }
                 po.config = &cfg;
             }
-            if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK) {
+            if (fa4_plan_create(&plans[nplans], ctx, &p, &po) != FA4_OK) {
                 printf("%-30s %5s plan failed: %s\n", s->name, dtype_of(dt)->name,
                        fa4_context_errmsg(ctx));
                 continue;
             }
-            fa4_plan_config(plan, &got, NULL);
-            fa4_config_format(&got, desc, sizeof desc);
-            us = time_plan(ctx, plan, &t);
-            if (cu->cuCtxSynchronize() != CUDA_SUCCESS) {
-                printf("%-30s launch failed\n", s->name);
-                return 1;
-            }
-            printf("%-30s %5s %9.1f %8.3f  %s\n", s->name, dtype_of(dt)->name, us,
-                   bytes / us * 1e-6, desc);
-            fflush(stdout);
-            fa4_plan_destroy(plan);
+            nplans++;
         }
+        time_plans(ctx, plans, nplans, &t, us);
+        if (cu->cuCtxSynchronize() != CUDA_SUCCESS) {
+            printf("%-30s launch failed\n", s->name);
+            return 1;
+        }
+        for (c = 0; c < nplans; c++) {
+            fa4_config got = FA4_CONFIG_INIT;
+            char desc[256];
+            fa4_plan_config(plans[c], &got, NULL);
+            fa4_config_format(&got, desc, sizeof desc);
+            printf("%-30s %5s %9.1f %8.3f  %s\n", s->name, dtype_of(dt)->name, us[c],
+                   bytes / us[c] * 1e-6, desc);
+            fa4_plan_destroy(plans[c]);
+        }
+        fflush(stdout);
         cu->cuMemFree(dq); cu->cuMemFree(dk); cu->cuMemFree(dv); cu->cuMemFree(dout);
         if (dtable)
             cu->cuMemFree(dtable);
