@@ -229,8 +229,12 @@ done:
     return status;
 }
 
-fa4_status db_verify_drop(const char *path, const db_verify_winner *w,
-                          char *why, size_t why_size)
+/* Run "HEAD WHERE <W's row>" on the database file PATH, with NEW_HASH (or
+** NULL) bound to ?16; *CHANGED (when not NULL) tells whether a row was
+** touched.  WHAT names the step in a failure.  FA4_OK or FA4_EDB. */
+static fa4_status row_statement(const char *path, const db_verify_winner *w, const char *head,
+                                const char *new_hash, const char *what, int *changed,
+                                char *why, size_t why_size)
 {
     sqlite3 *h = NULL;
     sqlite3_stmt *st = NULL;
@@ -241,54 +245,42 @@ fa4_status db_verify_drop(const char *path, const db_verify_winner *w,
     if ((status = open_file(&h, path, SQLITE_OPEN_READWRITE, why, why_size)) != FA4_OK)
         return status;
     version = schema_version(h);
-    snprintf(sql, sizeof sql, "DELETE FROM winners WHERE device_id = ?1 AND "
-             "family = ?2 AND " VKEY_MATCH " AND source_hash = ?15%s%s",
-             version >= 3 ? VWORK_MATCH : "", version >= 4 ? VFLAGS_MATCH : "");
+    snprintf(sql, sizeof sql, "%s WHERE device_id = ?1 AND family = ?2 AND " VKEY_MATCH
+             " AND source_hash = ?15%s%s", head, version >= 3 ? VWORK_MATCH : "",
+             version >= 4 ? VFLAGS_MATCH : "");
     rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
     if (rc == SQLITE_OK) {
         bind_row(st, w);
         sqlite3_bind_text(st, 15, w->source_hash, -1, SQLITE_STATIC);
+        if (new_hash)
+            sqlite3_bind_text(st, 16, new_hash, -1, SQLITE_STATIC);
         rc = sqlite3_step(st);
     }
-    status = rc == SQLITE_DONE ? FA4_OK
-                               : fail(h, path, "dropping a winner", why, why_size);
+    if (rc == SQLITE_DONE) {
+        if (changed)
+            *changed = sqlite3_changes(h) > 0;
+        status = FA4_OK;
+    } else {
+        status = fail(h, path, what, why, why_size);
+    }
     sqlite3_finalize(st);
     sqlite3_close(h);
     return status;
+}
+
+fa4_status db_verify_drop(const char *path, const db_verify_winner *w,
+                          char *why, size_t why_size)
+{
+    return row_statement(path, w, "DELETE FROM winners", NULL, "dropping a winner", NULL, why,
+                         why_size);
 }
 
 fa4_status db_verify_relabel(const char *path, const db_verify_winner *w,
                              const char *source_hash, int *changed, char *why,
                              size_t why_size)
 {
-    sqlite3 *h = NULL;
-    sqlite3_stmt *st = NULL;
-    fa4_status status;
-    char sql[1024];
-    int rc, version;
-
     *changed = 0;
-    if ((status = open_file(&h, path, SQLITE_OPEN_READWRITE, why, why_size)) != FA4_OK)
-        return status;
-    version = schema_version(h);
     /* OR IGNORE: a current row of the same key wins; the old one stays. */
-    snprintf(sql, sizeof sql, "UPDATE OR IGNORE winners SET source_hash = ?16 WHERE "
-             "device_id = ?1 AND family = ?2 AND " VKEY_MATCH " AND source_hash = ?15%s%s",
-             version >= 3 ? VWORK_MATCH : "", version >= 4 ? VFLAGS_MATCH : "");
-    rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
-    if (rc == SQLITE_OK) {
-        bind_row(st, w);
-        sqlite3_bind_text(st, 15, w->source_hash, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 16, source_hash, -1, SQLITE_STATIC);
-        rc = sqlite3_step(st);
-    }
-    if (rc == SQLITE_DONE) {
-        *changed = sqlite3_changes(h) > 0;
-        status = FA4_OK;
-    } else {
-        status = fail(h, path, "relabelling a winner", why, why_size);
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return status;
+    return row_statement(path, w, "UPDATE OR IGNORE winners SET source_hash = ?16", source_hash,
+                         "relabelling a winner", changed, why, why_size);
 }

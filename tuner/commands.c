@@ -85,12 +85,14 @@ static int planning_limits(device_limits *dev, const tune_args *a, FILE *err)
     return 0;
 }
 
-/* The user database path: --db, else the default.  NULL when none. */
-static const char *user_db_path(const tune_args *a, char *buf, size_t size)
+const char *tune_db_path(const tune_args *a, char *buf, size_t size, FILE *err)
 {
-    if (a->db_path)
-        return a->db_path;
-    return db_default_path(buf, size);
+    const char *path = a->db_path ? a->db_path : db_default_path(buf, size);
+
+    if (!path)
+        fprintf(err, "fa4-tune: %s: no database path (set --db, FA4_DB, "
+                "XDG_CACHE_HOME or HOME)\n", a->cmd_name);
+    return path;
 }
 
 /* Check that the database at PATH can be written (tuning must not fall
@@ -101,11 +103,6 @@ static int check_writable(const char *path, FILE *err)
     db *d = NULL;
     int bad;
 
-    if (!path) {
-        fprintf(err, "fa4-tune: tune: no database path (set --db, FA4_DB, "
-                "XDG_CACHE_HOME or HOME)\n");
-        return 1;
-    }
     if (db_open(&d, path, NULL, 0, warn, sizeof warn, why, sizeof why) != FA4_OK) {
         fprintf(err, "fa4-tune: tune: database %s: %s\n", path, why);
         return 1;
@@ -460,8 +457,8 @@ int cmd_tune(const tune_args *a, FILE *out, FILE *err)
         return rc;
     }
     /* Checks before any work: a writable database, then the devices. */
-    path = user_db_path(a, pathbuf, sizeof pathbuf);
-    if (check_writable(path, err)) {
+    path = tune_db_path(a, pathbuf, sizeof pathbuf, err);
+    if (!path || check_writable(path, err)) {
         rc = TUNE_EXIT_FAIL;
         goto done;
     }
@@ -671,7 +668,7 @@ int cmd_space(const tune_args *a, FILE *out, FILE *err)
 int cmd_db(const tune_args *a, FILE *out, FILE *err)
 {
     char pathbuf[4096], sysbuf[4096], warn[512] = "", why[1024] = "";
-    const char *path = user_db_path(a, pathbuf, sizeof pathbuf);
+    const char *path = tune_db_path(a, pathbuf, sizeof pathbuf, err);
     const char *sys = NULL;
     char *text = NULL;
     int readonly, problems = 0, rc = TUNE_EXIT_OK;
@@ -682,11 +679,8 @@ int cmd_db(const tune_args *a, FILE *out, FILE *err)
                a->cmd == TUNE_CMD_CHECK;
     if (a->cmd == TUNE_CMD_CHECK || (a->cmd == TUNE_CMD_SHOW && a->system))
         sys = db_default_system_path(sysbuf, sizeof sysbuf);
-    if (!path) {
-        fprintf(err, "fa4-tune: %s: no database path (set --db, FA4_DB, "
-                "XDG_CACHE_HOME or HOME)\n", a->cmd_name);
+    if (!path)
         return TUNE_EXIT_FAIL;
-    }
     if (readonly && access(path, F_OK) != 0 &&
         !(a->cmd == TUNE_CMD_SHOW && a->system)) {
         fprintf(err, "fa4-tune: %s: no database at %s (tune first, or give "

@@ -25,6 +25,10 @@ int cmd_space(const tune_args *args, FILE *out, FILE *err);
 ** dropped with --drop).  tuner/verify.c. */
 int cmd_verify(const tune_args *args, FILE *out, FILE *err);
 
+/* The user database path of A (--db, else FA4_DB or the default), or NULL
+** after the message "fa4-tune: CMD: no database path ..." on ERR. */
+const char *tune_db_path(const tune_args *a, char *buf, size_t size, FILE *err);
+
 /* The problem a stored winner W is timed (verify) or compiled (codes,
 ** rehash) at: its tuned shape when a trial recorded one, else one built
 ** from its key's buckets.  tuner/verify.c. */

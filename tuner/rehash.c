@@ -22,7 +22,6 @@
 #include "budget.h"
 #include "commands.h"
 #include "config.h"
-#include "db.h"
 #include "db_verify.h"
 #include "device.h"
 #include "hash.h"
@@ -123,22 +122,11 @@ static fa4_status winner_code(char code[17], const db_verify_winner *w, char *wh
     return FA4_OK;
 }
 
-/* The database path of A (--db, FA4_DB or the default), or NULL with a message. */
-static const char *db_path(const tune_args *a, char *buf, size_t size, const char *cmd, FILE *err)
-{
-    const char *path = a->db_path ? a->db_path : db_default_path(buf, size);
-
-    if (!path)
-        fprintf(err, "fa4-tune: %s: no database path (set --db, FA4_DB, XDG_CACHE_HOME or "
-                "HOME)\n", cmd);
-    return path;
-}
-
 int cmd_codes(const tune_args *a, FILE *out, FILE *err)
 {
     db_verify_winner *ws = NULL;
     char pathbuf[4096], why[1024], id[17], code[17];
-    const char *path = db_path(a, pathbuf, sizeof pathbuf, "codes", err);
+    const char *path = tune_db_path(a, pathbuf, sizeof pathbuf, err);
     int n = 0, i, failed = 0;
 
     if (!path)
@@ -214,7 +202,7 @@ int cmd_rehash(const tune_args *a, FILE *out, FILE *err)
     db_verify_winner *ws = NULL;
     code_line *lines = NULL;
     char pathbuf[4096], why[1024], id[17], code[17];
-    const char *path = db_path(a, pathbuf, sizeof pathbuf, "rehash", err);
+    const char *path = tune_db_path(a, pathbuf, sizeof pathbuf, err);
     int n = 0, nl = 0, i, j, moved = 0, changed = 0, unknown = 0, failed = 0, kept = 0;
 
     if (!path || read_codes(&lines, &nl, a->file, err) != 0)

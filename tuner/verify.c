@@ -241,18 +241,14 @@ int cmd_verify(const tune_args *a, FILE *out, FILE *err)
     db_verify_winner *ws = NULL;
     vrow *rows = NULL;
     char pathbuf[4096], why[1024];
-    const char *path = a->db_path ? a->db_path
-                                  : db_default_path(pathbuf, sizeof pathbuf);
+    const char *path = tune_db_path(a, pathbuf, sizeof pathbuf, err);
     int n = 0, i, mine = 0, lost = 0, dropped = 0, rc = TUNE_EXIT_OK;
     uint64_t seed = a->seed_set ? a->seed
                     : ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid();
     fa4_status st;
 
-    if (!path) {
-        fprintf(err, "fa4-tune: verify: no database path (set --db, FA4_DB, "
-                "XDG_CACHE_HOME or HOME)\n");
+    if (!path)
         return TUNE_EXIT_FAIL;
-    }
     if (access(path, F_OK) != 0) {
         fprintf(err, "fa4-tune: verify: no database at %s (tune first, or "
                 "give --db PATH)\n", path);
