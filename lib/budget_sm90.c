@@ -70,6 +70,21 @@ static int sm90_pack_applies(const fa4_problem *pb)
     return group >= 2 && 64 % group == 0;
 }
 
+/* Softcapping with a constant max instead of a running one
+** (kernels/sm90/softmax.cuh, FA4_SOFTCAP_FIXED_MAX): P spans
+** [2^(32 - 2C), 2^32] for a cap of C in log2 units, which bf16's normal
+** range holds while C <= 76, a cap of 52.7 (Gemma 2 uses 50, Grok-1 30).
+** fp16's and e4m3's ranges are too narrow; larger caps keep the running max.
+** Exact either way (softmax does not depend on the max subtracted); the
+** fixed max spares the row max, its shuffles and O's rescale. */
+#define SM90_SOFTCAP_FIXED_MAX_CAP 52.0f
+
+static int sm90_softcap_fixed_max(const fa4_problem *pb)
+{
+    return pb->softcap > 0 && pb->softcap <= SM90_SOFTCAP_FIXED_MAX_CAP &&
+           pb->dtype == FA4_DTYPE_BF16;
+}
+
 /* Extra consumer registers of the persistent schedulers (tile state live
 ** across the epilogue), DVP/4 - 16, and 16 more above bn 192, fitted to
 ** ptxas: without it d256 bn64 (204), d128 bn192 (236) and d64 bn240 (240)
@@ -83,7 +98,8 @@ static int sm90_pack_applies(const fa4_problem *pb)
 ** persistent ones, 308 B under the static one after an unrelated edit of
 ** the paged producer; 192x112 does not; without a mask 192x128 does not
 ** spill under the persistent and dynamic ones, 8 B under longest-first;
-** NVRTC 13.0, 2026-11-23). */
+** NVRTC 13.0, 2026-11-23).  Softcap's constant max counts as a mask here:
+** d64 192x128 persistent spills 248-252 B at 160 with it, 0 without. */
 static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzle, int wgs,
                                  int masked)
 {
@@ -92,6 +108,12 @@ static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzl
     return sm90_pad_dim(dv, swizzle / 2) / 4 - 16 + (bn > 192 ? 16 : 0) + (swizzle < 128 ? 8 : 0) +
            (((masked || sched == FA4_SCHED_LPT) && wgs == 3 && bn > 112) ||
                     (sched == FA4_SCHED_DYNAMIC && bn > 160) ? 8 : 0);
+}
+
+/* MASKED of sm90_persistent_extra() for PB. */
+static int sm90_loop_masked(const fa4_problem *pb)
+{
+    return problem_has_mask(pb) || sm90_softcap_fixed_max(pb);
 }
 
 /* The consumer's register need (file comment) with WGS consumer warpgroups. */
@@ -121,7 +143,7 @@ static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, 
                             int wgs)
 {
     return sm90_consumer_need(problem_head_dim_v(pb), bn, sched, swizzle, dtype_bytes(pb->dtype), wgs,
-                              problem_has_mask(pb)) +
+                              sm90_loop_masked(pb)) +
            sm90_varlen_extra(pb, bn, sched, wgs);
 }
 
@@ -418,7 +440,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                  "P %d + %d + persistent scheduler %d + varlen %d)", need, cfg->consumer_regs,
                  dvp / 2, cfg->bn / 2, cfg->bn * esize / 8, SM90_REG_OVERHEAD,
                  sm90_persistent_extra(dv, cfg->bn, cfg->scheduler, cfg->swizzle, wgs,
-                                       problem_has_mask(pb)),
+                                       sm90_loop_masked(pb)),
                  sm90_varlen_extra(pb, cfg->bn, cfg->scheduler, wgs));
         return FA4_ENOFIT;
     }
@@ -439,7 +461,8 @@ static int sm90_page_gather(const fa4_config *cfg)
 
 /* family_ops.defines: the sm90 constants of kernels/README.md
 ** (FA4_KV_SLOTS only with the fused ring, FA4_VT_KEYS only for fp8,
-** FA4_TAIL_SPLIT only for splits=0 and FA4_PAGE_GATHER only for paged K/V:
+** FA4_TAIL_SPLIT only for splits=0, FA4_SOFTCAP_FIXED_MAX only under a
+** small bf16 cap and FA4_PAGE_GATHER only for paged K/V:
 ** the other sources, and so their cubin cache keys, stay as they were). */
 static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
@@ -469,6 +492,8 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
     if (cfg->pack_gqa)         /* and GQA packing, with its group as a constant */
         budget_append(buf, size, &m, "#define FA4_PACK_GQA 1\n#define FA4_GROUP %d\n",
                       problem_group(pb));
+    if (sm90_softcap_fixed_max(pb))
+        budget_append(buf, size, &m, "#define FA4_SOFTCAP_FIXED_MAX 1\n");
     if (pb->page_size > 0)     /* FA4_PAGE_GATHER only where pages are */
         budget_append(buf, size, &m, "#define FA4_PAGE_GATHER %d\n", sm90_page_gather(cfg));
     return m;
@@ -644,7 +669,7 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
     out->pingpong = 1;
     if (!problem_has_mask(pb) && pb->seqlen_k <= (d <= 64 ? 4096 : 2048) &&
         sm90_consumer_need(problem_head_dim_v(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle,
-                           dtype_bytes(pb->dtype), out->consumer_wgs, problem_has_mask(pb)) <=
+                           dtype_bytes(pb->dtype), out->consumer_wgs, sm90_loop_masked(pb)) <=
             out->consumer_regs)
         out->scheduler = FA4_SCHED_PERSISTENT;
 }
@@ -753,6 +778,19 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
     out->late_k_release = pb->dtype != FA4_DTYPE_FP8_E4M3 &&
                           (out->consumer_wgs == 2 ||
                            (problem_head_dim_v(pb) <= 64 && out->scheduler == FA4_SCHED_PLAIN));
+    /* Softcap under the constant max: MUFU carries tanh and exp2 for each
+       score.  At d64 (half d128's tensor work per score) a quarter of the
+       exponentials on the FMA pipe gains 5% (16k: 6.15 -> 5.85 ms); the
+       three-warpgroup d128 tile gains 2-3% from ping-pong and late_k (16k:
+       3.58 -> 3.50 ms; bench/NOTES.md, softcap's constant max). */
+    if (sm90_softcap_fixed_max(pb)) {
+        if (problem_head_dim_v(pb) <= 64)
+            out->exp2_emu_pct = 25;
+        else if (out->consumer_wgs == 3) {
+            out->pingpong = 1;
+            out->late_k_release = 1;
+        }
+    }
     /* GQA packing under a mask or when a query tile is not full (fewer
        padded rows); where the tail split is not on, so it is never lost. */
     if (sm90_pack_applies(pb) && out->splits != 0 &&

@@ -295,6 +295,95 @@ static void check_config_case(fa4_context *ctx, uint64_t *seed, const fa4_proble
     gpu_case_free(&gc);
 }
 
+/* Softcap's range: every key positive and half the query rows negative, at
+   a scale that saturates the tanh, so those rows sit wholly at the cap's
+   bottom (scores near -cap) and the others at its top.  bf16 under a cap
+   of 50 takes sm90's constant max (P down to 2^(32 - 2 cap log2 e),
+   kernels/sm90/softmax.cuh); a cap of 60 and fp16 keep the running max.
+   With and without sinks, causal and not, ragged lengths, each family's
+   default. */
+static void check_softcap_range(fa4_context *ctx, uint64_t *seed)
+{
+    static const fa4_family fams[] = { FA4_FAMILY_SM90, FA4_FAMILY_SM80 };
+    static const fa4_dtype dts[] = { FA4_DTYPE_BF16, FA4_DTYPE_FP16 };
+    static const float caps[] = { 50.0f, 60.0f };
+    size_t f, t, c, x;
+    int causal, sinks;
+
+    for (t = 0; t < 2; t++)
+        for (c = 0; c < 2; c++)
+            for (causal = 0; causal <= 1; causal++)
+                for (sinks = 0; sinks <= 1; sinks++) {
+                    fa4_problem p = FA4_PROBLEM_INIT;
+                    gpu_case gc;
+                    uint16_t *q, *k, *v;
+                    float *sk = NULL;
+                    size_t nq, nk;
+                    char msg[512];
+                    int h;
+
+                    p.dtype = dts[t];
+                    p.batch = 1; p.heads_q = 4; p.heads_kv = 2; p.head_dim_qk = 128;
+                    p.seqlen_q = 300; p.seqlen_k = causal ? 300 : 1000;
+                    p.causal = causal; p.return_lse = 1;
+                    p.softcap = caps[c]; p.attention_sinks = sinks;
+                    p.softmax_scale = 2.0f;
+                    nq = (size_t)p.seqlen_q * p.heads_q * 128;
+                    nk = (size_t)p.seqlen_k * p.heads_kv * 128;
+                    q = malloc(2 * nq); k = malloc(2 * nk); v = malloc(2 * nk);
+                    if (sinks && (sk = malloc(sizeof *sk * (size_t)p.heads_q)))
+                        for (h = 0; h < p.heads_q; h++)
+                            sk[h] = (float)h - 2.0f;
+                    if (!q || !k || !v || (sinks && !sk)) {
+                        ok(0, "softcap range: host allocation failed");
+                        free(q); free(k); free(v); free(sk);
+                        continue;
+                    }
+                    ref_fill_inputs(q, nq, p.dtype, seed);
+                    ref_fill_inputs(k, nk, p.dtype, seed);
+                    ref_fill_inputs(v, nk, p.dtype, seed);
+                    /* K in [0.5, 1); Q's rows of even position in [-1, -0.5). */
+                    for (x = 0; x < nk; x++)
+                        k[x] = ref_float_to_half(0.75f + 0.25f * ref_half_to_float(k[x], p.dtype), p.dtype);
+                    for (x = 0; x < nq; x++) {
+                        const float a = 0.75f + 0.25f * ref_half_to_float(q[x], p.dtype);
+                        q[x] = ref_float_to_half(((x / (128 * 4)) % 2) ? a : -a, p.dtype);
+                    }
+                    if (gpu_case_prepare_inputs(&gc, ctx, &p, q, k, v, sk, NULL, NULL, NULL, msg,
+                                                sizeof msg) != 0) {
+                        ok(0, "softcap range inputs: %s", msg);
+                        gpu_case_free(&gc);
+                        free(q); free(k); free(v); free(sk);
+                        continue;
+                    }
+                    for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
+                        fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+                        fa4_config cfg;
+                        fa4_plan *plan = NULL;
+                        gpu_check_result r;
+                        char why[512], cs[256];
+                        if (config_default(&cfg, &ctx->limits, &gc.p, fams[f], why, sizeof why) != FA4_OK) {
+                            skip("%s softcap range: %s", config_family_name(fams[f]), why);
+                            continue;
+                        }
+                        po.config = &cfg;
+                        fa4_config_format(&cfg, cs, sizeof cs);
+                        if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK)
+                            ok(0, "[%s] softcap range: plan: %s", cs, fa4_context_errmsg(ctx));
+                        else if (gpu_case_run(&r, &gc, plan) != 0)
+                            ok(0, "[%s] softcap range: %s", cs, r.msg);
+                        else if (!ok(r.pass, "[%s] %s softcap=%g sinks=%d causal=%d: rows at the cap's "
+                                     "bottom and top match (rel err %.2e, lse err %.1e)", cs,
+                                     p.dtype == FA4_DTYPE_FP16 ? "fp16" : "bf16", (double)p.softcap,
+                                     sinks, causal, r.rel_err, r.lse_err))
+                            diag("  %s", r.msg);
+                        fa4_plan_destroy(plan);
+                    }
+                    gpu_case_free(&gc);
+                    free(q); free(k); free(v); free(sk);
+                }
+}
+
 /* The tail split (sm90 splits=0): tiles of the last wave in parts along
    the keys, merged by fa4_combine.  Shapes where every tile splits, where
    whole tiles and parts mix (136 tiles on 132 SMs), where parts are 4 key
@@ -506,8 +595,10 @@ int main(void)
             ok(0, "sliding window case ran: %s", st ? fa4_context_errmsg(ctx) : r.msg);
         fa4_plan_destroy(plan);
     }
-    if (section("softcap"))
+    if (section("softcap")) {
         check_softcap_sinks(ctx, &seed);
+        check_softcap_range(ctx, &seed);
+    }
     if (section("dynamic"))
         check_dynamic_scheduler(ctx, &seed);
     if (section("exp2"))

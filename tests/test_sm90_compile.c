@@ -593,6 +593,37 @@ static void check_varlen(const device_limits *dev)
         }
 }
 
+/* The constant softmax max (kernels/sm90/softmax.cuh) only for bf16 under
+   a cap of at most 52; the running max's variants under a larger cap and
+   for fp16 compile too. */
+static void check_softcap_fixed_max(const device_limits *dev)
+{
+    static const struct { fa4_dtype dt; float cap; int fixed; } cases[] = {
+        { FA4_DTYPE_BF16, 30.0f, 1 }, { FA4_DTYPE_BF16, 52.0f, 1 },
+        { FA4_DTYPE_BF16, 60.0f, 0 }, { FA4_DTYPE_FP16, 30.0f, 0 },
+        { FA4_DTYPE_FP8_E4M3, 30.0f, 0 },
+    };
+    char why[512], defs[8192];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem_2k(cases[i].dt, 128, 128, 0);
+        fa4_config c;
+        fa4_layout l;
+        int n = -1;
+        p.softcap = cases[i].cap;
+        if (config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+            budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK)
+            n = budget_defines(defs, sizeof defs, &p, &c, &l);
+        ok(n > 0 && !strstr(defs, "FA4_SOFTCAP_FIXED_MAX") == !cases[i].fixed,
+           "%s softcap %g: %s max", cases[i].dt == FA4_DTYPE_BF16 ? "bf16" :
+           cases[i].dt == FA4_DTYPE_FP16 ? "fp16" : "fp8", (double)cases[i].cap,
+           cases[i].fixed ? "constant" : "running");
+        if (n > 0 && !cases[i].fixed && cases[i].dt != FA4_DTYPE_FP8_E4M3)
+            check_compile(dev, &p, &c);
+    }
+}
+
 /* Softcap and sinks with the defaults of each head dim, varlen and not
    (dense queries over 16- and 32-row pages for d64 and d128). */
 static void check_softcap_sinks(const device_limits *dev)
@@ -615,6 +646,7 @@ static void check_softcap_sinks(const device_limits *dev)
                 ok(0, "sm90 default with softcap and sinks, d%d varlen=%d: %s", dims[i][0],
                    varlen, why);
         }
+    check_softcap_fixed_max(dev);
 }
 
 /* GQA packing: the budget's answers (grouped heads, a group dividing 64,

@@ -57,6 +57,9 @@
 #ifndef FA4_LATE_K_RELEASE /* mainloop.cuh: defined (1) only for config late_k = 1 */
 #define FA4_LATE_K_RELEASE 0
 #endif
+#ifndef FA4_SOFTCAP_FIXED_MAX /* softmax.cuh: defined (1) only for bf16 under a small cap */
+#define FA4_SOFTCAP_FIXED_MAX 0
+#endif
 #ifndef FA4_PACK_GQA /* seqlen.cuh: defined (1) only for config pack_gqa = 1 */
 #define FA4_PACK_GQA 0
 #endif
@@ -243,12 +246,12 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
                 sink[h] = tail_part(p) >= 0 ? FA4_NEG_INF
                           : ((const float *)p.sinks)[row_head(tile.head, r + 8 * h)] *
                                 1.4426950408889634f;
-            softmax_finish(sm, inv, lse, sink);
+            softmax_finish(sm, p.scale_log2, inv, lse, sink);
         }
 #else
         {
             const float none[2] = { 0.0f, 0.0f };
-            softmax_finish(sm, inv, lse, none);
+            softmax_finish(sm, p.scale_log2, inv, lse, none);
         }
 #endif
 #if FA4_FP8

@@ -43,6 +43,18 @@ __host__ __device__ constexpr bool exp2_emulated(int i, int n, int pct)
     return pct > 0 && (i * pct) / 100 != ((i + 1) * pct) / 100;
 }
 
+/* With FA4_SOFTCAP_FIXED_MAX the max subtracted is a constant, not the
+ * running row max: softcapped scores times SCALE_LOG2 (C, the cap in log2
+ * units) lie in [-C, C], so every 2^(x - (C - 32)) lies in [2^(32 - 2C),
+ * 2^32], inside fp32's and bf16's normal range for C <= 76 (budget_sm90.c:
+ * bf16 under a cap of at most 52).  The row max, its shuffles and O's
+ * rescale drop out (sm.m stays -inf until softmax_finish), and each
+ * exponential depends on its own score only. */
+FA4_DEV float softcap_fixed_max(float scale_log2)
+{
+    return scale_log2 - 32.0f;
+}
+
 FA4_DEV void softmax_init(fa4_softmax &sm)
 {
     sm.m[0] = sm.m[1] = FA4_NEG_INF;
@@ -56,6 +68,13 @@ template <int NS>
 FA4_DEV bool softmax_update_max(fa4_softmax &sm, const float (&s)[NS], float scale_log2,
                                 float (&factor)[2])
 {
+#if FA4_SOFTCAP_FIXED_MAX
+    (void)sm;
+    (void)s;
+    (void)scale_log2;
+    factor[0] = factor[1] = 1.0f;
+    return false;
+#endif
     bool any = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -87,7 +106,11 @@ FA4_DEV void softmax_exp(fa4_softmax &sm, float (&s)[NS], float scale_log2,
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         /* A fully masked row has m = -inf; use 0 so 2^(x - m) gives 0, not NaN. */
+#if FA4_SOFTCAP_FIXED_MAX
+        const float m_use = softcap_fixed_max(scale_log2);
+#else
         const float m_use = (sm.m[h] == FA4_NEG_INF ? 0.0f : sm.m[h]) - (float)FA4_P_LOG2;
+#endif
         float sum = 0.0f;
 #pragma unroll
         for (int c = 0; c < NS / 4; ++c) {
@@ -113,17 +136,22 @@ FA4_DEV void softcap_scores(float (&s)[NS], float pre)
 }
 
 /* Finish: full row sums; INV = 1/l (0 for an empty row), LSE natural log
- * (-inf for an empty row).  With FA4_SINKS row h's sink logit SINK_LOG2[h]
+ * (-inf for an empty row); SCALE_LOG2 gives FA4_SOFTCAP_FIXED_MAX's max.  With FA4_SINKS row h's sink logit SINK_LOG2[h]
  * (log2 units) joins the sum: O and l move to the larger of the two maxima.
  * l was summed against m - FA4_P_LOG2 (softmax_exp), which is the max used
  * here. */
-FA4_DEV void softmax_finish(const fa4_softmax &sm, float (&inv)[2], float (&lse)[2],
-                            const float (&sink_log2)[2])
+FA4_DEV void softmax_finish(const fa4_softmax &sm, float scale_log2, float (&inv)[2],
+                            float (&lse)[2], const float (&sink_log2)[2])
 {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const float l = quad_sum(sm.l[h]);
+#if FA4_SOFTCAP_FIXED_MAX
+        const float m = softcap_fixed_max(scale_log2);   /* l = 0: an empty row */
+#else
+        (void)scale_log2;
         const float m = sm.m[h] - (float)FA4_P_LOG2;   /* -inf stays -inf */
+#endif
 #if FA4_SINKS
         const float m2 = fmaxf(m, sink_log2[h]);
         if (m2 == FA4_NEG_INF) {        /* no key and a sink of -inf */
