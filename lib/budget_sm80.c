@@ -336,7 +336,9 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
 ** register estimate above assumes the same choice), FA4_K_PAIRS and
 ** FA4_KV_PTRS (from the estimate without fused_kv's share, so that
 ** fused_kv=1 against 0 compares the schedules alone), FA4_FUSED_KV and
-** FA4_RESCALE_THRESHOLD (the config's rescale; kernels/sm80/softmax.cuh). */
+** FA4_RESCALE_THRESHOLD (the config's rescale; kernels/sm80/softmax.cuh),
+** and FA4_SOFTCAP_FIXED_MAX only where it applies (the other sources, and
+** so their cubin cache keys, stay as they were). */
 static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
 {
@@ -344,17 +346,20 @@ static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
     int kn = cfg->kv_split_warps ? cfg->bn / warps : cfg->bn;
     int spare = l->regs_estimate - (cfg->fused_kv ? SM80_FUSED_REGS : 0) <=
                 SM80_SPARE_REGS_MAX && (rows == 16 || problem_head_dim_v(pb) <= 96);
-    int n = snprintf(buf, size, "#define FA4_WARPS %d\n#define FA4_WARP_ROWS %d\n"
-                     "#define FA4_Q_IN_REGS %d\n#define FA4_K_PAIRS %d\n"
-                     "#define FA4_KV_PTRS %d\n#define FA4_FUSED_KV %d\n"
-                     "#define FA4_RESCALE_THRESHOLD %d\n"
-                     "#define FA4_KV_SPLIT_WARPS %d\n#define FA4_PACK_GQA %d\n"
-                     "#define FA4_VARLEN %d\n#define FA4_PAGED %d\n",
-                     warps, rows, sm80_q_in_regs(pb->head_dim_qk, problem_head_dim_v(pb), rows, kn),
-                     spare, spare, cfg->fused_kv, cfg->rescale_threshold,
-                     cfg->kv_split_warps, cfg->pack_gqa, pb->varlen != 0,
-                     pb->page_size > 0);
-    return n < 0 || (size_t)n >= size ? -1 : n;
+    int n = 0;
+
+    budget_append(buf, size, &n, "#define FA4_WARPS %d\n#define FA4_WARP_ROWS %d\n"
+                  "#define FA4_Q_IN_REGS %d\n#define FA4_K_PAIRS %d\n"
+                  "#define FA4_KV_PTRS %d\n#define FA4_FUSED_KV %d\n"
+                  "#define FA4_RESCALE_THRESHOLD %d\n"
+                  "#define FA4_KV_SPLIT_WARPS %d\n#define FA4_PACK_GQA %d\n"
+                  "#define FA4_VARLEN %d\n#define FA4_PAGED %d\n",
+                  warps, rows, sm80_q_in_regs(pb->head_dim_qk, problem_head_dim_v(pb), rows, kn),
+                  spare, spare, cfg->fused_kv, cfg->rescale_threshold,
+                  cfg->kv_split_warps, cfg->pack_gqa, pb->varlen != 0, pb->page_size > 0);
+    if (problem_softcap_fixed_max(pb))
+        budget_append(buf, size, &n, "#define FA4_SOFTCAP_FIXED_MAX 1\n");
+    return n;
 }
 
 /* Fill the fields every sm80 config shares: BM rows in warps of ROWS,

@@ -70,21 +70,6 @@ static int sm90_pack_applies(const fa4_problem *pb)
     return group >= 2 && 64 % group == 0;
 }
 
-/* Softcapping with a constant max instead of a running one
-** (kernels/sm90/softmax.cuh, FA4_SOFTCAP_FIXED_MAX): P spans
-** [2^(32 - 2C), 2^32] for a cap of C in log2 units, which bf16's normal
-** range holds while C <= 76, a cap of 52.7 (Gemma 2 uses 50, Grok-1 30).
-** fp16's and e4m3's ranges are too narrow; larger caps keep the running max.
-** Exact either way (softmax does not depend on the max subtracted); the
-** fixed max spares the row max, its shuffles and O's rescale. */
-#define SM90_SOFTCAP_FIXED_MAX_CAP 52.0f
-
-static int sm90_softcap_fixed_max(const fa4_problem *pb)
-{
-    return pb->softcap > 0 && pb->softcap <= SM90_SOFTCAP_FIXED_MAX_CAP &&
-           pb->dtype == FA4_DTYPE_BF16;
-}
-
 /* Extra consumer registers of the persistent schedulers (tile state live
 ** across the epilogue), DVP/4 - 16, and 16 more above bn 192, fitted to
 ** ptxas: without it d256 bn64 (204), d128 bn192 (236) and d64 bn240 (240)
@@ -113,7 +98,7 @@ static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzl
 /* MASKED of sm90_persistent_extra() for PB. */
 static int sm90_loop_masked(const fa4_problem *pb)
 {
-    return problem_has_mask(pb) || sm90_softcap_fixed_max(pb);
+    return problem_has_mask(pb) || problem_softcap_fixed_max(pb);
 }
 
 /* The consumer's register need (file comment) with WGS consumer warpgroups. */
@@ -462,7 +447,7 @@ static int sm90_page_gather(const fa4_config *cfg)
 /* family_ops.defines: the sm90 constants of kernels/README.md
 ** (FA4_KV_SLOTS only with the fused ring, FA4_VT_KEYS only for fp8,
 ** FA4_TAIL_SPLIT only for splits=0, FA4_SOFTCAP_FIXED_MAX only under a
-** small bf16 cap and FA4_PAGE_GATHER only for paged K/V:
+** small bf16 cap (problem_softcap_fixed_max) and FA4_PAGE_GATHER only for paged K/V:
 ** the other sources, and so their cubin cache keys, stay as they were). */
 static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
@@ -492,7 +477,7 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
     if (cfg->pack_gqa)         /* and GQA packing, with its group as a constant */
         budget_append(buf, size, &m, "#define FA4_PACK_GQA 1\n#define FA4_GROUP %d\n",
                       problem_group(pb));
-    if (sm90_softcap_fixed_max(pb))
+    if (problem_softcap_fixed_max(pb))
         budget_append(buf, size, &m, "#define FA4_SOFTCAP_FIXED_MAX 1\n");
     if (pb->page_size > 0)     /* FA4_PAGE_GATHER only where pages are */
         budget_append(buf, size, &m, "#define FA4_PAGE_GATHER %d\n", sm90_page_gather(cfg));
@@ -783,7 +768,7 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
        exponentials on the FMA pipe gains 5% (16k: 6.15 -> 5.85 ms); the
        three-warpgroup d128 tile gains 2-3% from ping-pong and late_k (16k:
        3.58 -> 3.50 ms; bench/NOTES.md, softcap's constant max). */
-    if (sm90_softcap_fixed_max(pb)) {
+    if (problem_softcap_fixed_max(pb)) {
         if (problem_head_dim_v(pb) <= 64)
             out->exp2_emu_pct = 25;
         else if (out->consumer_wgs == 3) {

@@ -184,3 +184,9 @@ int problem_has_mask(const fa4_problem *p)
 {
     return p->causal || p->window_left >= 0 || p->window_right >= 0;
 }
+
+int problem_softcap_fixed_max(const fa4_problem *p)
+{
+    return p->softcap > 0 && p->softcap <= PROBLEM_SOFTCAP_FIXED_MAX_CAP &&
+           p->dtype == FA4_DTYPE_BF16;
+}

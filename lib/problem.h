@@ -30,4 +30,16 @@ static inline int problem_group(const fa4_problem *p)
 /* 1 when the kernel must mask beyond the ragged tail (causal or window). */
 int problem_has_mask(const fa4_problem *p);
 
+/* 1 when the softmax subtracts a constant instead of the running row max
+** (kernels/sm90/softmax.cuh, kernels/sm80/softmax.cuh:
+** FA4_SOFTCAP_FIXED_MAX): softcapped scores are bounded by the cap, and P
+** spans [2^(32 - 2C), 2^32] for a cap of C in log2 units, which bf16's
+** normal range holds while C <= 76, a cap of 52.7 (Gemma 2 uses 50, Grok-1
+** 30).  fp16's and e4m3's ranges are too narrow; larger caps keep the
+** running max.  Exact either way (softmax does not depend on the constant
+** subtracted); the constant spares the row max, its shuffles and O's
+** rescale. */
+#define PROBLEM_SOFTCAP_FIXED_MAX_CAP 52.0f
+int problem_softcap_fixed_max(const fa4_problem *p);
+
 #endif

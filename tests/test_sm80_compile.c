@@ -203,6 +203,33 @@ static void check_fp8(const char *arch, const device_limits *dev, int d, int dv)
     }
 }
 
+/* The constant softmax max (kernels/sm80/softmax.cuh) for bf16 under a
+   cap of at most 52 only; the fp16 and larger-cap variants compile. */
+static void check_softcap_fixed_max(const char *arch, const device_limits *dev)
+{
+    static const struct { fa4_dtype dt; float cap; int fixed; } cases[] = {
+        { FA4_DTYPE_BF16, 30.0f, 1 }, { FA4_DTYPE_BF16, 60.0f, 0 }, { FA4_DTYPE_FP16, 30.0f, 0 },
+    };
+    char why[512], defs[8192];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem_2k(cases[i].dt, 128, 128, 1);
+        fa4_config c;
+        fa4_layout l;
+        int n = -1;
+        p.softcap = cases[i].cap;
+        if (config_default(&c, dev, &p, FA4_FAMILY_SM80, why, sizeof why) == FA4_OK &&
+            budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK)
+            n = budget_defines(defs, sizeof defs, &p, &c, &l);
+        ok(n > 0 && !strstr(defs, "FA4_SOFTCAP_FIXED_MAX") == !cases[i].fixed,
+           "%s sm80 %s softcap %g: %s max", arch, cases[i].dt == FA4_DTYPE_BF16 ? "bf16" : "fp16",
+           (double)cases[i].cap, cases[i].fixed ? "constant" : "running");
+        if (n > 0 && !cases[i].fixed)
+            check_compile(arch, dev, &p, &c);
+    }
+}
+
 int main(void)
 {
     static const char *default_archs[] = { "sm_80", "sm_90a" };
@@ -238,6 +265,7 @@ int main(void)
             continue;
         }
         check_refusals(&dev);
+        check_softcap_fixed_max(archs[a], &dev);
         for (i = 0; i < 5; i++) {
             /* The default, in both dtypes, causal and not. */
             for (t = 0; t < 2; t++)

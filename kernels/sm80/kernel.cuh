@@ -51,6 +51,9 @@
 #ifndef FA4_OUT_DTYPE   /* O's type: the inputs' for 16-bit inputs */
 #define FA4_OUT_DTYPE FA4_DTYPE
 #endif
+#ifndef FA4_SOFTCAP_FIXED_MAX /* softmax.cuh: defined (1) only for bf16 under a small cap */
+#define FA4_SOFTCAP_FIXED_MAX 0
+#endif
 
 namespace sm80 {
 

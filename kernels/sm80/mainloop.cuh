@@ -450,7 +450,7 @@ __device__ __forceinline__ void mainloop_run(const fa4_params &p, const fa4_serv
 #pragma unroll
         for (int j = 0; j < DV / 8; j++)
             o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
-    sm.init();
+    sm.init(p.scale_log2);   /* sc.log2 for bf16, the only FA4_SOFTCAP_FIXED_MAX dtype */
 
     int n_lo, n_hi;
     key_mask::block_range(p, t, &n_lo, &n_hi);

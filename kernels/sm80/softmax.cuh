@@ -18,6 +18,12 @@
 ** 2^T), and the multiply of O, MT x DV/2 FMULs, is skipped when no row of
 ** the warp moved.  Exact either way: 1/l and the LSE use the max the sums
 ** were taken against.
+**
+** FA4_SOFTCAP_FIXED_MAX (bf16 under a cap of at most 52, lib/problem.h):
+** the capped scores times scale_log2 lie in [-C, C], so m is the constant
+** C - 32 from the start and P stays in [2^(32 - 2C), 2^32]; the max, its
+** shuffles and O's rescale drop out.  A row that sees no key keeps l = 0,
+** which the epilogue reads as empty, as it does m = -inf.
 */
 #ifndef FA4_SM80_SOFTMAX_CUH
 #define FA4_SM80_SOFTMAX_CUH
@@ -45,13 +51,28 @@ struct online_softmax {
     float m[TROWS];   /* running row max, log2 units; -inf before any key */
     float l[TROWS];   /* partial row sum of 2^(x - m) over this thread's columns */
 
-    __device__ __forceinline__ void init()
+    __device__ __forceinline__ void init(float scale_log2)
     {
 #pragma unroll
         for (int h = 0; h < TROWS; h++) {
-            m[h] = FA4_NEG_INF;
+            m[h] = FA4_SOFTCAP_FIXED_MAX ? scale_log2 - 32.0f : FA4_NEG_INF;
             l[h] = 0.f;
         }
+    }
+
+    /* step() under FA4_SOFTCAP_FIXED_MAX: exponentials and sums only. */
+    __device__ __forceinline__ void step_fixed(float (&s)[MT][KN / 8][4], float scale_log2)
+    {
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int j = 0; j < KN / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int h = 2 * mt + (e >> 1);
+                    s[mt][j][e] = ex2_approx_ftz_f32(fmaf(s[mt][j][e], scale_log2, -m[h]));
+                    l[h] += s[mt][j][e];
+                }
     }
 
     /* Turn raw scores S into unnormalised probabilities in place, update
@@ -59,6 +80,10 @@ struct online_softmax {
     __device__ __forceinline__ void step(float (&s)[MT][KN / 8][4],
                                          float (&o)[MT][DV / 8][4], float scale_log2)
     {
+        if (FA4_SOFTCAP_FIXED_MAX) {
+            step_fixed(s, scale_log2);
+            return;
+        }
         float mx[TROWS], alpha[TROWS], m_use[TROWS];
         bool moved = false;
 #pragma unroll
