@@ -61,8 +61,8 @@ struct db {
 ** on, while the cap and the logits are values a launch passes to that
 ** variant (they change no instruction it runs).  Keying on the cap's
 ** value would split one variant's winners across every cap a model uses.
-** (One exception, left unkeyed: sm90 bf16 caps above 52 keep the running
-** max, budget_sm90.c; their tile choices are the same variant's.)
+** (One exception, left unkeyed: bf16 caps above 52 keep the running
+** max, problem_softcap_fixed_max(); their tile choices are the same variant's.)
 */
 #define DB_KEY_EXACT 0
 #define DB_KEY_BUCKET 1

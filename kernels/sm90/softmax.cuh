@@ -46,7 +46,7 @@ __host__ __device__ constexpr bool exp2_emulated(int i, int n, int pct)
 /* With FA4_SOFTCAP_FIXED_MAX the max subtracted is a constant, not the
  * running row max: softcapped scores times SCALE_LOG2 (C, the cap in log2
  * units) lie in [-C, C], so every 2^(x - (C - 32)) lies in [2^(32 - 2C),
- * 2^32], inside fp32's and bf16's normal range for C <= 76 (budget_sm90.c:
+ * 2^32], inside fp32's and bf16's normal range for C <= 76 (lib/problem.h:
  * bf16 under a cap of at most 52).  The row max, its shuffles and O's
  * rescale drop out (sm.m stays -inf until softmax_finish), and each
  * exponential depends on its own score only. */
