@@ -288,12 +288,17 @@ static void fill_params(fa4_params *k, const fa4_problem *p, const fa4_config *c
     }
     k->window_left = p->window_left;
     k->window_right = p->window_right;
-    {
-        /* Packed GQA: a tile's rows are (query, head) pairs of one KV head. */
-        const int64_t rows = (int64_t)p->seqlen_q * (cfg->pack_gqa ? k->group : 1);
-        k->m_blocks = (int)((rows + cfg->bm - 1) / cfg->bm);
-        k->total_tiles = k->m_blocks * (cfg->pack_gqa ? p->heads_kv : p->heads_q) * p->batch;
-    }
+    /* Within int for the sm90 family's tiles (bm >= 64): problem_resolve()
+       bounds batch x heads_q x ceil(seqlen_q / 64) below 2^31.  The sm80
+       grid checks its own (bm 16 and 32). */
+    k->m_blocks = (int)launch_m_blocks(p, cfg);
+    k->total_tiles = k->m_blocks * (cfg->pack_gqa ? p->heads_kv : p->heads_q) * p->batch;
+}
+
+long long launch_m_blocks(const fa4_problem *p, const fa4_config *cfg)
+{
+    const long long rows = (long long)p->seqlen_q * (cfg->pack_gqa ? problem_group(p) : 1);
+    return (rows + cfg->bm - 1) / cfg->bm;
 }
 
 /* 1 when PTR is NULL or not ALIGN-byte aligned. */

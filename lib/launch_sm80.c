@@ -9,12 +9,6 @@
 #include "plan.h"
 #include "config.h"
 
-/* Query rows of one tile's row group: packed GQA puts group heads in M. */
-static int sm80_group(const fa4_plan *plan, const fa4_problem *p)
-{
-    return plan->config.pack_gqa ? p->heads_q / p->heads_kv : 1;
-}
-
 fa4_status launch_sm80(const fa4_plan *plan, const launch_call *call, fa4_stream stream)
 {
     const fa4_problem *p = &call->problem;
@@ -22,9 +16,8 @@ fa4_status launch_sm80(const fa4_plan *plan, const launch_call *call, fa4_stream
     fa4_serving s;
     void *args[2];
     unsigned grid[3];
-    const int group = sm80_group(plan, p);
     const int heads_grid = plan->config.pack_gqa ? p->heads_kv : p->heads_q;
-    const long long m_blocks = ((long long)p->seqlen_q * group + plan->config.bm - 1) / plan->config.bm;
+    const long long m_blocks = launch_m_blocks(p, &plan->config);
     const long long tiles = m_blocks * heads_grid * p->batch;
     size_t ws_bytes = call->workspace ? plan->workspace_bytes : 0;
     fa4_status st;

@@ -77,6 +77,11 @@ fa4_status launch_sm100(const fa4_plan *plan, const launch_call *call, fa4_strea
 ** module) merges them into O and LSE.
 */
 
+/* Query tiles of CFG's height along M for one head of problem P, or with
+** packed GQA for one KV head's group (its rows are (query, head) pairs);
+** fa4_params.m_blocks, and the sm80 grid's x. */
+long long launch_m_blocks(const fa4_problem *p, const fa4_config *cfg);
+
 /* Workspace bytes PLAN's split launches need at its maxima: 0 for
 ** splits 1; for splits 0 (chosen per call) the most one wave of CTAs
 ** (by shared and tensor memory) can write. */
