@@ -844,12 +844,12 @@ static const budget_region *find_region(const fa4_layout *l, const char *name)
 /* The rope mode's constant: FA4_ROPE_CHUNKS, how many of K's swizzle-wide
 ** depth boxes (SWZ elements each) go to the ROPE region instead of the
 ** ring slot -- (padded dqk - padded dv) / SWZ with a ROPE region, else 0. */
-static int sm100_rope_defines(char *buf, size_t size, const fa4_layout *l, int pad_qk,
-                              int pad_dv, int swz)
+static void sm100_rope_defines(char *buf, size_t size, int *len, const fa4_layout *l,
+                               int pad_qk, int pad_dv, int swz)
 {
     const int rope = find_region(l, "ROPE") != NULL;
-    return snprintf(buf, size, "#define FA4_ROPE_CHUNKS %d\n",
-                    rope ? (pad_qk - pad_dv) / swz : 0);
+    budget_append(buf, size, len, "#define FA4_ROPE_CHUNKS %d\n",
+                  rope ? (pad_qk - pad_dv) / swz : 0);
 }
 
 /* The per-token scale buffers of L: KSCALE holds one of BN floats per K
@@ -870,12 +870,12 @@ static int sm100_scale_bars(const fa4_layout *l, const fa4_config *cfg)
 
 /* The per-token scales' constants: FA4_TOKEN_SCALES (1 with a QSCALE
 ** region) and FA4_KSCALE_BUFS. */
-static int sm100_scale_defines(char *buf, size_t size, const fa4_layout *l,
-                               const fa4_config *cfg)
+static void sm100_scale_defines(char *buf, size_t size, int *len, const fa4_layout *l,
+                                const fa4_config *cfg)
 {
     const budget_region *qs = find_region(l, "QSCALE");
-    return snprintf(buf, size, "#define FA4_TOKEN_SCALES %d\n#define FA4_KSCALE_BUFS %d\n",
-                    qs && qs->size > 0, sm100_ks_bufs(l, cfg));
+    budget_append(buf, size, len, "#define FA4_TOKEN_SCALES %d\n#define FA4_KSCALE_BUFS %d\n",
+                  qs && qs->size > 0, sm100_ks_bufs(l, cfg));
 }
 
 /* The decode mode's constants (kernels/sm100/decode.cuh): FA4_DECODE,
@@ -888,7 +888,9 @@ static int sm100_decode_defines(char *buf, size_t size, const fa4_problem *pb,
     const int dv = problem_head_dim_v(pb);
     const int pad_qk = align_up(pb->head_dim_qk, 64), pad_dv = align_up(dv, 64);
     const int pv_n = pad_dv == 64 || pad_dv == 128 || pad_dv == 256 ? pad_dv : 64;
-    int n = snprintf(buf, size,
+    int n = 0;
+
+    return budget_append(buf, size, &n,
                      "#define FA4_DECODE 1\n"
                      "#define FA4_PACK_GQA %d\n"
                      "#define FA4_PAD_DQK %d\n"
@@ -906,7 +908,6 @@ static int sm100_decode_defines(char *buf, size_t size, const fa4_problem *pb,
                      cfg->pack_gqa ? 1 : 0, pad_qk, pad_dv, pv_n, l->tmem_columns, l->tmem_s0,
                      l->tmem_s1, l->tmem_o0, bar ? bar->size / SM100_MBAR_BYTES : 0,
                      SM100_SLACK, cfg->exp2_emu_pct, cfg->rescale_threshold);
-    return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
 /* family_ops.defines: the sm100 constants of kernels/README.md, plus the
@@ -921,7 +922,7 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
     int dv = problem_head_dim_v(pb);
     int fused = find_region(l, "KV") != NULL;
     int q_tiles = cfg->bm / SM100_MMA_M;
-    int swz, mma_k, pad_qk, pad_dv, qk_chunks, k_chunks = 1, nbar, n, m;
+    int swz, mma_k, pad_qk, pad_dv, qk_chunks, k_chunks = 1, nbar, n = 0;
 
     if (esize == 0 || bar == NULL || l->kv_slots <= 0 || cfg->swizzle <= 0)
         return -1;
@@ -938,7 +939,7 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
     if (!fused)
         k_chunks = (nbar - sm100_fixed_bars(q_tiles, qk_chunks) - sm100_scale_bars(l, cfg))
                    / (2 * l->kv_slots) - 1;
-    n = snprintf(buf, size,
+    budget_append(buf, size, &n,
                  "#define FA4_Q_TILES %d\n"
                  "#define FA4_KV_SLOTS %d\n"
                  "#define FA4_FUSED_KV %d\n"
@@ -962,14 +963,9 @@ static int sm100_defines(char *buf, size_t size, const fa4_problem *pb,
                  pad_qk, pad_dv, qk_chunks, k_chunks, SM100_PV_STAGES, nbar,
                  SM100_SLACK, cfg->exp2_emu_pct, cfg->rescale_threshold,
                  cfg->cluster == 2 ? 2 : 1);
-    if (n < 0 || (size_t)n >= size)
-        return -1;
-    m = sm100_rope_defines(buf + n, size - (size_t)n, l, pad_qk, pad_dv, swz);
-    if (m < 0 || (size_t)m >= size - (size_t)n)
-        return -1;
-    n += m;
-    m = sm100_scale_defines(buf + n, size - (size_t)n, l, cfg);
-    return m < 0 || (size_t)m >= size - (size_t)n ? -1 : n + m;
+    sm100_rope_defines(buf, size, &n, l, pad_qk, pad_dv, swz);
+    sm100_scale_defines(buf, size, &n, l, cfg);
+    return n;
 }
 
 /* Fill the fields every sm100 config of Q_TILES query tiles per CTA and
