@@ -136,10 +136,10 @@ FA4_DEV void softcap_scores(float (&s)[NS], float pre)
 }
 
 /* Finish: full row sums; INV = 1/l (0 for an empty row), LSE natural log
- * (-inf for an empty row); SCALE_LOG2 gives FA4_SOFTCAP_FIXED_MAX's max.  With FA4_SINKS row h's sink logit SINK_LOG2[h]
- * (log2 units) joins the sum: O and l move to the larger of the two maxima.
- * l was summed against m - FA4_P_LOG2 (softmax_exp), which is the max used
- * here. */
+ * (-inf for an empty row); SCALE_LOG2 gives FA4_SOFTCAP_FIXED_MAX's max.
+ * With FA4_SINKS row h's sink logit SINK_LOG2[h] (log2 units) joins the
+ * sum: O and l move to the larger of the two maxima.  l was summed against
+ * m - FA4_P_LOG2 (softmax_exp), which is the max used here. */
 FA4_DEV void softmax_finish(const fa4_softmax &sm, float scale_log2, float (&inv)[2],
                             float (&lse)[2], const float (&sink_log2)[2])
 {
