@@ -3,8 +3,8 @@
 ** (tests/test_sm*_compile.c, tests/test_budget_sm100.c) share: the test
 ** problem, the name an ok line gives it, and the budget fit that must come
 ** before a compile.  Header-only; every function is static inline so that
-** a test that does not call one gets no warning.  Include after tap.h and
-** budget.h.
+** a test that does not call one gets no warning.  Include after tap.h,
+** budget.h and config.h.
 */
 #ifndef FA4_COMPILE_TEST_UTIL_H
 #define FA4_COMPILE_TEST_UTIL_H
@@ -70,6 +70,22 @@ static inline int ct_fits(fa4_layout *layout, const device_limits *dev,
     ok(0, "%s %s fits", name, desc);
     diag("  %s", why);
     return 0;
+}
+
+/* FAMILY's default config for P on DEV into *CFG, and the defines it
+** compiles with into DEFS (budget_defines()): their length, or -1 when
+** there is no default, it does not fit, or DEFS is too small. */
+static inline int ct_default_defines(char *defs, size_t size, fa4_config *cfg,
+                                     const device_limits *dev, const fa4_problem *p,
+                                     fa4_family family)
+{
+    char why[512];
+    fa4_layout l;
+
+    if (config_default(cfg, dev, p, family, why, sizeof why) != FA4_OK ||
+        budget_fit(&l, dev, p, cfg, why, sizeof why) != FA4_OK)
+        return -1;
+    return budget_defines(defs, size, p, cfg, &l);
 }
 
 #endif

@@ -210,20 +210,17 @@ static void check_softcap_fixed_max(const char *arch, const device_limits *dev)
     static const struct { fa4_dtype dt; float cap; int fixed; } cases[] = {
         { FA4_DTYPE_BF16, 30.0f, 1 }, { FA4_DTYPE_BF16, 60.0f, 0 }, { FA4_DTYPE_FP16, 30.0f, 0 },
     };
-    char why[512], defs[8192];
+    char defs[8192];
     size_t i;
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fa4_problem p = ct_problem_2k(cases[i].dt, 128, 128, 1);
         fa4_config c;
-        fa4_layout l;
-        int n = -1;
+        int n;
         p.softcap = cases[i].cap;
-        if (config_default(&c, dev, &p, FA4_FAMILY_SM80, why, sizeof why) == FA4_OK &&
-            budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK)
-            n = budget_defines(defs, sizeof defs, &p, &c, &l);
+        n = ct_default_defines(defs, sizeof defs, &c, dev, &p, FA4_FAMILY_SM80);
         ok(n > 0 && !strstr(defs, "FA4_SOFTCAP_FIXED_MAX") == !cases[i].fixed,
-           "%s sm80 %s softcap %g: %s max", arch, cases[i].dt == FA4_DTYPE_BF16 ? "bf16" : "fp16",
+           "%s sm80 %s softcap %g: %s max", arch, dtype_of(cases[i].dt)->name,
            (double)cases[i].cap, cases[i].fixed ? "constant" : "running");
         if (n > 0 && !cases[i].fixed)
             check_compile(arch, dev, &p, &c);

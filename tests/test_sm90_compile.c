@@ -603,21 +603,17 @@ static void check_softcap_fixed_max(const device_limits *dev)
         { FA4_DTYPE_BF16, 60.0f, 0 }, { FA4_DTYPE_FP16, 30.0f, 0 },
         { FA4_DTYPE_FP8_E4M3, 30.0f, 0 },
     };
-    char why[512], defs[8192];
+    char defs[8192];
     size_t i;
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fa4_problem p = ct_problem_2k(cases[i].dt, 128, 128, 0);
         fa4_config c;
-        fa4_layout l;
-        int n = -1;
+        int n;
         p.softcap = cases[i].cap;
-        if (config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
-            budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK)
-            n = budget_defines(defs, sizeof defs, &p, &c, &l);
+        n = ct_default_defines(defs, sizeof defs, &c, dev, &p, FA4_FAMILY_SM90);
         ok(n > 0 && !strstr(defs, "FA4_SOFTCAP_FIXED_MAX") == !cases[i].fixed,
-           "%s softcap %g: %s max", cases[i].dt == FA4_DTYPE_BF16 ? "bf16" :
-           cases[i].dt == FA4_DTYPE_FP16 ? "fp16" : "fp8", (double)cases[i].cap,
+           "%s softcap %g: %s max", dtype_of(cases[i].dt)->name, (double)cases[i].cap,
            cases[i].fixed ? "constant" : "running");
         if (n > 0 && !cases[i].fixed && cases[i].dt != FA4_DTYPE_FP8_E4M3)
             check_compile(dev, &p, &c);

@@ -60,31 +60,14 @@ struct online_softmax {
         }
     }
 
-    /* step() under FA4_SOFTCAP_FIXED_MAX: exponentials and sums only. */
-    __device__ __forceinline__ void step_fixed(float (&s)[MT][KN / 8][4], float scale_log2)
+    /* The block's row maxima of S into m (log2 units), M_USE the max each
+     * row's exponentials subtract and ALPHA = 2^(m_old - m_new), with O
+     * rescaled by it. */
+    __device__ __forceinline__ void update_max(const float (&s)[MT][KN / 8][4],
+                                               float (&o)[MT][DV / 8][4], float scale_log2,
+                                               float (&m_use)[TROWS], float (&alpha)[TROWS])
     {
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int j = 0; j < KN / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int h = 2 * mt + (e >> 1);
-                    s[mt][j][e] = ex2_approx_ftz_f32(fmaf(s[mt][j][e], scale_log2, -m[h]));
-                    l[h] += s[mt][j][e];
-                }
-    }
-
-    /* Turn raw scores S into unnormalised probabilities in place, update
-     * m and l, and rescale the output accumulator O by 2^(m_old - m_new). */
-    __device__ __forceinline__ void step(float (&s)[MT][KN / 8][4],
-                                         float (&o)[MT][DV / 8][4], float scale_log2)
-    {
-        if (FA4_SOFTCAP_FIXED_MAX) {
-            step_fixed(s, scale_log2);
-            return;
-        }
-        float mx[TROWS], alpha[TROWS], m_use[TROWS];
+        float mx[TROWS];
         bool moved = false;
 #pragma unroll
         for (int h = 0; h < TROWS; h++)
@@ -130,6 +113,24 @@ struct online_softmax {
                     o[mt][j][2] *= alpha[2 * mt + 1];
                     o[mt][j][3] *= alpha[2 * mt + 1];
                 }
+        }
+    }
+
+    /* Turn raw scores S into unnormalised probabilities in place, update
+     * m and l, and rescale the output accumulator O by 2^(m_old - m_new)
+     * (under FA4_SOFTCAP_FIXED_MAX m is a constant: no max, no rescale). */
+    __device__ __forceinline__ void step(float (&s)[MT][KN / 8][4],
+                                         float (&o)[MT][DV / 8][4], float scale_log2)
+    {
+        float alpha[TROWS], m_use[TROWS];
+        if (FA4_SOFTCAP_FIXED_MAX) {
+#pragma unroll
+            for (int h = 0; h < TROWS; h++) {
+                m_use[h] = m[h];
+                alpha[h] = 1.f;
+            }
+        } else {
+            update_max(s, o, scale_log2, m_use, alpha);
         }
         float sum[TROWS];
 #pragma unroll

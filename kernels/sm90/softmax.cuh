@@ -68,23 +68,18 @@ template <int NS>
 FA4_DEV bool softmax_update_max(fa4_softmax &sm, const float (&s)[NS], float scale_log2,
                                 float (&factor)[2])
 {
-#if FA4_SOFTCAP_FIXED_MAX
-    (void)sm;
-    (void)s;
-    (void)scale_log2;
-    factor[0] = factor[1] = 1.0f;
-    return false;
-#endif
     bool any = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
+        factor[h] = 1.0f;
+        if (FA4_SOFTCAP_FIXED_MAX)   /* the max is a constant (softcap_fixed_max) */
+            continue;
         float mx = FA4_NEG_INF;
 #pragma unroll
         for (int c = 0; c < NS / 4; ++c)
             mx = fmaxf(mx, fmaxf(s[4 * c + 2 * h], s[4 * c + 2 * h + 1]));
         mx = quad_max(mx) * scale_log2;
         const float m_old = sm.m[h];
-        factor[h] = 1.0f;
         /* m_old = -inf and mx finite: the difference is +inf, so the row
          * takes mx and factor 0 (O and l are still 0).  Both -inf: NaN
          * compares false and the row stays empty. */
