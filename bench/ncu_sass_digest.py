@@ -41,7 +41,7 @@ def main():
     print("-- samples per opcode")
     for op, n in sorted(share.items(), key=lambda kv: -kv[1])[:top]:
         print(f"{100 * n / total:5.1f}%  {op}")
-    hot = max(int(r[i_e] or 0) for r in data if "HGMMA" in r[1])
+    hot = max(int(r[i_e] or 0) for r in data if "GMMA" in r[1])
     print("-- main loop (lines executed %d times, as its HGMMAs): waits among the exponentials" % hot)
     seq, ex2 = [], 0
     for r in data:
@@ -50,7 +50,7 @@ def main():
         t = r[1].strip()
         if "MUFU.EX2" in t:
             ex2 += 1
-        elif "WARPGROUP.DEPBAR" in t or "HGMMA" in t and "gsb0" in t:
+        elif "WARPGROUP.DEPBAR" in t or "GMMA" in t and "gsb0" in t:
             seq.append(f"[{ex2} ex2] {t[:40]} ({100 * int(r[i_s]) / total:.1f}%)")
             ex2 = 0
     seq.append(f"[{ex2} ex2] loop end")

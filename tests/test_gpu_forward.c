@@ -5,7 +5,8 @@
 ** seqlen_q != seqlen_k, sliding window, LSE; the sm80 family at both row
 ** splits (its default and the same tile at the other of 16 and 32 query
 ** rows per warp); the dynamic tile scheduler's counter across launches;
-** exponentials on the FMA pipe; the sm90 tail split; sm90 GQA packing (the
+** exponentials on the FMA pipe; inputs for each path of the sm90 max-free
+** loop (max jumps); the sm90 tail split; sm90 GQA packing (the
 ** grid's configs packed, and groups 4 to 8 by scheduler).  Skips without a
 ** GPU.
 */
@@ -17,7 +18,7 @@
 typedef struct shape { int sq, sk; } shape;
 
 /* 1 when section NAME runs: FA4_TEST_ONLY unset, or naming it among a list
-   of sections (grid window softcap dynamic exp2 tail pack) to re-run a part. */
+   of sections (grid window softcap jumps dynamic exp2 tail pack) to re-run a part. */
 static int section(const char *name)
 {
     const char *only = getenv("FA4_TEST_ONLY");
@@ -384,6 +385,104 @@ static void check_softcap_range(fa4_context *ctx, uint64_t *seed)
                 }
 }
 
+/* After its first block the sm90 main loop exponentiates against the
+   running max without a new one, and moves it only when a row's sum
+   outgrows the P type's bound (kernels/sm90/softmax.cuh); inputs built for
+   each path.  The early keys (processed last) score above the rest by
+   about 50 log2 units (past fp16's and fp8's bounds: m moves), 100 (past
+   bf16's too) or 400 (the sum overflows: the block goes back to its
+   scores); under a causal mask every score is far negative, and rows
+   still empty after their first block take the max first.  Every dtype,
+   each family's default and, on sm90, its late_k twin. */
+static float unit(float u)   /* fp8's N(0, 1) inputs clamped to [-1, 1] */
+{
+    return u < -1.0f ? -1.0f : u > 1.0f ? 1.0f : u;
+}
+
+static void check_max_jumps(fa4_context *ctx, uint64_t *seed)
+{
+    static const fa4_dtype dts[] = { FA4_DTYPE_BF16, FA4_DTYPE_FP16, FA4_DTYPE_FP8_E4M3 };
+    static const struct { float scale; int causal; const char *what; } cases[] = {
+        { 0.5f, 0, "a max jump of ~50" },
+        { 1.0f, 0, "a max jump of ~100" },
+        { 4.0f, 0, "a max jump of ~400" },
+        { 4.0f, 1, "empty rows meeting scores of ~-400" },
+    };
+    static const fa4_family fams[] = { FA4_FAMILY_SM90, FA4_FAMILY_SM80 };
+    size_t t, c, f, x;
+    int twin;
+
+    for (t = 0; t < sizeof dts / sizeof dts[0]; t++)
+        for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            fa4_problem p = FA4_PROBLEM_INIT;
+            gpu_case gc;
+            void *q, *k, *v;
+            size_t nq, nk;
+            char msg[512];
+            const int eb = dtype_bytes(dts[t]);
+
+            p.dtype = dts[t];
+            p.batch = 1; p.heads_q = 4; p.heads_kv = 2; p.head_dim_qk = 128;
+            p.seqlen_q = cases[c].causal ? 1000 : 300; p.seqlen_k = 1000;
+            p.causal = cases[c].causal; p.return_lse = 1;
+            p.softmax_scale = cases[c].scale;
+            nq = (size_t)p.seqlen_q * p.heads_q * 128;
+            nk = (size_t)p.seqlen_k * p.heads_kv * 128;
+            q = malloc(eb * nq); k = malloc(eb * nk); v = malloc(eb * nk);
+            if (!q || !k || !v) {
+                ok(0, "max jumps: host allocation failed");
+                free(q); free(k); free(v);
+                continue;
+            }
+            ref_fill_inputs(q, nq, p.dtype, seed);
+            ref_fill_inputs(k, nk, p.dtype, seed);
+            ref_fill_inputs(v, nk, p.dtype, seed);
+            /* Q in [0.5, 1); K in [0.5, 1) for the first 200 keys and
+               small after them, or in (-1, -0.5] everywhere (causal). */
+            for (x = 0; x < nq; x++)
+                dtype_store(q, x, 0.75f + 0.25f * unit(dtype_load(q, x, p.dtype)), p.dtype);
+            for (x = 0; x < nk; x++) {
+                const float u = unit(dtype_load(k, x, p.dtype));
+                const size_t key = x / (128 * 2);
+                dtype_store(k, x, p.causal ? -(0.75f + 0.25f * u) :
+                                  key < 200 ? 0.75f + 0.25f * u : 0.015625f * u, p.dtype);
+            }
+            if (gpu_case_prepare_inputs(&gc, ctx, &p, q, k, v, NULL, NULL, NULL, NULL, msg,
+                                        sizeof msg) != 0) {
+                ok(0, "max jumps inputs: %s", msg);
+                gpu_case_free(&gc);
+                free(q); free(k); free(v);
+                continue;
+            }
+            for (f = 0; f < sizeof fams / sizeof fams[0]; f++)
+                for (twin = 0; twin <= (fams[f] == FA4_FAMILY_SM90); twin++) {
+                    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+                    fa4_config cfg;
+                    fa4_plan *plan = NULL;
+                    gpu_check_result r;
+                    char why[512], cs[256];
+                    if (config_default(&cfg, &ctx->limits, &gc.p, fams[f], why, sizeof why) != FA4_OK) {
+                        skip("%s max jumps: %s", config_family_name(fams[f]), why);
+                        break;
+                    }
+                    if (twin)
+                        cfg.late_k_release = !cfg.late_k_release;
+                    po.config = &cfg;
+                    fa4_config_format(&cfg, cs, sizeof cs);
+                    if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK)
+                        ok(0, "[%s] max jumps: plan: %s", cs, fa4_context_errmsg(ctx));
+                    else if (gpu_case_run(&r, &gc, plan) != 0)
+                        ok(0, "[%s] max jumps: %s", cs, r.msg);
+                    else if (!ok(r.pass, "[%s] %s %s: matches (rel err %.2e, lse err %.1e)", cs,
+                                 dtype_of(p.dtype)->name, cases[c].what, r.rel_err, r.lse_err))
+                        diag("  %s", r.msg);
+                    fa4_plan_destroy(plan);
+                }
+            gpu_case_free(&gc);
+            free(q); free(k); free(v);
+        }
+}
+
 /* The tail split (sm90 splits=0): tiles of the last wave in parts along
    the keys, merged by fa4_combine.  Shapes where every tile splits, where
    whole tiles and parts mix (136 tiles on 132 SMs), where parts are 4 key
@@ -599,6 +698,8 @@ int main(void)
         check_softcap_sinks(ctx, &seed);
         check_softcap_range(ctx, &seed);
     }
+    if (section("jumps"))
+        check_max_jumps(ctx, &seed);
     if (section("dynamic"))
         check_dynamic_scheduler(ctx, &seed);
     if (section("exp2"))

@@ -119,6 +119,16 @@ FA4_DEV u32 cvt_rn_f16x2_e4m3x2(u32 x)
 }
 #endif
 
+/* The f16 in bits 0-15 of X as f32 (exact). */
+FA4_DEV float cvt_f32_f16_lo(u32 x)
+{
+    float f;
+    asm("{ .reg .b16 lo, hi;\n"
+        "mov.b32 {lo, hi}, %1;\n"
+        "cvt.f32.f16 %0, lo; }\n" : "=f"(f) : "r"(x));
+    return f;
+}
+
 /* 2^x on the MUFU unit (ftz: subnormal results flush to 0; 2^-inf = 0). */
 FA4_DEV float ex2_approx_ftz_f32(float x)
 {

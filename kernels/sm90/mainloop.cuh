@@ -399,6 +399,50 @@ template <int N> FA4_DEV void fence_array(u32 (&r)[N])
         reg_fence(r[i]);
 }
 
+/* Element K of row ROW of a Q or K tile at TILE (ROWS rows a chunk) as
+ * f32: chunk K / FA4_CW, then the TMA swizzle (address bits [7, 7 + b)
+ * XORed into [4, 4 + b), 2^b 16-byte units a row), which holds on the
+ * absolute shared address since tiles sit on 1024 B boundaries. */
+FA4_DEV float smem_input(u32 tile, int rows, int row, int k)
+{
+    const u32 lin = tile + (u32)((k / FA4_CW) * rows * FA4_SWIZZLE + row * FA4_SWIZZLE +
+                                 (k % FA4_CW) * FA4_ESIZE);
+    const u32 addr = lin ^ (((lin >> 7) & (FA4_SWIZZLE / 16 - 1)) << 4);
+    const u32 w = ld_shared_u32(addr & ~3u) >> (8 * (addr & 3u));
+#if FA4_FP8
+    return cvt_f32_f16_lo(cvt_rn_f16x2_e4m3x2(w & 0xffu));
+#elif FA4_DTYPE == 1
+    return __uint_as_float(w << 16);
+#else
+    return cvt_f32_f16_lo(w);
+#endif
+}
+
+/* This thread's raw scores of the block in K stage K_SMEM (as gemm_qk
+ * leaves them in S), recomputed on the CUDA cores from shared memory: the
+ * rare block whose exponentials against the running max overflowed
+ * (softmax_sum_check).  Slow, exact to fp32 rounding; the loops stay
+ * rolled and S is written by selects, so the code is small and S stays in
+ * registers. */
+FA4_DEV void recompute_scores(float (&s)[FA4_BN / 2], u32 smem, u32 k_smem, int wg, int tid)
+{
+    const int lane = tid % 32;
+    const int row = wg * 64 + 16 * (tid / 32) + lane / 4;
+#pragma unroll 1
+    for (int i = 0; i < FA4_BN / 2; ++i) {
+        const int r = row + 8 * ((i >> 1) & 1);
+        const int key = 8 * (i / 4) + 2 * (lane % 4) + (i & 1);
+        float acc = 0.0f;
+#pragma unroll 1
+        for (int k = 0; k < FA4_DP; ++k)
+            acc = fmaf(smem_input(smem + FA4_SMEM_Q_OFF, FA4_BM, r, k),
+                       smem_input(k_smem, FA4_BN, key, k), acc);
+#pragma unroll
+        for (int j = 0; j < FA4_BN / 2; ++j)
+            s[j] = j == i ? acc : s[j];
+    }
+}
+
 /* Zero rows [LO, HI) of the V tile at V_SMEM (rows that hold no key of
  * the sequence, seqlen.cuh) for this warpgroup's P V: whole FA4_SWIZZLE-byte
  * rows of each chunk, so the swizzle does not matter.  Every warpgroup
@@ -498,41 +542,59 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
         pingpong_pass(wg);
         wgmma_wait_group<1>();
         fence_array(s);
-#if !FA4_LATE_K_RELEASE
-        release_stage(bars.k_empty(st.stage), lane);
-#endif
 #if FA4_SOFTCAP
         softcap_scores(s, softcap_pre);
 #endif
-        if (!FA4_O_ALIASES_Q && n == n_lo)
-            release_stage(bars.q_empty(), lane);
         if (kv_block_needs_mask(p, sq, pos0, n))
             mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
-        const bool rescale = softmax_update_max(sm, s, scale_log2, factor);
-#if FA4_LATE_K_RELEASE
-        /* The P V wait below would otherwise run before the row max
-         * (ptxas hoists it): freeing K after the max keeps it there, so the
-         * max overlaps the previous block's P V (bench/NOTES.md). */
-        release_stage_after(bars.k_empty(st.stage), lane, sm.m[0] + sm.m[1]);
+        /* Once every row of the warp has a max, the exponentials need no
+         * new one (softmax.cuh); K and Q stay until the check for the
+         * rare block that goes back to its scores. */
+        bool rescale = false, max_first = true;
+        if (!FA4_SOFTCAP_FIXED_MAX && !softmax_warp_has_empty_row(sm)) {
+            float sum[2];
+            softmax_exp_free(sm, s, scale_log2, sum);
+            const int v = softmax_sum_check(sum);
+            if (__any_sync(0xffffffffu, v == 2)) {
+                recompute_scores(s, smem, smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES,
+                                 wg, tid);
+#if FA4_SOFTCAP
+                softcap_scores(s, softcap_pre);
 #endif
-        softmax_exp(sm, s, scale_log2, factor);
+                if (kv_block_needs_mask(p, sq, pos0, n))
+                    mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
+            } else {
+                max_first = false;
+                if (__any_sync(0xffffffffu, v != 0)) {
+                    rescale = softmax_renorm(sm, s, sum, factor);
+                } else {
+                    sm.l[0] += sum[0];
+                    sm.l[1] += sum[1];
+                }
+            }
+        }
+        if (max_first) {
+            rescale = softmax_update_max(sm, s, scale_log2, factor);
+            softmax_exp(sm, s, scale_log2, factor);
+        }
+#if FA4_LATE_K_RELEASE
+        /* The P V wait below would otherwise run before the exponentials
+         * (ptxas hoists it to the top of its block): freeing K after the
+         * max keeps it there, so they overlap the previous block's P V
+         * (bench/NOTES.md). */
+        release_stage_after(bars.k_empty(st.stage), lane, sm.l[0] + sm.l[1]);
+#else
+        release_stage(bars.k_empty(st.stage), lane);
+#endif
+        if (!FA4_O_ALIASES_Q && n == n_lo)
+            release_stage(bars.q_empty(), lane);
         wgmma_wait_group<0>();
         fence_array(o);
         fence_array(s);
         release_stage(bars.v_empty(vst.stage), lane);
-#if FA4_LATE_K_RELEASE
-        /* P before the rescale's branch: in one basic block with the
-         * exponentials after the wait, ptxas packs them as they come
-         * rather than all after the branch, on the way to the next GEMMs
-         * (bench/NOTES.md: 3-4% at d64; fp8 and some persistent tiles
-         * lose, so it comes with late_k, which the tuner picks per shape). */
-        convert_p(pr, s);
-#endif
         if (__any_sync(0xffffffffu, rescale))
             rescale_o(o, factor);
-#if !FA4_LATE_K_RELEASE
         convert_p(pr, s);
-#endif
         kv_next(st, vst);
     }
 

@@ -10,6 +10,8 @@
 **    it by more than FA4_RESCALE_THRESHOLD (log2 units); otherwise exp2 uses
 **    the stale max, values stay <= 2^threshold, and O and the sum skip the
 **    multiply.  The result is exact: the final 1/l uses the same stale m.
+**    The main loop goes further after its first block: no row max at all,
+**    only a check of the row sums (softmax_exp_free, below).
 **  - FA4_EXP2_EMU_PCT percent of the exponentials run as a degree-3
 **    polynomial on the FMA pipe instead of MUFU.ex2.
 */
@@ -119,6 +121,108 @@ FA4_DEV void softmax_exp(fa4_softmax &sm, float (&s)[NS], float scale_log2,
         }
         sm.l[h] = fmaf(sm.l[h], factor[h], sum);
     }
+}
+
+/* Exponentials with no row max (the main loop's blocks after the first,
+ * once every row of the warp has seen a key).  The running max only has
+ * to keep P inside its type's range, not to track each block: the block
+ * is exponentiated against m as it stands, and its row sums tell whether
+ * some P outgrew FA4_P_SUM_BOUND (each P is at most its row's sum).  That
+ * is rare (the max must climb by about log2 of the bound), and then
+ * softmax_renorm() moves m by the row's largest P; a sum that overflowed
+ * (a climb of 2^128) sends the caller back to the scores.  So the common
+ * block runs no FMNMX, no shuffle and no rescale test per score, and the
+ * exponentials do not wait for a reduction.  The result is exact as
+ * before: O, l and LSE all refer to the same m.
+ * Bounds: P at most e4m3's 448 (fp8), fp16's 65504, and for bf16 2^64,
+ * which leaves O and l 2^60 of fp32's range. */
+#if FA4_FP8
+#define FA4_P_SUM_BOUND 256.0f
+#elif FA4_DTYPE == 2
+#define FA4_P_SUM_BOUND 32768.0f
+#else
+#define FA4_P_SUM_BOUND 18446744073709551616.0f
+#endif
+
+/* 1 when some row of the warp has no running max yet (no key so far):
+ * such a block takes the max first (softmax_update_max). */
+FA4_DEV bool softmax_warp_has_empty_row(const fa4_softmax &sm)
+{
+    return __any_sync(0xffffffffu, sm.m[0] == FA4_NEG_INF || sm.m[1] == FA4_NEG_INF);
+}
+
+/* S := 2^(S * scale_log2 - m + FA4_P_LOG2) in place against the running
+ * max (finite: softmax_warp_has_empty_row() is false); SUM: this thread's
+ * row sums, in two partial sums each (shorter chains). */
+template <int NS>
+FA4_DEV void softmax_exp_free(const fa4_softmax &sm, float (&s)[NS], float scale_log2,
+                              float (&sum)[2])
+{
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const float m_use = sm.m[h] - (float)FA4_P_LOG2;
+        float acc[2] = {0.0f, 0.0f};
+#pragma unroll
+        for (int c = 0; c < NS / 4; ++c) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int i = 4 * c + 2 * h + e;
+                const float x = fmaf(s[i], scale_log2, -m_use);
+                s[i] = exp2_emulated(i, NS, FA4_EXP2_EMU_PCT) ? exp2_fma(x) : ex2_approx_ftz_f32(x);
+                acc[e] += s[i];
+            }
+        }
+        sum[h] = acc[0] + acc[1];
+    }
+}
+
+/* softmax_exp_free's sums: 0 within the bound, 1 when some row's exceeds
+ * it (softmax_renorm), 2 when one is past 2^100 (a P may have overflowed,
+ * and renorm's factor would leave fp32's normal range: the scores are
+ * needed).  A NaN sum (NaN inputs) passes, as it would the max. */
+FA4_DEV int softmax_sum_check(const float (&sum)[2])
+{
+    int v = 0;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        if (sum[h] > 1.2676506e30f)   /* 2^100; +inf too */
+            v = 2;
+        else if (sum[h] > FA4_P_SUM_BOUND && v == 0)
+            v = 1;
+    }
+    return v;
+}
+
+/* Some thread's sum exceeded the bound: every row whose largest P (over
+ * its quad, so the row's 4 threads agree) is above 1 moves m up by its
+ * log2, P and this block's sum scale by the inverse, FACTOR[h] gets it
+ * for O; the other rows add their sums.  Returns 1 when some row of this
+ * thread moved.  Called by the whole warp (shuffles). */
+template <int NS>
+FA4_DEV bool softmax_renorm(fa4_softmax &sm, float (&s)[NS], const float (&sum)[2],
+                            float (&factor)[2])
+{
+    bool any = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        float mx = 0.0f;
+#pragma unroll
+        for (int c = 0; c < NS / 4; ++c)
+            mx = fmaxf(mx, fmaxf(s[4 * c + 2 * h], s[4 * c + 2 * h + 1]));
+        mx = quad_max(mx);
+        factor[h] = 1.0f;
+        if (mx > 1.0f) {
+            const float d = lg2_approx_ftz_f32(mx);
+            sm.m[h] += d;
+            factor[h] = ex2_approx_ftz_f32(-d);
+            any = true;
+        }
+        sm.l[h] = fmaf(sm.l[h], factor[h], sum[h] * factor[h]);
+    }
+#pragma unroll
+    for (int i = 0; i < NS; ++i)
+        s[i] *= factor[(i >> 1) & 1];
+    return any;
 }
 
 /* Softcapping: S := tanh(S * pre) (scale_log2 then carries the cap). */
