@@ -361,10 +361,12 @@ static void parse_ptxas_log(jit_kernel *k)
     }
 }
 
-/* jit_compile(), and with PTX non-NULL the PTX text too (malloc'd). */
-static fa4_status compile_variant(jit_kernel *out, char **ptx, const char *arch,
-                                  const fa4_problem *problem, const fa4_config *config,
-                                  const fa4_layout *layout, char *why, size_t why_size)
+/* One compile of the variant's source, EXTRA (define lines or "") first;
+   with PTX non-NULL the PTX text too (malloc'd). */
+static fa4_status compile_source(jit_kernel *out, char **ptx, const char *arch,
+                                 const fa4_problem *problem, const fa4_config *config,
+                                 const fa4_layout *layout, const char *extra, char *why,
+                                 size_t why_size)
 {
     char src[8192], arch_opt[64], inc_opt[4200];
     const char *opts[8];
@@ -377,7 +379,10 @@ static fa4_status compile_variant(jit_kernel *out, char **ptx, const char *arch,
     fa4_status st = FA4_ECOMPILE;
 
     memset(out, 0, sizeof *out);
-    if (variant_source(src, sizeof src, problem, config, layout) != FA4_OK) {
+    n = strlen(extra);
+    if (n >= sizeof src ||
+        (memcpy(src, extra, n), variant_source(src + n, sizeof src - n, problem, config,
+                                               layout)) != FA4_OK) {
         snprintf(why, why_size, "variant source does not fit %zu bytes", sizeof src);
         return FA4_EINVAL;
     }
@@ -447,6 +452,25 @@ done:
     if (st != FA4_OK) {
         free(out->cubin);
         out->cubin = NULL;
+    }
+    return st;
+}
+
+/* jit_compile(), and with PTX non-NULL the PTX text too.  An sm90 variant
+   whose max-free loop (kernels/sm90/softmax.cuh) spills, which its few
+   more live registers do in a handful of variants at the register limit,
+   is compiled again with the max-first loop (FA4_MAX_FREE 0): the same
+   inputs always give the same binary, so the key stays the variant's. */
+static fa4_status compile_variant(jit_kernel *out, char **ptx, const char *arch,
+                                  const fa4_problem *problem, const fa4_config *config,
+                                  const fa4_layout *layout, char *why, size_t why_size)
+{
+    fa4_status st = compile_source(out, ptx, arch, problem, config, layout, "", why, why_size);
+
+    if (st == FA4_ECOMPILE && out->spill_bytes > 0 && config->family == FA4_FAMILY_SM90) {
+        jit_kernel_free(out);
+        st = compile_source(out, ptx, arch, problem, config, layout, "#define FA4_MAX_FREE 0\n",
+                            why, why_size);
     }
     return st;
 }

@@ -38,7 +38,8 @@ fa4_status jit_key(char key[17], const char *arch, const fa4_problem *problem,
 /*
 ** Compile (PROBLEM, CONFIG, LAYOUT) for ARCH ("sm_90a") into *OUT (release
 ** with jit_kernel_free()).  Rejects a variant that spills (FA4_ECOMPILE,
-** "spills 64 bytes").  FA4_ECOMPILE with the first log lines in WHY on a
+** "spills 64 bytes"); an sm90 variant whose max-free loop spills is first
+** compiled again with the max-first loop (kernels/README.md).  FA4_ECOMPILE with the first log lines in WHY on a
 ** compile error.  Thread-safe (NVRTC is).
 */
 fa4_status jit_compile(jit_kernel *out, const char *arch,

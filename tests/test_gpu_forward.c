@@ -296,6 +296,40 @@ static void check_config_case(fa4_context *ctx, uint64_t *seed, const fa4_proble
     gpu_case_free(&gc);
 }
 
+/* Each family's default config on GC's problem, and on sm90 with TWINS
+   also its late_k twin: one ok line each, WHAT naming the case. */
+static void check_defaults(fa4_context *ctx, gpu_case *gc, int twins, const char *what)
+{
+    static const fa4_family fams[] = { FA4_FAMILY_SM90, FA4_FAMILY_SM80 };
+    size_t f;
+    int twin;
+
+    for (f = 0; f < sizeof fams / sizeof fams[0]; f++)
+        for (twin = 0; twin <= (twins && fams[f] == FA4_FAMILY_SM90); twin++) {
+            fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
+            fa4_config cfg;
+            fa4_plan *plan = NULL;
+            gpu_check_result r;
+            char why[512], cs[256];
+            if (config_default(&cfg, &ctx->limits, &gc->p, fams[f], why, sizeof why) != FA4_OK) {
+                skip("%s %s: %s", config_family_name(fams[f]), what, why);
+                break;
+            }
+            if (twin)
+                cfg.late_k_release = !cfg.late_k_release;
+            po.config = &cfg;
+            fa4_config_format(&cfg, cs, sizeof cs);
+            if (fa4_plan_create(&plan, ctx, &gc->p, &po) != FA4_OK)
+                ok(0, "[%s] %s: plan: %s", cs, what, fa4_context_errmsg(ctx));
+            else if (gpu_case_run(&r, gc, plan) != 0)
+                ok(0, "[%s] %s: %s", cs, what, r.msg);
+            else if (!ok(r.pass, "[%s] %s: matches (rel err %.2e, lse err %.1e)", cs, what,
+                         r.rel_err, r.lse_err))
+                diag("  %s", r.msg);
+            fa4_plan_destroy(plan);
+        }
+}
+
 /* Softcap's range: every key positive and half the query rows negative, at
    a scale that saturates the tanh, so those rows sit wholly at the cap's
    bottom (scores near -cap) and the others at its top.  bf16 under a cap
@@ -305,10 +339,9 @@ static void check_config_case(fa4_context *ctx, uint64_t *seed, const fa4_proble
    default. */
 static void check_softcap_range(fa4_context *ctx, uint64_t *seed)
 {
-    static const fa4_family fams[] = { FA4_FAMILY_SM90, FA4_FAMILY_SM80 };
     static const fa4_dtype dts[] = { FA4_DTYPE_BF16, FA4_DTYPE_FP16 };
     static const float caps[] = { 50.0f, 60.0f };
-    size_t f, t, c, x;
+    size_t t, c, x;
     int causal, sinks;
 
     for (t = 0; t < 2; t++)
@@ -320,7 +353,7 @@ static void check_softcap_range(fa4_context *ctx, uint64_t *seed)
                     uint16_t *q, *k, *v;
                     float *sk = NULL;
                     size_t nq, nk;
-                    char msg[512];
+                    char msg[512], what[128];
                     int h;
 
                     p.dtype = dts[t];
@@ -357,29 +390,10 @@ static void check_softcap_range(fa4_context *ctx, uint64_t *seed)
                         free(q); free(k); free(v); free(sk);
                         continue;
                     }
-                    for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
-                        fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
-                        fa4_config cfg;
-                        fa4_plan *plan = NULL;
-                        gpu_check_result r;
-                        char why[512], cs[256];
-                        if (config_default(&cfg, &ctx->limits, &gc.p, fams[f], why, sizeof why) != FA4_OK) {
-                            skip("%s softcap range: %s", config_family_name(fams[f]), why);
-                            continue;
-                        }
-                        po.config = &cfg;
-                        fa4_config_format(&cfg, cs, sizeof cs);
-                        if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK)
-                            ok(0, "[%s] softcap range: plan: %s", cs, fa4_context_errmsg(ctx));
-                        else if (gpu_case_run(&r, &gc, plan) != 0)
-                            ok(0, "[%s] softcap range: %s", cs, r.msg);
-                        else if (!ok(r.pass, "[%s] %s softcap=%g sinks=%d causal=%d: rows at the cap's "
-                                     "bottom and top match (rel err %.2e, lse err %.1e)", cs,
-                                     p.dtype == FA4_DTYPE_FP16 ? "fp16" : "bf16", (double)p.softcap,
-                                     sinks, causal, r.rel_err, r.lse_err))
-                            diag("  %s", r.msg);
-                        fa4_plan_destroy(plan);
-                    }
+                    snprintf(what, sizeof what, "%s softcap=%g sinks=%d causal=%d: rows at the "
+                             "cap's bottom and top", p.dtype == FA4_DTYPE_FP16 ? "fp16" : "bf16",
+                             (double)p.softcap, sinks, causal);
+                    check_defaults(ctx, &gc, 0, what);
                     gpu_case_free(&gc);
                     free(q); free(k); free(v); free(sk);
                 }
@@ -408,9 +422,7 @@ static void check_max_jumps(fa4_context *ctx, uint64_t *seed)
         { 4.0f, 0, "a max jump of ~400" },
         { 4.0f, 1, "empty rows meeting scores of ~-400" },
     };
-    static const fa4_family fams[] = { FA4_FAMILY_SM90, FA4_FAMILY_SM80 };
-    size_t t, c, f, x;
-    int twin;
+    size_t t, c, x;
 
     for (t = 0; t < sizeof dts / sizeof dts[0]; t++)
         for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -454,30 +466,8 @@ static void check_max_jumps(fa4_context *ctx, uint64_t *seed)
                 free(q); free(k); free(v);
                 continue;
             }
-            for (f = 0; f < sizeof fams / sizeof fams[0]; f++)
-                for (twin = 0; twin <= (fams[f] == FA4_FAMILY_SM90); twin++) {
-                    fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
-                    fa4_config cfg;
-                    fa4_plan *plan = NULL;
-                    gpu_check_result r;
-                    char why[512], cs[256];
-                    if (config_default(&cfg, &ctx->limits, &gc.p, fams[f], why, sizeof why) != FA4_OK) {
-                        skip("%s max jumps: %s", config_family_name(fams[f]), why);
-                        break;
-                    }
-                    if (twin)
-                        cfg.late_k_release = !cfg.late_k_release;
-                    po.config = &cfg;
-                    fa4_config_format(&cfg, cs, sizeof cs);
-                    if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK)
-                        ok(0, "[%s] max jumps: plan: %s", cs, fa4_context_errmsg(ctx));
-                    else if (gpu_case_run(&r, &gc, plan) != 0)
-                        ok(0, "[%s] max jumps: %s", cs, r.msg);
-                    else if (!ok(r.pass, "[%s] %s %s: matches (rel err %.2e, lse err %.1e)", cs,
-                                 dtype_of(p.dtype)->name, cases[c].what, r.rel_err, r.lse_err))
-                        diag("  %s", r.msg);
-                    fa4_plan_destroy(plan);
-                }
+            snprintf(msg, sizeof msg, "%s %s", dtype_of(p.dtype)->name, cases[c].what);
+            check_defaults(ctx, &gc, 1, msg);
             gpu_case_free(&gc);
             free(q); free(k); free(v);
         }

@@ -60,6 +60,9 @@
 #ifndef FA4_SOFTCAP_FIXED_MAX /* softmax.cuh: defined (1) only for bf16 under a small cap */
 #define FA4_SOFTCAP_FIXED_MAX 0
 #endif
+#ifndef FA4_MAX_FREE /* softmax.cuh: 0 only where the max-free loop spills (lib/jit.c) */
+#define FA4_MAX_FREE 1
+#endif
 #ifndef FA4_PACK_GQA /* seqlen.cuh: defined (1) only for config pack_gqa = 1 */
 #define FA4_PACK_GQA 0
 #endif

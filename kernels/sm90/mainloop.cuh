@@ -399,47 +399,55 @@ template <int N> FA4_DEV void fence_array(u32 (&r)[N])
         reg_fence(r[i]);
 }
 
-/* Element K of row ROW of a Q or K tile at TILE (ROWS rows a chunk) as
- * f32: chunk K / FA4_CW, then the TMA swizzle (address bits [7, 7 + b)
- * XORed into [4, 4 + b), 2^b 16-byte units a row), which holds on the
- * absolute shared address since tiles sit on 1024 B boundaries. */
-FA4_DEV float smem_input(u32 tile, int rows, int row, int k)
+/* The 4 bytes at byte B of row ROW of a Q or K tile at TILE (ROWS rows a
+ * chunk): chunk B / FA4_SWIZZLE, then the TMA swizzle (address bits
+ * [7, 7 + b) XORed into [4, 4 + b), 2^b 16-byte units a row), which holds
+ * on the absolute shared address since tiles sit on 1024 B boundaries. */
+FA4_DEV u32 smem_input_word(u32 tile, int rows, int row, int b)
 {
-    const u32 lin = tile + (u32)((k / FA4_CW) * rows * FA4_SWIZZLE + row * FA4_SWIZZLE +
-                                 (k % FA4_CW) * FA4_ESIZE);
-    const u32 addr = lin ^ (((lin >> 7) & (FA4_SWIZZLE / 16 - 1)) << 4);
-    const u32 w = ld_shared_u32(addr & ~3u) >> (8 * (addr & 3u));
+    const u32 lin = tile + (u32)((b / FA4_SWIZZLE) * rows * FA4_SWIZZLE + row * FA4_SWIZZLE +
+                                 b % FA4_SWIZZLE);
+    return ld_shared_u32(lin ^ (((lin >> 7) & (FA4_SWIZZLE / 16 - 1)) << 4));
+}
+
+/* Q . K over the elements packed in words A and B. */
+FA4_DEV float dot_word(u32 a, u32 b, float acc)
+{
 #if FA4_FP8
-    return cvt_f32_f16_lo(cvt_rn_f16x2_e4m3x2(w & 0xffu));
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+        acc = fmaf(cvt_f32_f16_lo(cvt_rn_f16x2_e4m3x2((a >> (8 * e)) & 0xffu)),
+                   cvt_f32_f16_lo(cvt_rn_f16x2_e4m3x2((b >> (8 * e)) & 0xffu)), acc);
 #elif FA4_DTYPE == 1
-    return __uint_as_float(w << 16);
+    acc = fmaf(__uint_as_float(a << 16), __uint_as_float(b << 16), acc);
+    acc = fmaf(__uint_as_float(a & 0xffff0000u), __uint_as_float(b & 0xffff0000u), acc);
 #else
-    return cvt_f32_f16_lo(w);
+    acc = fmaf(cvt_f32_f16_lo(a), cvt_f32_f16_lo(b), acc);
+    acc = fmaf(cvt_f32_f16_lo(a >> 16), cvt_f32_f16_lo(b >> 16), acc);
 #endif
+    return acc;
 }
 
 /* This thread's raw scores of the block in K stage K_SMEM (as gemm_qk
  * leaves them in S), recomputed on the CUDA cores from shared memory: the
  * rare block whose exponentials against the running max overflowed
- * (softmax_sum_check).  Slow, exact to fp32 rounding; the loops stay
- * rolled and S is written by selects, so the code is small and S stays in
- * registers. */
+ * (softmax_sum_check).  Slow, exact to fp32 rounding; one rolled dot
+ * product per score, a word of each input at a time, so it needs a
+ * handful of registers beside S, O and P (the loop's own). */
 FA4_DEV void recompute_scores(float (&s)[FA4_BN / 2], u32 smem, u32 k_smem, int wg, int tid)
 {
     const int lane = tid % 32;
     const int row = wg * 64 + 16 * (tid / 32) + lane / 4;
-#pragma unroll 1
+#pragma unroll
     for (int i = 0; i < FA4_BN / 2; ++i) {
         const int r = row + 8 * ((i >> 1) & 1);
         const int key = 8 * (i / 4) + 2 * (lane % 4) + (i & 1);
         float acc = 0.0f;
 #pragma unroll 1
-        for (int k = 0; k < FA4_DP; ++k)
-            acc = fmaf(smem_input(smem + FA4_SMEM_Q_OFF, FA4_BM, r, k),
-                       smem_input(k_smem, FA4_BN, key, k), acc);
-#pragma unroll
-        for (int j = 0; j < FA4_BN / 2; ++j)
-            s[j] = j == i ? acc : s[j];
+        for (int b = 0; b < FA4_DP * FA4_ESIZE; b += 4)
+            acc = dot_word(smem_input_word(smem + FA4_SMEM_Q_OFF, FA4_BM, r, b),
+                           smem_input_word(k_smem, FA4_BN, key, b), acc);
+        s[i] = acc;
     }
 }
 
@@ -459,6 +467,11 @@ FA4_DEV void zero_v_rows(u32 v_smem, int lo, int hi, int wg, int tid)
     fence_proxy_async_shared_cta();
     named_barrier_sync(FA4_BAR_EPILOGUE_WG0 + wg, 128);
 }
+
+/* The loop drops the row max after a consumer's first block (softmax.cuh)
+ * unless the variant took the max-first loop (FA4_MAX_FREE 0: lib/jit.c)
+ * or softcap's constant max needs none anyway. */
+#define FA4_LOOP_MAX_FREE (FA4_MAX_FREE && !FA4_SOFTCAP_FIXED_MAX)
 
 /* The main loop of consumer warpgroup WG over key blocks [n_lo, n_hi) of
  * TILE: O and the softmax state on return (O unnormalised).  Overlap inside
@@ -542,8 +555,15 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
         pingpong_pass(wg);
         wgmma_wait_group<1>();
         fence_array(s);
+#if !FA4_LOOP_MAX_FREE && !FA4_LATE_K_RELEASE
+        release_stage(bars.k_empty(st.stage), lane);   /* no recompute: free K at once */
+#endif
 #if FA4_SOFTCAP
         softcap_scores(s, softcap_pre);
+#endif
+#if !FA4_LOOP_MAX_FREE
+        if (!FA4_O_ALIASES_Q && n == n_lo)
+            release_stage(bars.q_empty(), lane);
 #endif
         if (kv_block_needs_mask(p, sq, pos0, n))
             mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
@@ -551,11 +571,14 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
          * new one (softmax.cuh); K and Q stay until the check for the
          * rare block that goes back to its scores. */
         bool rescale = false, max_first = true;
-        if (!FA4_SOFTCAP_FIXED_MAX && !softmax_warp_has_empty_row(sm)) {
+        if (FA4_LOOP_MAX_FREE && !softmax_warp_has_empty_row(sm)) {
             float sum[2];
             softmax_exp_free(sm, s, scale_log2, sum);
             const int v = softmax_sum_check(sum);
             if (__any_sync(0xffffffffu, v == 2)) {
+                /* P V done first: P's registers are free for the recompute. */
+                wgmma_wait_group<0>();
+                fence_array(o);
                 recompute_scores(s, smem, smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES,
                                  wg, tid);
 #if FA4_SOFTCAP
@@ -575,26 +598,41 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
         }
         if (max_first) {
             rescale = softmax_update_max(sm, s, scale_log2, factor);
+#if !FA4_LOOP_MAX_FREE && FA4_LATE_K_RELEASE
+            release_stage_after(bars.k_empty(st.stage), lane, sm.m[0] + sm.m[1]);
+#endif
             softmax_exp(sm, s, scale_log2, factor);
         }
-#if FA4_LATE_K_RELEASE
+#if FA4_LOOP_MAX_FREE && FA4_LATE_K_RELEASE
         /* The P V wait below would otherwise run before the exponentials
          * (ptxas hoists it to the top of its block): freeing K after the
-         * max keeps it there, so they overlap the previous block's P V
-         * (bench/NOTES.md). */
+         * row sums keeps it there, so they overlap the previous block's
+         * P V (bench/NOTES.md). */
         release_stage_after(bars.k_empty(st.stage), lane, sm.l[0] + sm.l[1]);
-#else
+#elif FA4_LOOP_MAX_FREE
         release_stage(bars.k_empty(st.stage), lane);
 #endif
+#if FA4_LOOP_MAX_FREE
         if (!FA4_O_ALIASES_Q && n == n_lo)
             release_stage(bars.q_empty(), lane);
+#endif
         wgmma_wait_group<0>();
         fence_array(o);
         fence_array(s);
         release_stage(bars.v_empty(vst.stage), lane);
+#if FA4_LATE_K_RELEASE
+        /* P before the rescale's branch: in one basic block with the
+         * exponentials after the wait, ptxas packs them as they come
+         * rather than all after the branch, on the way to the next GEMMs
+         * (bench/NOTES.md: 3-4% at d64; fp8 and some persistent tiles
+         * lose, so it comes with late_k, which the tuner picks per shape). */
+        convert_p(pr, s);
+#endif
         if (__any_sync(0xffffffffu, rescale))
             rescale_o(o, factor);
+#if !FA4_LATE_K_RELEASE
         convert_p(pr, s);
+#endif
         kv_next(st, vst);
     }
 

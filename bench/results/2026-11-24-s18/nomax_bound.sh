@@ -4,6 +4,9 @@
 # max (wrong for general inputs, exact for plan_bench's uniform [-1, 1]
 # inputs, whose scaled scores stay far below 2^8).  HEAD's kernels
 # (embedded) against kexp, separate processes alternating, two rounds.
+# kexp = HEAD's kernels/ with, in sm90/kernel.cuh, FA4_SOFTCAP_FIXED_MAX
+# forced to 1, and in sm90/softmax.cuh softcap_fixed_max() returning
+# -FA4_P_LOG2 when FA4_SOFTCAP is 0.
 O=$OUT; mkdir -p $O; export FA4_SYSTEM_DB=
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
 F8="sm90 bm=128 bn=192 stages=2 swizzle=64 fused_kv=0 q_tiles=1 warps=0 wgs=2 regs=24/240 cluster=1 exp2_emu=0 rescale=8 sched=plain splits=0 pack_gqa=0 pingpong=1"
