@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include "jit.h"
+#include "problem.h"
 #include "hash.h"
 #include "embedded.h"
 #include "family.h"
@@ -278,14 +279,14 @@ const char *jit_source_hash(fa4_family family)
 
 /* The generated source of a variant into BUF; returns FA4_OK or FA4_EINVAL. */
 static fa4_status variant_source(char *buf, size_t size, const fa4_problem *p,
-                                 const fa4_config *c, const fa4_layout *l)
+                                 const fa4_config *c, const fa4_layout *l, const char *extra)
 {
     const family_ops *ops = family_lookup(c->family);
     int n;
 
     if (!ops)
         return FA4_EINVAL;
-    n = snprintf(buf, size, "/* libfa4 %s variant */\n", ops->name);
+    n = snprintf(buf, size, "/* libfa4 %s variant */\n%s", ops->name, extra);
     if (n < 0 || (size_t)n >= size)
         return FA4_EINVAL;
     if (budget_defines(buf + n, size - (size_t)n, p, c, l) < 0)
@@ -321,7 +322,7 @@ fa4_status jit_key(char key[17], const char *arch, const fa4_problem *problem,
     int nopt, i, nv = jit_nvrtc_version();
     uint64_t h = HASH_FNV1A_INIT;
 
-    if (variant_source(src, sizeof src, problem, config, layout) != FA4_OK)
+    if (variant_source(src, sizeof src, problem, config, layout, "") != FA4_OK)
         return FA4_EINVAL;
     h = hash_fnv1a(h, src, strlen(src));
     nopt = compile_options(opts, arch_opt, inc_opt, arch);
@@ -361,8 +362,8 @@ static void parse_ptxas_log(jit_kernel *k)
     }
 }
 
-/* One compile of the variant's source, EXTRA (define lines or "") first;
-   with PTX non-NULL the PTX text too (malloc'd). */
+/* One compile of the variant's source with EXTRA (define lines or "")
+   ahead of its defines; with PTX non-NULL the PTX text too (malloc'd). */
 static fa4_status compile_source(jit_kernel *out, char **ptx, const char *arch,
                                  const fa4_problem *problem, const fa4_config *config,
                                  const fa4_layout *layout, const char *extra, char *why,
@@ -379,10 +380,7 @@ static fa4_status compile_source(jit_kernel *out, char **ptx, const char *arch,
     fa4_status st = FA4_ECOMPILE;
 
     memset(out, 0, sizeof *out);
-    n = strlen(extra);
-    if (n >= sizeof src ||
-        (memcpy(src, extra, n), variant_source(src + n, sizeof src - n, problem, config,
-                                               layout)) != FA4_OK) {
+    if (variant_source(src, sizeof src, problem, config, layout, extra) != FA4_OK) {
         snprintf(why, why_size, "variant source does not fit %zu bytes", sizeof src);
         return FA4_EINVAL;
     }
@@ -467,7 +465,8 @@ static fa4_status compile_variant(jit_kernel *out, char **ptx, const char *arch,
 {
     fa4_status st = compile_source(out, ptx, arch, problem, config, layout, "", why, why_size);
 
-    if (st == FA4_ECOMPILE && out->spill_bytes > 0 && config->family == FA4_FAMILY_SM90) {
+    if (st == FA4_ECOMPILE && out->spill_bytes > 0 && config->family == FA4_FAMILY_SM90 &&
+        !problem_softcap_fixed_max(problem)) {   /* softcap's constant max has no max to drop */
         jit_kernel_free(out);
         st = compile_source(out, ptx, arch, problem, config, layout, "#define FA4_MAX_FREE 0\n",
                             why, why_size);
