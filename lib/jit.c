@@ -307,6 +307,12 @@ static int compile_options(const char *opts[8], char arch_opt[64], char inc_opt[
     opts[n++] = arch_opt;
     opts[n++] = "-std=c++17";
     opts[n++] = "--ptxas-options=-v";
+    /* NVRTC 12.9+ keeps its own disk cache of compiled code, and a hit
+       returns the binary without ptxas's report, which the spill and
+       stack-frame checks read; the database's binary cache holds only
+       checked binaries instead. */
+    if (jit_nvrtc_version() >= 12090)
+        opts[n++] = "--no-cache";
     if (dir) {
         snprintf(inc_opt, 4200, "-I%s", dir);
         opts[n++] = inc_opt;
@@ -327,7 +333,9 @@ fa4_status jit_key(char key[17], const char *arch, const fa4_problem *problem,
     h = hash_fnv1a(h, src, strlen(src));
     nopt = compile_options(opts, arch_opt, inc_opt, arch);
     for (i = 0; i < nopt; i++)
-        if (strncmp(opts[i], "-I", 2) != 0)      /* the directory is covered by the source hash */
+        /* The directory is covered by the source hash; --no-cache does
+           not change the binary. */
+        if (strncmp(opts[i], "-I", 2) != 0 && strcmp(opts[i], "--no-cache") != 0)
             h = hash_fnv1a(h, opts[i], strlen(opts[i]) + 1);
     h = hash_fnv1a(h, &nv, sizeof nv);
     h = hash_fnv1a(h, FA4_VERSION_STRING, sizeof FA4_VERSION_STRING);
@@ -336,10 +344,10 @@ fa4_status jit_key(char key[17], const char *arch, const fa4_problem *problem,
     return FA4_OK;
 }
 
-/* Pull the registers of the main kernel (JIT_KERNEL_NAME; the first
-** function when the log does not name it) and the spill bytes of every
-** function (a module may carry a merge step or the fp8 V^T copy) out of a
-** ptxas log. */
+/* Pull the registers and the stack frame of the main kernel
+** (JIT_KERNEL_NAME; the first function when the log does not name it) and
+** the spill bytes of every function (a module may carry a merge step or
+** the fp8 V^T copy) out of a ptxas log. */
 static void parse_ptxas_log(jit_kernel *k)
 {
     const char *s, *main_fn = strstr(k->log, "entry function '" JIT_KERNEL_NAME "'");
@@ -347,8 +355,16 @@ static void parse_ptxas_log(jit_kernel *k)
 
     k->regs = -1;
     k->spill_bytes = -1;
+    k->stack_bytes = -1;
     if ((s = strstr(main_fn ? main_fn : k->log, "Used ")))
         sscanf(s, "Used %d registers", &k->regs);
+    if ((s = strstr(main_fn ? main_fn : k->log, "bytes stack frame"))) {
+        while (s > k->log && s[-1] == ' ')
+            s--;
+        while (s > k->log && s[-1] >= '0' && s[-1] <= '9')
+            s--;
+        sscanf(s, "%d bytes stack frame", &k->stack_bytes);
+    }
     for (s = strstr(k->log, "bytes stack frame"); s; s = strstr(s + 1, "bytes stack frame")) {
         const char *t = s;
         while (t > k->log && t[-1] == ' ')
@@ -428,6 +444,13 @@ static fa4_status compile_source(jit_kernel *out, char **ptx, const char *arch,
                  out->regs, arch);
         goto done;
     }
+    /* A stack frame without spills is local memory all the same (an array
+       ptxas could not keep in registers); the plan's loader refuses it. */
+    if (out->stack_bytes > 0) {
+        snprintf(why, why_size, "variant uses a %d-byte stack frame (%d registers) for %s",
+                 out->stack_bytes, out->regs, arch);
+        goto done;
+    }
     if (nvrtcGetCUBINSize(prog, &n) != NVRTC_SUCCESS || !(out->cubin = malloc(n))) {
         snprintf(why, why_size, "nvrtcGetCUBIN failed (arch %s must be a real sm_XX target)", arch);
         goto done;
@@ -455,8 +478,9 @@ done:
 }
 
 /* jit_compile(), and with PTX non-NULL the PTX text too.  An sm90 variant
-   whose max-free loop (kernels/sm90/softmax.cuh) spills, which its few
-   more live registers do in a handful of variants at the register limit,
+   whose max-free loop (kernels/sm90/softmax.cuh) spills or keeps a stack
+   frame, which its few more live registers do in a handful of variants at
+   the register limit (and with another NVRTC build, others),
    is compiled again with the max-first loop (FA4_MAX_FREE 0): the same
    inputs always give the same binary, so the key stays the variant's. */
 static fa4_status compile_variant(jit_kernel *out, char **ptx, const char *arch,
@@ -465,7 +489,8 @@ static fa4_status compile_variant(jit_kernel *out, char **ptx, const char *arch,
 {
     fa4_status st = compile_source(out, ptx, arch, problem, config, layout, "", why, why_size);
 
-    if (st == FA4_ECOMPILE && out->spill_bytes > 0 && config->family == FA4_FAMILY_SM90 &&
+    if (st == FA4_ECOMPILE && (out->spill_bytes > 0 || out->stack_bytes > 0) &&
+        config->family == FA4_FAMILY_SM90 &&
         !problem_softcap_fixed_max(problem)) {   /* softcap's constant max has no max to drop */
         jit_kernel_free(out);
         st = compile_source(out, ptx, arch, problem, config, layout, "#define FA4_MAX_FREE 0\n",

@@ -23,6 +23,8 @@ typedef struct jit_kernel {
     char *log;            /* NVRTC/ptxas log, malloc'd, may be "" */
     int regs;             /* registers per thread of fa4_fwd from ptxas (-1: unknown) */
     int spill_bytes;      /* spill stores + loads bytes, all the module's functions (-1: unknown) */
+    int stack_bytes;      /* fa4_fwd's stack frame (local memory, which the plan's
+                             loader refuses as it does spills; -1: unknown) */
     double compile_ms;
     char key[17];         /* hex hash of (source, defines, options, NVRTC
                              version, arch, library version) */
@@ -37,9 +39,10 @@ fa4_status jit_key(char key[17], const char *arch, const fa4_problem *problem,
 
 /*
 ** Compile (PROBLEM, CONFIG, LAYOUT) for ARCH ("sm_90a") into *OUT (release
-** with jit_kernel_free()).  Rejects a variant that spills (FA4_ECOMPILE,
-** "spills 64 bytes"); an sm90 variant whose max-free loop spills is first
-** compiled again with the max-first loop (kernels/README.md).  FA4_ECOMPILE with the first log lines in WHY on a
+** with jit_kernel_free()).  Rejects a variant that spills or whose kernel
+** has a stack frame (FA4_ECOMPILE, "spills 64 bytes"): the plan's loader
+** refuses any local memory.  An sm90 variant whose max-free loop spills is
+** first compiled again with the max-first loop (kernels/README.md).  FA4_ECOMPILE with the first log lines in WHY on a
 ** compile error.  Thread-safe (NVRTC is).
 */
 fa4_status jit_compile(jit_kernel *out, const char *arch,

@@ -188,10 +188,50 @@ typedef struct given_cubin {
     size_t size;
 } given_cubin;
 
+/* Compile PLAN's variant into *CUBIN (malloc'd) and *SIZE. */
+static fa4_status compile_kernel(fa4_plan *plan, fa4_context *ctx, void **cubin, size_t *size)
+{
+    jit_kernel jk = { 0 };
+    char why[1024];
+    fa4_status st;
+
+    /* Compiling takes ~0.3-3 s: outside the lock, so threads compile in parallel. */
+    st = jit_compile(&jk, ctx->limits.arch, &plan->problem, &plan->config, &plan->layout, why, sizeof why);
+    if (st != FA4_OK) {
+        jit_kernel_free(&jk);
+        return error_set(ctx, st, "%s", why);
+    }
+    *cubin = jk.cubin;
+    *size = jk.cubin_size;
+    jk.cubin = NULL;
+    jit_kernel_free(&jk);
+    return FA4_OK;
+}
+
+/* Load CUBIN into E (no module in E on failure); ctx not current. */
+static fa4_status load_entry(fa4_context *ctx, struct plan_cache_entry *e, const void *cubin,
+                             const fa4_layout *layout)
+{
+    fa4_status st = context_push(ctx);
+
+    if (st == FA4_OK) {
+        st = load_kernel(ctx, e, cubin, layout);
+        context_pop(ctx);
+    }
+    if (st != FA4_OK && e->module) {
+        ctx->cu->cuModuleUnload(e->module);
+        e->module = NULL;
+    }
+    return st;
+}
+
 /*
 ** Find or build the kernel of PLAN: the context's memory cache, then
 ** GIVEN when it is this variant's, then the database's binary cache, then
-** NVRTC.
+** NVRTC.  A binary goes into the database once it has loaded (or, planning
+** without a GPU, once it compiled); a cached binary that does not load (a
+** local-memory kernel an earlier library stored) is compiled afresh and
+** replaced.
 */
 static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_options *o,
                              const given_cubin *given)
@@ -200,7 +240,7 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
     char key[17], why[1024];
     void *cubin = NULL, *owned = NULL;
     size_t size = 0;
-    jit_kernel jk = { 0 };
+    int from_db = 0, store = 0;
     fa4_status st;
 
     if (jit_key(key, ctx->limits.arch, &plan->problem, &plan->config, &plan->layout) != FA4_OK)
@@ -220,20 +260,13 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
     } else if (ctx->db && !o->no_binary_cache) {
         st = db_binary_get(ctx->db, &owned, &size, key, why, sizeof why);
         cubin = st == FA4_OK ? owned : NULL;
+        from_db = cubin != NULL;
     }
     if (!cubin) {
-        /* Compiling takes ~0.3-3 s: outside the lock, so threads compile in parallel. */
-        st = jit_compile(&jk, ctx->limits.arch, &plan->problem, &plan->config, &plan->layout, why, sizeof why);
-        if (st != FA4_OK) {
-            jit_kernel_free(&jk);
-            return error_set(ctx, st, "%s", why);
-        }
-        cubin = owned = jk.cubin;
-        size = jk.cubin_size;
-        jk.cubin = NULL;
-        jit_kernel_free(&jk);
-        if (ctx->db)
-            db_binary_put(ctx->db, key, ctx->limits.arch, cubin, size, why, sizeof why);
+        if ((st = compile_kernel(plan, ctx, &owned, &size)) != FA4_OK)
+            return st;
+        cubin = owned;
+        store = ctx->db != NULL;
     }
     if (!(e = calloc(1, sizeof *e))) {
         free(owned);
@@ -242,15 +275,21 @@ static fa4_status get_kernel(fa4_plan *plan, fa4_context *ctx, const fa4_plan_op
     memcpy(e->key, key, sizeof key);
     st = FA4_OK;
     if (!ctx->plan_only) {
-        if ((st = context_push(ctx)) == FA4_OK) {
-            st = load_kernel(ctx, e, cubin, &plan->layout);
-            context_pop(ctx);
+        st = load_entry(ctx, e, cubin, &plan->layout);
+        if (st == FA4_ECOMPILE && from_db) {
+            free(owned);
+            owned = NULL;
+            if ((st = compile_kernel(plan, ctx, &owned, &size)) == FA4_OK) {
+                cubin = owned;
+                store = 1;
+                st = load_entry(ctx, e, cubin, &plan->layout);
+            }
         }
     }
+    if (st == FA4_OK && store)
+        db_binary_put(ctx->db, key, ctx->limits.arch, cubin, size, why, sizeof why);
     free(owned);
     if (st != FA4_OK) {
-        if (e->module)
-            ctx->cu->cuModuleUnload(e->module);
         free(e);
         return st;
     }

@@ -63,6 +63,39 @@ static void check_compile(const device_limits *dev, const fa4_problem *p, const 
         jit_kernel_free(&k);
 }
 
+/* A variant compiled twice gives the same binary with ptxas's report both
+   times.  NVRTC 12.9+ keeps a disk cache (where a driver is present) whose
+   hits carry no report, so the spill check would pass whatever came back:
+   the max-free loop of this d64 tile spills 12 bytes (NVRTC 13.0), and a
+   second compile served from that cache returned the spilling binary
+   instead of the max-first fallback, which the plan's loader then refused
+   ("8 bytes of local memory").  lib/jit.c compiles with --no-cache. */
+static void check_repeat_compile(const device_limits *dev)
+{
+    fa4_problem p = ct_problem(FA4_DTYPE_BF16, 32, 512, 64, 64, 0);
+    fa4_config cfg = sm90_config(3, 128, 2);
+    fa4_layout layout;
+    jit_kernel k[2];
+    fa4_status st[2];
+    char why[1024];
+    int i;
+
+    cfg.scheduler = FA4_SCHED_PERSISTENT;
+    cfg.pingpong = 1;
+    if (!ct_fits(&layout, dev, &p, &cfg, "sm_90a bf16 d64/64", "192x128 persistent"))
+        return;
+    for (i = 0; i < 2; i++)
+        st[i] = jit_compile(&k[i], "sm_90a", &p, &cfg, &layout, why, sizeof why);
+    ok(st[0] == FA4_OK && st[1] == FA4_OK && k[0].regs > 0 && k[1].regs > 0 &&
+       k[0].stack_bytes == 0 && k[1].stack_bytes == 0 && k[0].cubin_size == k[1].cubin_size &&
+       !memcmp(k[0].cubin, k[1].cubin, k[0].cubin_size),
+       "a variant compiled twice: the same binary, ptxas's report both times (%d and %d regs)",
+       st[0] == FA4_OK ? k[0].regs : -1, st[1] == FA4_OK ? k[1].regs : -1);
+    for (i = 0; i < 2; i++)
+        if (st[i] == FA4_OK)
+            jit_kernel_free(&k[i]);
+}
+
 /* The tail split's records for plan maxima of every size below a few
    waves: enough for every call within them, and no more than the bound
    (sm90_tail_bytes: min(SMs, 16 x tiles), none below 8 key blocks). */
@@ -749,6 +782,7 @@ int main(void)
         skip("NVRTC not available: compiles not run");
         return done_testing();
     }
+    check_repeat_compile(&dev);
     check_layouts(&dev);
     check_varlen(&dev);
     check_softcap_sinks(&dev);
