@@ -685,7 +685,8 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
        under the persistent scheduler, no ping-pong (fa4-tune's winner at
        16k; H100 plan_bench: 16k -4.5%, 4 x 4k -8.5%, GQA 32/8 16k -2.3%;
        bench/NOTES.md, sm90 v14). */
-    if (out->bn == 192 && !problem_has_mask(pb) && !pb->varlen && !pb->page_size &&
+    if (pb->head_dim_qk > 64 && pb->head_dim_qk <= 128 && !problem_has_mask(pb) &&
+        !pb->varlen && !pb->page_size &&
         sm90_consumer_need(problem_head_dim_v(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle, 1,
                            out->consumer_wgs, 0) <= out->consumer_regs) {
         out->fused_kv = 1;

@@ -344,6 +344,17 @@ fa4_status jit_key(char key[17], const char *arch, const fa4_problem *problem,
     return FA4_OK;
 }
 
+/* The start of the number that ends, before blanks, at S in LOG
+** ("12 bytes stack frame": the "12"). */
+static const char *number_before(const char *log, const char *s)
+{
+    while (s > log && s[-1] == ' ')
+        s--;
+    while (s > log && s[-1] >= '0' && s[-1] <= '9')
+        s--;
+    return s;
+}
+
 /* Pull the registers and the stack frame of the main kernel
 ** (JIT_KERNEL_NAME; the first function when the log does not name it) and
 ** the spill bytes of every function (a module may carry a merge step or
@@ -358,21 +369,12 @@ static void parse_ptxas_log(jit_kernel *k)
     k->stack_bytes = -1;
     if ((s = strstr(main_fn ? main_fn : k->log, "Used ")))
         sscanf(s, "Used %d registers", &k->regs);
-    if ((s = strstr(main_fn ? main_fn : k->log, "bytes stack frame"))) {
-        while (s > k->log && s[-1] == ' ')
-            s--;
-        while (s > k->log && s[-1] >= '0' && s[-1] <= '9')
-            s--;
-        sscanf(s, "%d bytes stack frame", &k->stack_bytes);
-    }
+    if ((s = strstr(main_fn ? main_fn : k->log, "bytes stack frame")))
+        sscanf(number_before(k->log, s), "%d bytes stack frame", &k->stack_bytes);
     for (s = strstr(k->log, "bytes stack frame"); s; s = strstr(s + 1, "bytes stack frame")) {
-        const char *t = s;
-        while (t > k->log && t[-1] == ' ')
-            t--;
-        while (t > k->log && t[-1] >= '0' && t[-1] <= '9')
-            t--;
         stack = stores = loads = 0;
-        if (sscanf(t, "%d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
+        if (sscanf(number_before(k->log, s),
+                   "%d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
                    &stack, &stores, &loads) == 3)
             k->spill_bytes = (k->spill_bytes < 0 ? 0 : k->spill_bytes) + stores + loads;
     }
@@ -480,9 +482,9 @@ done:
 /* jit_compile(), and with PTX non-NULL the PTX text too.  An sm90 variant
    whose max-free loop (kernels/sm90/softmax.cuh) spills or keeps a stack
    frame, which its few more live registers do in a handful of variants at
-   the register limit (and with another NVRTC build, others),
-   is compiled again with the max-first loop (FA4_MAX_FREE 0): the same
-   inputs always give the same binary, so the key stays the variant's. */
+   the register limit, is compiled again with the max-first loop
+   (FA4_MAX_FREE 0): the same inputs always give the same binary, so the
+   key stays the variant's. */
 static fa4_status compile_variant(jit_kernel *out, char **ptx, const char *arch,
                                   const fa4_problem *problem, const fa4_config *config,
                                   const fa4_layout *layout, char *why, size_t why_size)

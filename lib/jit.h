@@ -42,8 +42,9 @@ fa4_status jit_key(char key[17], const char *arch, const fa4_problem *problem,
 ** with jit_kernel_free()).  Rejects a variant that spills or whose kernel
 ** has a stack frame (FA4_ECOMPILE, "spills 64 bytes"): the plan's loader
 ** refuses any local memory.  An sm90 variant whose max-free loop spills is
-** first compiled again with the max-first loop (kernels/README.md).  FA4_ECOMPILE with the first log lines in WHY on a
-** compile error.  Thread-safe (NVRTC is).
+** first compiled again with the max-first loop (kernels/README.md).
+** FA4_ECOMPILE with the first log lines in WHY on a compile error.
+** Thread-safe (NVRTC is).
 */
 fa4_status jit_compile(jit_kernel *out, const char *arch,
                        const fa4_problem *problem, const fa4_config *config,
