@@ -313,9 +313,9 @@ int main(void)
            "a config in use outside the space is added next to the default");
         /* what a winner must beat: the config in use, else the default */
         r.trials[0].state = r.trials[1].state = r.trials[3].state = TRIAL_TIMED;
-        ok(search_rival(&r, 3) == 1 && search_rival(&r, 1) == 0 && search_rival(&r, 0) == 1,
-           "a winner is confirmed against the config in use; the config in use, and the "
-           "default when it wins, against the other");
+        ok(search_rival(&r, 3) == 1 && search_rival(&r, 1) == -1 && search_rival(&r, 0) == 1,
+           "a winner is confirmed against the config in use, the default when it wins "
+           "too; the config in use needs none when it wins (it stays)");
         r.trials[1].state = TRIAL_SKIPPED;
         ok(search_rival(&r, 3) == 0 && search_rival(&r, 0) == -1,
            "the config in use unmeasured: against the default, and the default needs none");

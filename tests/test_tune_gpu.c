@@ -363,7 +363,8 @@ int main(void)
             r.confirm_wins == r.confirm_rounds && r.confirm_gain >= TIMING_MIN_GAIN) ||
            (r.confirm == CONFIRM_REJECTED && r.rival_index >= 0 &&
             r.stored_index == r.rival_index) ||
-           (r.confirm == CONFIRM_DEFAULT_WON && r.stored_index == r.winner) ||
+           ((r.confirm == CONFIRM_DEFAULT_WON || r.confirm == CONFIRM_IN_USE_WON) &&
+            r.stored_index == r.winner) ||
            r.confirm == CONFIRM_NO_DEFAULT,
            "the confirmation decides what is stored (state %d, gain %+.1f%%, "
            "won %d of %d rounds)", (int)r.confirm, 100 * r.confirm_gain,

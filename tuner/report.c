@@ -216,6 +216,7 @@ static const char *confirm_word(const search_result *r)
     case CONFIRM_REJECTED: return "rejected";
     case CONFIRM_DEFAULT_WON: return "default_won";
     case CONFIRM_NO_DEFAULT: return "no_default";
+    case CONFIRM_IN_USE_WON: return "in_use_won";
     case CONFIRM_NOT_RUN: break;
     }
     return "not_run";
@@ -255,6 +256,9 @@ static void report_confirm(FILE *out, const search_result *r, double def)
         break;
     case CONFIRM_NO_DEFAULT:
         fprintf(out, "   not confirmed: the heuristic default was not measured\n");
+        break;
+    case CONFIRM_IN_USE_WON:
+        fprintf(out, "   the config in use is the fastest: kept\n");
         break;
     case CONFIRM_NOT_RUN:
         if (r->winner >= 0 && !r->interrupted)

@@ -1383,18 +1383,23 @@ int search_rival(const search_result *r, int best)
 {
     int i, d = r->default_index;
 
+    /* The config in use, when measured, is what a winner must beat; when
+       it is the winner itself nothing replaces it, so there is no rival
+       (confirming it against the default instead once stored the default
+       over a config in use that beat it in 5 of 6 rounds). */
     for (i = 0; i < r->ntrials; i++)
-        if (r->trials[i].is_incumbent && !r->trials[i].is_default && i != best &&
-            r->trials[i].state == TRIAL_TIMED)
-            return i;
+        if (r->trials[i].is_incumbent && r->trials[i].state == TRIAL_TIMED)
+            return i == best ? -1 : i;
     return d >= 0 && d != best && r->trials[d].state == TRIAL_TIMED ? d : -1;
 }
 
 /*
 ** Decide what to store for R's winner BEST: the winner itself when there
 ** is no measured rival (search_rival: the config in use, else the
-** default), or when the confirmation against it holds (or is off); the
-** rival when it does not.
+** default; none when the winner is the config in use), or when the
+** confirmation against it holds (or is off); the rival when it does not.
+** So what a lookup got before the run is replaced only by a config that
+** beat it in every round.
 */
 static fa4_status choose_stored(search_result *r, fa4_context *ctx,
                                 const search_opts *o, int best,
@@ -1408,6 +1413,10 @@ static fa4_status choose_stored(search_result *r, fa4_context *ctx,
     r->rival_index = d;
     if (d < 0 && r->trials[best].is_default) {
         r->confirm = CONFIRM_DEFAULT_WON;
+        return FA4_OK;
+    }
+    if (d < 0 && r->trials[best].is_incumbent) {
+        r->confirm = CONFIRM_IN_USE_WON;
         return FA4_OK;
     }
     if (d < 0 || !r->trials[d].plan) {

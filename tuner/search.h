@@ -121,9 +121,11 @@ typedef struct search_result {
     /* The confirmation: winner and rival (search_rival(): the config in
        use when it is another, else the default) re-timed in alternation
        (ABAB.., fresh buffers); the winner is stored only when it is
-       faster in every round (timing_pair_verdict), else the rival. */
+       faster in every round (timing_pair_verdict), else the rival.  A
+       winning default with no other config in use, or a winning config
+       in use, has no rival and is stored as it is. */
     enum { CONFIRM_NOT_RUN, CONFIRM_HELD, CONFIRM_REJECTED,
-           CONFIRM_DEFAULT_WON, CONFIRM_NO_DEFAULT } confirm;
+           CONFIRM_DEFAULT_WON, CONFIRM_NO_DEFAULT, CONFIRM_IN_USE_WON } confirm;
     int rival_index;         /* the trial confirmed against, -1: none */
     double confirm_ms;       /* the winner's median over the rounds */
     double confirm_rival_ms;
