@@ -468,6 +468,21 @@ FA4_DEV void zero_v_rows(u32 v_smem, int lo, int hi, int wg, int tid)
     named_barrier_sync(FA4_BAR_EPILOGUE_WG0 + wg, 128);
 }
 
+/* Block N's scores as the softmax takes them: softcapped (PRE: 1 / cap
+ * with the scale), then masked where the block needs it.  The first
+ * block, the loop and the recompute all go through here. */
+FA4_DEV void prepare_scores(float (&s)[FA4_BN / 2], const fa4_params &p, const fa4_seq &sq,
+                            int pos0, int n, int row0, int col0, float softcap_pre)
+{
+#if FA4_SOFTCAP
+    softcap_scores(s, softcap_pre);
+#else
+    (void)softcap_pre;
+#endif
+    if (kv_block_needs_mask(p, sq, pos0, n))
+        mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
+}
+
 /* The loop drops the row max after a consumer's first block (softmax.cuh)
  * unless the variant took the max-first loop (FA4_MAX_FREE 0: lib/jit.c)
  * or softcap's constant max needs none anyway. */
@@ -487,9 +502,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
     const int row0 = thread_row(sq, m0, wg, tid);
     const int col0 = 2 * (lane % 4);
     float scale_log2 = p.scale_log2;
-#if FA4_SOFTCAP
-    float softcap_pre = p.softcap_pre;
-#endif
+    float softcap_pre = FA4_SOFTCAP ? p.softcap_pre : 0.0f;
 #if FA4_FP8
     {
         /* S was computed from the stored values: scale by their factors. */
@@ -515,13 +528,9 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
     wgmma_wait_group<0>();
     fence_array(s);
     release_stage(bars.k_empty(st.stage), lane);
-#if FA4_SOFTCAP
-    softcap_scores(s, softcap_pre);
-#endif
     if (!FA4_O_ALIASES_Q && n == n_lo)
         release_stage(bars.q_empty(), lane);
-    if (kv_block_needs_mask(p, sq, pos0, n))
-        mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
+    prepare_scores(s, p, sq, pos0, n, row0, col0, softcap_pre);
     softmax_update_max(sm, s, scale_log2, factor);
     softmax_exp(sm, s, scale_log2, factor);
     convert_p(pr, s);
@@ -558,15 +567,11 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
 #if !FA4_LOOP_MAX_FREE && !FA4_LATE_K_RELEASE
         release_stage(bars.k_empty(st.stage), lane);   /* no recompute: free K at once */
 #endif
-#if FA4_SOFTCAP
-        softcap_scores(s, softcap_pre);
-#endif
 #if !FA4_LOOP_MAX_FREE
         if (!FA4_O_ALIASES_Q && n == n_lo)
             release_stage(bars.q_empty(), lane);
 #endif
-        if (kv_block_needs_mask(p, sq, pos0, n))
-            mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
+        prepare_scores(s, p, sq, pos0, n, row0, col0, softcap_pre);
         /* Once every row of the warp has a max, the exponentials need no
          * new one (softmax.cuh); K and Q stay until the check for the
          * rare block that goes back to its scores. */
@@ -581,11 +586,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
                 fence_array(o);
                 recompute_scores(s, smem, smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES,
                                  wg, tid);
-#if FA4_SOFTCAP
-                softcap_scores(s, softcap_pre);
-#endif
-                if (kv_block_needs_mask(p, sq, pos0, n))
-                    mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
+                prepare_scores(s, p, sq, pos0, n, row0, col0, softcap_pre);
             } else {
                 max_first = false;
                 if (__any_sync(0xffffffffu, v != 0)) {

@@ -39,6 +39,17 @@ FA4_DEV float quad_sum(float x)
     return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
+/* The largest of INIT and row H's scores (this thread's part of the row). */
+template <int NS>
+FA4_DEV float row_max(const float (&s)[NS], int h, float init)
+{
+    float mx = init;
+#pragma unroll
+    for (int c = 0; c < NS / 4; ++c)
+        mx = fmaxf(mx, fmaxf(s[4 * c + 2 * h], s[4 * c + 2 * h + 1]));
+    return mx;
+}
+
 /* 1 when element I of N goes to the polynomial (spread evenly, PCT %). */
 __host__ __device__ constexpr bool exp2_emulated(int i, int n, int pct)
 {
@@ -63,6 +74,30 @@ FA4_DEV void softmax_init(fa4_softmax &sm)
     sm.l[0] = sm.l[1] = 0.0f;
 }
 
+/* Row H of S := 2^(S * scale_log2 - M_USE) in place; returns the row's
+ * sum, kept in PARTS partial sums (shorter dependency chains) added at
+ * the end. */
+template <int PARTS, int NS>
+FA4_DEV float exp_row(float (&s)[NS], int h, float scale_log2, float m_use)
+{
+    static_assert(PARTS == 1 || PARTS == 2, "exp_row: one or two partial sums");
+    float a0 = 0.0f, a1 = 0.0f;
+#pragma unroll
+    for (int c = 0; c < NS / 4; ++c) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int i = 4 * c + 2 * h + e;
+            const float x = fmaf(s[i], scale_log2, -m_use);
+            s[i] = exp2_emulated(i, NS, FA4_EXP2_EMU_PCT) ? exp2_fma(x) : ex2_approx_ftz_f32(x);
+            if (PARTS == 2 && e == 1)
+                a1 += s[i];
+            else
+                a0 += s[i];
+        }
+    }
+    return PARTS == 1 ? a0 : a0 + a1;
+}
+
 /* Update the running max with score block S (raw scores) and return in
  * FACTOR the multiplier for O and l of each row (1 when the max stays).
  * Returns 1 when some row of this thread needs the rescale. */
@@ -76,11 +111,7 @@ FA4_DEV bool softmax_update_max(fa4_softmax &sm, const float (&s)[NS], float sca
         factor[h] = 1.0f;
         if (FA4_SOFTCAP_FIXED_MAX)   /* the max is a constant (softcap_fixed_max) */
             continue;
-        float mx = FA4_NEG_INF;
-#pragma unroll
-        for (int c = 0; c < NS / 4; ++c)
-            mx = fmaxf(mx, fmaxf(s[4 * c + 2 * h], s[4 * c + 2 * h + 1]));
-        mx = quad_max(mx) * scale_log2;
+        const float mx = quad_max(row_max(s, h, FA4_NEG_INF)) * scale_log2;
         const float m_old = sm.m[h];
         /* m_old = -inf and mx finite: the difference is +inf, so the row
          * takes mx and factor 0 (O and l are still 0).  Both -inf: NaN
@@ -108,18 +139,7 @@ FA4_DEV void softmax_exp(fa4_softmax &sm, float (&s)[NS], float scale_log2,
 #else
         const float m_use = (sm.m[h] == FA4_NEG_INF ? 0.0f : sm.m[h]) - (float)FA4_P_LOG2;
 #endif
-        float sum = 0.0f;
-#pragma unroll
-        for (int c = 0; c < NS / 4; ++c) {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int i = 4 * c + 2 * h + e;
-                const float x = fmaf(s[i], scale_log2, -m_use);
-                s[i] = exp2_emulated(i, NS, FA4_EXP2_EMU_PCT) ? exp2_fma(x) : ex2_approx_ftz_f32(x);
-                sum += s[i];
-            }
-        }
-        sm.l[h] = fmaf(sm.l[h], factor[h], sum);
+        sm.l[h] = fmaf(sm.l[h], factor[h], exp_row<1>(s, h, scale_log2, m_use));
     }
 }
 
@@ -160,19 +180,7 @@ FA4_DEV void softmax_exp_free(const fa4_softmax &sm, float (&s)[NS], float scale
 {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        const float m_use = sm.m[h] - (float)FA4_P_LOG2;
-        float acc[2] = {0.0f, 0.0f};
-#pragma unroll
-        for (int c = 0; c < NS / 4; ++c) {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int i = 4 * c + 2 * h + e;
-                const float x = fmaf(s[i], scale_log2, -m_use);
-                s[i] = exp2_emulated(i, NS, FA4_EXP2_EMU_PCT) ? exp2_fma(x) : ex2_approx_ftz_f32(x);
-                acc[e] += s[i];
-            }
-        }
-        sum[h] = acc[0] + acc[1];
+        sum[h] = exp_row<2>(s, h, scale_log2, sm.m[h] - (float)FA4_P_LOG2);
     }
 }
 
@@ -205,11 +213,7 @@ FA4_DEV bool softmax_renorm(fa4_softmax &sm, float (&s)[NS], const float (&sum)[
     bool any = false;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        float mx = 0.0f;
-#pragma unroll
-        for (int c = 0; c < NS / 4; ++c)
-            mx = fmaxf(mx, fmaxf(s[4 * c + 2 * h], s[4 * c + 2 * h + 1]));
-        mx = quad_max(mx);
+        const float mx = quad_max(row_max(s, h, 0.0f));
         factor[h] = 1.0f;
         if (mx > 1.0f) {
             const float d = lg2_approx_ftz_f32(mx);
