@@ -208,7 +208,7 @@ timing_verdict timing_pair_verdict(const timing_pair *tp)
 {
     if (tp->rounds > 0 && tp->wins == tp->rounds && tp->gain >= TIMING_MIN_GAIN)
         return TIMING_HOLDS;
-    if (tp->gain > 0 && tp->gain_hi - tp->gain_lo > TIMING_NOISY_RANGE)
+    if (tp->rounds > 0 && tp->gain >= TIMING_MIN_GAIN)
         return TIMING_NOISY;
     return TIMING_LOST;
 }

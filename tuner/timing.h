@@ -121,14 +121,11 @@ typedef struct timing_pair {
 ** (the heuristic's default). */
 typedef enum timing_verdict {
     TIMING_HOLDS,   /* faster in every round, by a median of TIMING_MIN_GAIN or more */
-    TIMING_LOST,    /* not faster */
-    TIMING_NOISY    /* faster in the median, but not in every round, and the
-                       rounds disagree by more than TIMING_NOISY_RANGE */
+    TIMING_LOST,    /* a median gain below TIMING_MIN_GAIN: not faster */
+    TIMING_NOISY    /* a median gain of TIMING_MIN_GAIN or more, but not in every
+                       round: not proven (a new winner is not adopted on it),
+                       not disproven (a stored one is not dropped on it) */
 } timing_verdict;
-
-/* Per-round gains wider than this cannot tell a few-percent gain from
-** noise (seen: 43% on a 26 us kernel once). */
-#define TIMING_NOISY_RANGE 0.10
 
 /*
 ** Fill *OUT from ROUNDS rounds of per-launch times MS0[k] (plan 0) and

@@ -4,8 +4,10 @@
 ** (fa4_plan_create with each config, fa4_forward, the two timed in
 ** alternation as the tune's confirmation does) and report those whose
 ** gain no longer holds: a driver update, another clock or thermal state,
-** a kernel change.  --drop removes them (lib/db_verify.c), so lookups
-** fall back to the next entry or the heuristic.  See fa4-tune(1).
+** a kernel change.  --drop removes those that lost (a median gain below
+** 1%; one faster in the median but not in every round is kept, as the
+** tune keeps a config in use that is not beaten in every round), so
+** lookups fall back to the next entry or the heuristic.  See fa4-tune(1).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -31,7 +33,7 @@ typedef enum verdict {
     V_IS_DEFAULT,   /* the stored config is the heuristic's: nothing to gain */
     V_STALE,        /* tuned with other kernel sources: used last */
     V_SKIPPED,      /* the default does not build: nothing to time against */
-    V_NOISY         /* the measurement spread too wide to judge: time again */
+    V_NOISY         /* faster in the median, not in every round: time again */
 } verdict;
 
 static const char *const verdict_word[] = {
