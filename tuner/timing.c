@@ -206,11 +206,10 @@ void timing_pair_from_rounds(timing_pair *out, double *ms0, double *ms1,
 
 timing_verdict timing_pair_verdict(const timing_pair *tp)
 {
-    if (tp->rounds > 0 && tp->wins == tp->rounds && tp->gain >= TIMING_MIN_GAIN)
-        return TIMING_HOLDS;
-    if (tp->rounds > 0 && tp->gain >= TIMING_MIN_GAIN)
-        return TIMING_NOISY;
-    return TIMING_LOST;
+    /* No rounds leave the gain at 0: lost. */
+    if (tp->gain < TIMING_MIN_GAIN)
+        return TIMING_LOST;
+    return tp->wins == tp->rounds ? TIMING_HOLDS : TIMING_NOISY;
 }
 
 /* Order doubles ascending, for qsort. */
