@@ -8,16 +8,19 @@
 ** FAMILY: sm80, sm90 or sm100 (which opts in to the sm100 family: this
 ** sweep is how its kernels get validated; bench/b200.sh).  A family that
 ** has no variant on this GPU is an error, not an empty pass.
-** DIMS: head_dim_qk[/head_dim_v], comma-separated.  SWEEP_ONLY=TEXT keeps
-** the variants whose config text (fa4_config_format) contains TEXT, e.g.
-** "swizzle=32"; SWEEP_DTYPE=bf16|fp16 and SWEEP_CAUSAL=0|1 keep one dtype
-** or one masking.  SWEEP_HEADS=HQ/HKV sets the heads (default 4/2).
+** DIMS: head_dim_qk[/head_dim_v], comma-separated.  SWEEP_ONLY=WORDS keeps
+** the variants whose config text (fa4_config_format) contains each of the
+** space-separated WORDS, e.g. "swizzle=32" or "swizzle=128 late_k=1";
+** SWEEP_DTYPE=bf16|fp16 and SWEEP_CAUSAL=0|1 keep one dtype or one masking;
+** SWEEP_WINDOW=LEFT,RIGHT puts that sliding window in place of the causal
+** mask.  SWEEP_HEADS=HQ/HKV sets the heads (default 4/2).
 ** SWEEP_DECODE=T1,T2,.. sweeps decode steps instead: the space of a
 ** problem of max(T) query tokens over max(SEQLENS) keys (so the decode
 ** variants -- sm80's serving tiles, sm100's decode mode -- are in it),
-** each case T query tokens over SEQLENS keys.  Plans are compiled by 16 threads (fa4_plan_create is
-** thread-safe) in the order the main thread runs them, so the GPU checks
-** overlap the compiles.  Prints one line per failure and a summary:
+** each case T query tokens over SEQLENS keys.  Plans are compiled by 16
+** threads (fa4_plan_create is thread-safe) in the order the main thread
+** runs them, so the GPU checks overlap the compiles.  Prints one line per
+** failure and a summary:
 ** variants, cases, failures.
 */
 #include <pthread.h>
@@ -42,6 +45,29 @@ static job *jobs;
 static int njobs, next_job;
 static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t job_done = PTHREAD_COND_INITIALIZER;
+
+/* 1 when config text CS contains every space-separated word of ONLY. */
+static int config_has_all(const char *cs, const char *only)
+{
+    char word[64];
+    int n;
+    while (sscanf(only, " %63s%n", word, &n) == 1) {
+        if (!strstr(cs, word))
+            return 0;
+        only += n;
+    }
+    return 1;
+}
+
+/* "causal=0", "causal=1" or "window=L,R": the mask of P, for the report. */
+static const char *mask_name(const fa4_problem *p, char *buf, size_t n)
+{
+    if (p->window_left >= 0 || p->window_right >= 0)
+        snprintf(buf, n, "window=%d,%d", p->window_left, p->window_right);
+    else
+        snprintf(buf, n, "causal=%d", p->causal);
+    return buf;
+}
 
 static void *compile_worker(void *arg)
 {
@@ -101,6 +127,8 @@ int main(int argc, char **argv)
     fa4_family fam = FA4_FAMILY_SM80;
     const char *only = getenv("SWEEP_ONLY"), *dl;
     int dims[8], dvs[8], nd = 0, seqs[8], ns, di, dt, causal, i, s, cap = 0;
+    int window = 0, wl = -1, wr = -1;
+    char mn[32];
     int cases = 0, failures = 0, compile_fail = 0, g, gend;
     int toks[8], nt = 0, hq = 4, hkv = 2;      /* SWEEP_DECODE, SWEEP_HEADS */
     double worst = 0;
@@ -120,6 +148,14 @@ int main(int argc, char **argv)
     ns = parse_list(seqs, 8, argc > 3 ? argv[3] : "1,17,129,1000,4096");
     if (getenv("SWEEP_DECODE"))
         nt = parse_list(toks, 8, getenv("SWEEP_DECODE"));
+    if (getenv("SWEEP_WINDOW")) {
+        if (sscanf(getenv("SWEEP_WINDOW"), "%d,%d", &wl, &wr) != 2 || wl < -1 || wr < -1) {
+            fprintf(stderr, "sweep: SWEEP_WINDOW=%s is not LEFT,RIGHT (-1: unbounded)\n",
+                    getenv("SWEEP_WINDOW"));
+            return 2;
+        }
+        window = 1;
+    }
     if (getenv("SWEEP_HEADS") &&
         (sscanf(getenv("SWEEP_HEADS"), "%d/%d", &hq, &hkv) != 2 || hq < 1 || hkv < 1 || hq % hkv)) {
         fprintf(stderr, "sweep: SWEEP_HEADS=%s; want HQ/HKV with HKV dividing HQ\n",
@@ -149,6 +185,11 @@ int main(int argc, char **argv)
                     continue;
                 p.dtype = (fa4_dtype)dt; p.batch = 1; p.heads_q = hq; p.heads_kv = hkv;
                 p.head_dim_qk = dims[di]; p.head_dim_v = dvs[di]; p.causal = causal;
+                if (causal && window) {   /* the masked half takes the window */
+                    p.causal = 0;
+                    p.window_left = wl;
+                    p.window_right = wr;
+                }
                 p.return_lse = 1;
                 p.seqlen_q = p.seqlen_k = 1024;
                 if (nt > 0) {           /* decode steps: the longest of each list */
@@ -169,7 +210,7 @@ int main(int argc, char **argv)
                 }
                 for (i = 0; i < sp.count; i++) {
                     fa4_config_format(&sp.configs[i], cs, sizeof cs);
-                    if (only && !strstr(cs, only))
+                    if (only && !config_has_all(cs, only))
                         continue;
                     memset(&jobs[njobs], 0, sizeof *jobs);
                     jobs[njobs].ctx = ctx;
@@ -187,13 +228,15 @@ int main(int argc, char **argv)
     fflush(stdout);
     for (i = 0; i < 16; i++)
         pthread_create(&th[i], NULL, compile_worker, NULL);
-    /* Jobs come grouped by (head dims, dtype, causal): one set of inputs and
+    /* Jobs come grouped by (head dims, dtype, mask): one set of inputs and
        one reference per group and shape, every variant of the group on it. */
     for (g = 0; g < njobs; g = gend) {
         for (gend = g + 1; gend < njobs && jobs[gend].problem.head_dim_qk == jobs[g].problem.head_dim_qk &&
                            jobs[gend].problem.head_dim_v == jobs[g].problem.head_dim_v &&
                            jobs[gend].problem.dtype == jobs[g].problem.dtype &&
-                           jobs[gend].problem.causal == jobs[g].problem.causal; gend++)
+                           jobs[gend].problem.causal == jobs[g].problem.causal &&
+                           jobs[gend].problem.window_left == jobs[g].problem.window_left &&
+                           jobs[gend].problem.window_right == jobs[g].problem.window_right; gend++)
             ;
         wait_compiled(gend);
         for (i = g; i < gend; i++) {
@@ -236,13 +279,15 @@ int main(int argc, char **argv)
                     cases++;
                     if (fa4_plan_create(&plan, ctx, &p, &po) != FA4_OK || gpu_case_run(&r, &gc, plan) != 0) {
                         failures++;
-                        printf("FAIL d%d/%d %s causal=%d sq=%d sk=%d [%s]: %s\n", p.head_dim_qk,
-                               p.head_dim_v, p.dtype == 1 ? "bf16" : "fp16", p.causal, p.seqlen_q,
+                        printf("FAIL d%d/%d %s %s sq=%d sk=%d [%s]: %s\n", p.head_dim_qk,
+                               p.head_dim_v, p.dtype == 1 ? "bf16" : "fp16",
+                               mask_name(&p, mn, sizeof mn), p.seqlen_q,
                                p.seqlen_k, cs, plan ? r.msg : fa4_context_errmsg(ctx));
                     } else if (!r.pass) {
                         failures++;
-                        printf("FAIL d%d/%d %s causal=%d sq=%d sk=%d [%s]: rel err %.3e lse err %.2e %s\n",
-                               p.head_dim_qk, p.head_dim_v, p.dtype == 1 ? "bf16" : "fp16", p.causal,
+                        printf("FAIL d%d/%d %s %s sq=%d sk=%d [%s]: rel err %.3e lse err %.2e %s\n",
+                               p.head_dim_qk, p.head_dim_v, p.dtype == 1 ? "bf16" : "fp16",
+                               mask_name(&p, mn, sizeof mn),
                                p.seqlen_q, p.seqlen_k, cs, r.rel_err, r.lse_err, r.msg);
                     } else if (r.rel_err > worst) {
                         worst = r.rel_err;
@@ -252,9 +297,10 @@ int main(int argc, char **argv)
                 gpu_case_free(&gc);
             }
         }
-        printf("group d%d/%d %s causal=%d: %d variants done, %d cases, %d failures so far\n",
+        printf("group d%d/%d %s %s: %d variants done, %d cases, %d failures so far\n",
                jobs[g].problem.head_dim_qk, jobs[g].problem.head_dim_v,
-               jobs[g].problem.dtype == 1 ? "bf16" : "fp16", jobs[g].problem.causal, gend - g,
+               jobs[g].problem.dtype == 1 ? "bf16" : "fp16",
+               mask_name(&jobs[g].problem, mn, sizeof mn), gend - g,
                cases, failures);
         /* Release the group's plans (their kernels stay in the context's cache). */
         for (i = g; i < gend; i++) {

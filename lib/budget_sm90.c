@@ -444,10 +444,24 @@ static int sm90_page_gather(const fa4_config *cfg)
     return cfg->scheduler == FA4_SCHED_PLAIN ? 4 : 1;
 }
 
+/* 1 when each consumer warpgroup of a masked tile takes its own key range
+** (FA4_WG_RANGES, mask.cuh): where the tile spans more queries than a key
+** block, its first warpgroups' rows end blocks before the tile's and they
+** skip those wholly masked blocks (d64 causal 2k-16k, 192x128, and d256
+** causal, 128x64/80: 1-6% faster on the H100).  Where it does not
+** (128x128, 128x176) a skip is rare, and the extra code alone cost the
+** d64 causal 512-1k tiles 2-5% (bench/NOTES.md, sm90 v16). */
+static int sm90_wg_ranges(const fa4_problem *pb, const fa4_config *cfg)
+{
+    const int queries = cfg->pack_gqa ? cfg->bm / problem_group(pb) : cfg->bm;
+    return problem_has_mask(pb) && cfg->consumer_wgs > 1 && queries > cfg->bn;
+}
+
 /* family_ops.defines: the sm90 constants of kernels/README.md
 ** (FA4_KV_SLOTS only with the fused ring, FA4_VT_KEYS only for fp8,
 ** FA4_TAIL_SPLIT only for splits=0, FA4_SOFTCAP_FIXED_MAX only under a
-** small bf16 cap (problem_softcap_fixed_max) and FA4_PAGE_GATHER only for paged K/V:
+** small bf16 cap (problem_softcap_fixed_max), FA4_WG_RANGES only where
+** sm90_wg_ranges() and FA4_PAGE_GATHER only for paged K/V:
 ** the other sources, and so their cubin cache keys, stay as they were). */
 static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
@@ -479,6 +493,8 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                       problem_group(pb));
     if (problem_softcap_fixed_max(pb))
         budget_append(buf, size, &m, "#define FA4_SOFTCAP_FIXED_MAX 1\n");
+    if (sm90_wg_ranges(pb, cfg))
+        budget_append(buf, size, &m, "#define FA4_WG_RANGES 1\n");
     if (pb->page_size > 0)     /* FA4_PAGE_GATHER only where pages are */
         budget_append(buf, size, &m, "#define FA4_PAGE_GATHER %d\n", sm90_page_gather(cfg));
     return m;

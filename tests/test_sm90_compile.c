@@ -653,6 +653,48 @@ static void check_softcap_fixed_max(const device_limits *dev)
     }
 }
 
+/* Each warpgroup's own key range (FA4_WG_RANGES, kernels/sm90/mask.cuh) is
+   compiled in only under a mask and where the tile spans more queries than
+   a key block; those variants compile without spills. */
+static void check_wg_ranges(const device_limits *dev)
+{
+    static const struct { int d, causal, group; const char *cfg; int on; } cases[] = {
+        { 256, 1, 1, "sm90 bm=128 bn=64 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 "
+                     "pingpong=1 sched=plain late_k=1", 1 },
+        { 64, 1, 1, "sm90 bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 "
+                    "pingpong=1 sched=plain", 1 },
+        { 64, 1, 1, "sm90 bm=128 bn=128 stages=3 swizzle=128 fused_kv=1 wgs=2 regs=24/240 "
+                    "pingpong=1 sched=dynamic late_k=1", 0 },
+        { 64, 0, 1, "sm90 bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 "
+                    "pingpong=1 sched=plain", 0 },
+        { 128, 1, 4, "sm90 bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 "
+                     "pingpong=1 sched=plain pack_gqa=1 late_k=1", 0 },
+        { 128, 1, 4, "sm90 bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 "
+                     "pingpong=1 sched=plain late_k=1", 1 },
+    };
+    char defs[8192], why[512];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, cases[i].d, cases[i].d, cases[i].causal);
+        fa4_config c;
+        fa4_layout l;
+        int n = -1;
+        p.heads_kv = p.heads_q / cases[i].group;
+        if (config_parse(&c, cases[i].cfg, why, sizeof why) == FA4_OK &&
+            budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK)
+            n = budget_defines(defs, sizeof defs, &p, &c, &l);
+        ok(n > 0 && !strstr(defs, "FA4_WG_RANGES") == !cases[i].on,
+           "d%d%s group %d [%s]: warpgroup key ranges %s", cases[i].d,
+           cases[i].causal ? " causal" : "", cases[i].group, cases[i].cfg,
+           cases[i].on ? "on" : "off");
+        if (n <= 0)
+            diag("  %s", why);
+        else if (cases[i].on)
+            check_compile(dev, &p, &c);
+    }
+}
+
 /* Softcap and sinks with the defaults of each head dim, varlen and not
    (dense queries over 16- and 32-row pages for d64 and d128). */
 static void check_softcap_sinks(const device_limits *dev)
@@ -789,6 +831,7 @@ int main(void)
     check_fp8_serving(&dev);
     check_tail_split(&dev);
     check_pack_gqa(&dev);
+    check_wg_ranges(&dev);
     for (i = 0; i < ndims; i++) {
         /* The default, in each dtype (fp8 e4m3 too), causal and not. */
         for (t = 0; t < 3; t++)

@@ -60,6 +60,9 @@
 #ifndef FA4_SOFTCAP_FIXED_MAX /* softmax.cuh: defined (1) only for bf16 under a small cap */
 #define FA4_SOFTCAP_FIXED_MAX 0
 #endif
+#ifndef FA4_WG_RANGES /* mask.cuh: defined (1) only where budget_sm90.c says it pays */
+#define FA4_WG_RANGES 0
+#endif
 #ifndef FA4_MAX_FREE /* softmax.cuh: 0 only where the max-free loop spills (lib/jit.c) */
 #define FA4_MAX_FREE 1
 #endif
@@ -227,7 +230,11 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
             kv_block_range(p, sq, tile.m_block * FA4_BM_POS, &n_lo, &n_hi);
             tail_part_blocks(p, &n_lo, &n_hi);
             if (n_hi > n_lo)
+#if FA4_WG_RANGES
+                consumer_blocks(p, sq, smem, bars, st, tile, n_lo, n_hi, wg, tid, o, sm);
+#else
                 consumer_mainloop(p, sq, smem, bars, st, tile, n_lo, n_hi, wg, tid, o, sm);
+#endif
         }
 
         float inv[2], lse[2];

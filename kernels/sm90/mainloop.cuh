@@ -489,7 +489,7 @@ FA4_DEV void prepare_scores(float (&s)[FA4_BN / 2], const fa4_params &p, const f
 #define FA4_LOOP_MAX_FREE (FA4_MAX_FREE && !FA4_SOFTCAP_FIXED_MAX)
 
 /* The main loop of consumer warpgroup WG over key blocks [n_lo, n_hi) of
- * TILE: O and the softmax state on return (O unnormalised).  Overlap inside
+ * TILE (at least one): O and the softmax state on return (O unnormalised).  Overlap inside
  * the warpgroup: S(n-1) = Q K^T is issued together with O += P(n) V(n), and
  * the softmax of S(n-1) runs while P(n) V(n) is in flight. */
 FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem, fa4_bars bars,
@@ -647,5 +647,44 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
     fence_array(o);
     release_stage(bars.v_empty(vst.stage), lane);
 }
+
+#if FA4_WG_RANGES
+/* Key block ST passed over by warpgroup WG: its K and V released once they
+ * landed (an arrival before that could count toward the slot's previous
+ * use), and its ping-pong turn taken and passed on, so that the ring and
+ * the turns stay in step with the warpgroups that compute the block. */
+FA4_DEV void skip_block(fa4_bars bars, fa4_pipe &st, int wg, int lane)
+{
+    fa4_pipe vst;
+    mbarrier_wait(bars.k_full(st.stage), st.phase);
+    release_stage(bars.k_empty(st.stage), lane);
+    kv_next(st, vst);
+    mbarrier_wait(bars.v_full(vst.stage), vst.phase);
+    release_stage(bars.v_empty(vst.stage), lane);
+    pingpong_wait(wg);
+    pingpong_pass(wg);
+}
+
+/* Warpgroup WG's share of the tile's key blocks [n_lo, n_hi): the blocks
+ * its rows see (wg_block_range) through the main loop, the others skipped.
+ * (Without FA4_WG_RANGES kernel.cuh runs the main loop over them all: even
+ * a wrapper that only forwards moves ptxas's schedule.) */
+FA4_DEV void consumer_blocks(const fa4_params &p, const fa4_seq &sq, u32 smem, fa4_bars bars,
+                             fa4_pipe &st, const fa4_tile &tile, int n_lo, int n_hi, int wg,
+                             int tid, float (&o)[FA4_DVP / 2], fa4_softmax &sm)
+{
+    const int lane = tid % 32;
+    int lo, hi;
+    wg_block_range(p, sq, tile.m_block * FA4_BM, wg, n_lo, n_hi, &lo, &hi);
+    for (int n = n_hi - 1; n >= hi; --n)
+        skip_block(bars, st, wg, lane);
+    if (hi > lo)
+        consumer_mainloop(p, sq, smem, bars, st, tile, lo, hi, wg, tid, o, sm);
+    else if (!FA4_O_ALIASES_Q)
+        release_stage(bars.q_empty(), lane);   /* the main loop's last block would */
+    for (int n = lo - 1; n >= n_lo; --n)
+        skip_block(bars, st, wg, lane);
+}
+#endif
 
 #endif

@@ -34,6 +34,33 @@ FA4_DEV void kv_block_range(const fa4_params &p, const fa4_seq &s, int m0, int *
         *n_hi = *n_lo;
 }
 
+#if FA4_WG_RANGES
+/* The blocks [*lo, *hi) of the tile's [n_lo, n_hi) that consumer
+ * warpgroup WG's 64 rows of the tile at packed row M0 see.  Under a causal
+ * mask or a window a tile's rows see different keys, so the tile's range
+ * is wider than each warpgroup's: its first rows' last block, say, is
+ * wholly masked for them, and they skip it rather than compute it
+ * (mainloop.cuh; only where budget_sm90.c says it pays).  Rows wholly
+ * past the sequence keep the tile's range. */
+FA4_DEV void wg_block_range(const fa4_params &p, const fa4_seq &s, int m0, int wg, int n_lo,
+                            int n_hi, int *lo, int *hi)
+{
+    const int r0 = q_load_row(s, m0) + wg * 64;
+    const int first = row_query(r0), last = min(row_query(r0 + 63), s.len_q - 1);
+    const int diag = s.len_k - s.len_q;
+    *lo = n_lo;
+    *hi = n_hi;
+    if (first > last)
+        return;
+    if (p.window_right >= 0) {
+        const int k_hi = min(s.len_k, last + diag + p.window_right + 1);
+        *hi = min(max(k_hi <= 0 ? 0 : (k_hi + FA4_BN - 1) / FA4_BN, n_lo), n_hi);
+    }
+    if (p.window_left >= 0)
+        *lo = min(max(max(first + diag - p.window_left, 0) / FA4_BN, n_lo), *hi);
+}
+#endif
+
 /* 1 when some score of key block N in the tile whose first query is M0
  * must be masked. */
 FA4_DEV bool kv_block_needs_mask(const fa4_params &p, const fa4_seq &s, int m0, int n)
