@@ -517,83 +517,27 @@ static void check_tail_split(fa4_context *ctx, uint64_t *seed)
     }
 }
 
-/* sm90 tiles that compile each warpgroup's own key range (FA4_WG_RANGES:
-   the tile spans more queries than a key block) under a causal mask and a
-   window, with seqlen_k below seqlen_q (rows that see no key: whole
-   warpgroups skip every block), above it, and ragged; ping-pong, the
-   fused ring, the persistent and dynamic schedulers and fp8 among them. */
-static void check_wg_ranges(fa4_context *ctx, uint64_t *seed)
+/* One sm90 config on one problem, as the pack and ranges sections list
+   them: MASK 1 causal, 2 a (100, 20) window; FLAVOURS softcap 30 and
+   sinks; CFG without the family. */
+typedef struct sm90_case {
+    fa4_dtype dt;
+    int hq, hkv, d, b, sq, sk, mask, flavours;
+    const char *cfg;
+} sm90_case;
+
+/* Each of CASES with EXTRA appended to its config text, one ok line each
+   named WHAT; skipped off sm90 (NAME says what). */
+static void check_sm90_cases(fa4_context *ctx, uint64_t *seed, const sm90_case *cases, size_t n,
+                             const char *extra, const char *what, const char *name)
 {
-    static const struct {
-        fa4_dtype dt;
-        int hq, hkv, d, b, sq, sk, window;
-        const char *cfg;
-    } cases[] = {
-        { FA4_DTYPE_BF16, 4, 2, 256, 2, 1000, 1000, 0, "bm=128 bn=64 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
-        { FA4_DTYPE_BF16, 4, 2, 256, 2, 1000, 17, 0, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
-        { FA4_DTYPE_BF16, 4, 2, 64, 2, 1000, 1000, 0, "bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=plain" },
-        { FA4_DTYPE_FP16, 4, 2, 64, 2, 129, 700, 0, "bm=192 bn=96 stages=2 swizzle=128 fused_kv=1 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=persistent late_k=1" },
-        { FA4_DTYPE_BF16, 4, 4, 64, 1, 1000, 300, 0, "bm=192 bn=64 stages=2 swizzle=128 fused_kv=1 wgs=3 regs=32/160 rescale=8 sched=dynamic" },
-        { FA4_DTYPE_BF16, 4, 2, 64, 2, 1000, 1000, 1, "bm=128 bn=64 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=dynamic" },
-        { FA4_DTYPE_BF16, 2, 1, 128, 1, 300, 700, 1, "bm=192 bn=64 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=plain" },
-        { FA4_DTYPE_BF16, 8, 2, 128, 2, 1000, 1000, 0, "bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 rescale=8 sched=plain late_k=1" },
-        { FA4_DTYPE_FP8_E4M3, 4, 2, 64, 2, 1000, 1000, 0, "bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=plain" },
-    };
     size_t i;
 
     if (ctx->limits.cc != 90) {
-        skip("warpgroup key ranges: sm90 only here (this GPU is sm_%d)", ctx->limits.cc);
+        skip("%s: sm90 only here (this GPU is sm_%d)", name, ctx->limits.cc);
         return;
     }
-    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fa4_problem p = FA4_PROBLEM_INIT;
-        char text[256];
-
-        p.dtype = cases[i].dt;
-        p.batch = cases[i].b; p.heads_q = cases[i].hq; p.heads_kv = cases[i].hkv;
-        p.head_dim_qk = p.head_dim_v = cases[i].d;
-        p.seqlen_q = cases[i].sq; p.seqlen_k = cases[i].sk;
-        p.return_lse = 1;
-        if (cases[i].window) {
-            p.window_left = 100;
-            p.window_right = 20;
-        } else {
-            p.causal = 1;
-        }
-        snprintf(text, sizeof text, "sm90 %s", cases[i].cfg);
-        check_config_case(ctx, seed, &p, text, "ranges");
-    }
-}
-
-/* sm90 GQA packing beyond the grid's group of 2: groups 4 and 8 (16 and 8
-   queries per 64-row box), both tile heights, every scheduler, causal and
-   a sliding window, ragged lengths, softcap with sinks (a sink per query
-   head: the two rows of a thread are two heads), fp8; LSE checked. */
-static void check_pack_gqa(fa4_context *ctx, uint64_t *seed)
-{
-    static const struct {
-        fa4_dtype dt;
-        int hq, hkv, d, b, sq, sk, mask, flavours;
-        const char *cfg;
-    } cases[] = {
-        { FA4_DTYPE_BF16, 8, 2, 128, 2, 1000, 1000, 1, 0, "bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
-        { FA4_DTYPE_BF16, 8, 2, 128, 2, 1000, 1000, 0, 0, "bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 rescale=8 sched=plain" },
-        { FA4_DTYPE_FP16, 8, 1, 128, 1, 17, 1000, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=dynamic" },
-        { FA4_DTYPE_BF16, 8, 1, 64, 3, 1, 1, 1, 0, "bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 sched=plain" },
-        { FA4_DTYPE_BF16, 8, 2, 64, 2, 129, 129, 1, 1, "bm=192 bn=112 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=persistent" },
-        { FA4_DTYPE_BF16, 8, 2, 64, 2, 1000, 17, 0, 1, "bm=128 bn=128 stages=3 swizzle=64 fused_kv=1 wgs=2 regs=24/240 rescale=8 sched=lpt" },
-        { FA4_DTYPE_BF16, 16, 2, 128, 1, 1000, 700, 2, 1, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=dynamic" },
-        { FA4_DTYPE_BF16, 8, 2, 256, 1, 300, 1000, 1, 0, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=plain" },
-        { FA4_DTYPE_FP8_E4M3, 8, 2, 128, 2, 1000, 1000, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=plain" },
-        { FA4_DTYPE_FP8_E4M3, 8, 1, 128, 1, 17, 1000, 0, 1, "bm=128 bn=128 stages=2 swizzle=64 wgs=2 regs=24/240 rescale=8 sched=persistent" },
-    };
-    size_t i;
-
-    if (ctx->limits.cc != 90) {
-        skip("GQA packing: sm90 only here (this GPU is sm_%d)", ctx->limits.cc);
-        return;
-    }
-    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (i = 0; i < n; i++) {
         fa4_problem p = FA4_PROBLEM_INIT;
         char text[256];
 
@@ -611,9 +555,53 @@ static void check_pack_gqa(fa4_context *ctx, uint64_t *seed)
             p.softcap = 30.0f;
             p.attention_sinks = 1;
         }
-        snprintf(text, sizeof text, "sm90 %s pack_gqa=1", cases[i].cfg);
-        check_config_case(ctx, seed, &p, text, "pack");
+        snprintf(text, sizeof text, "sm90 %s%s", cases[i].cfg, extra);
+        check_config_case(ctx, seed, &p, text, what);
     }
+}
+
+/* sm90 tiles that compile each warpgroup's own key range (FA4_WG_RANGES:
+   the tile spans more queries than a key block) under a causal mask and a
+   window, with seqlen_k below seqlen_q (rows that see no key: whole
+   warpgroups skip every block), above it, and ragged; ping-pong, the
+   fused ring, the persistent and dynamic schedulers and fp8 among them. */
+static void check_wg_ranges(fa4_context *ctx, uint64_t *seed)
+{
+    static const sm90_case cases[] = {
+        { FA4_DTYPE_BF16, 4, 2, 256, 2, 1000, 1000, 1, 0, "bm=128 bn=64 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
+        { FA4_DTYPE_BF16, 4, 2, 256, 2, 1000, 17, 1, 0, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
+        { FA4_DTYPE_BF16, 4, 2, 64, 2, 1000, 1000, 1, 0, "bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=plain" },
+        { FA4_DTYPE_FP16, 4, 2, 64, 2, 129, 700, 1, 0, "bm=192 bn=96 stages=2 swizzle=128 fused_kv=1 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=persistent late_k=1" },
+        { FA4_DTYPE_BF16, 4, 4, 64, 1, 1000, 300, 1, 0, "bm=192 bn=64 stages=2 swizzle=128 fused_kv=1 wgs=3 regs=32/160 rescale=8 sched=dynamic" },
+        { FA4_DTYPE_BF16, 4, 2, 64, 2, 1000, 1000, 2, 0, "bm=128 bn=64 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=dynamic" },
+        { FA4_DTYPE_BF16, 2, 1, 128, 1, 300, 700, 2, 0, "bm=192 bn=64 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=plain" },
+        { FA4_DTYPE_BF16, 8, 2, 128, 2, 1000, 1000, 1, 0, "bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 rescale=8 sched=plain late_k=1" },
+        { FA4_DTYPE_FP8_E4M3, 4, 2, 64, 2, 1000, 1000, 1, 0, "bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=plain" },
+    };
+    check_sm90_cases(ctx, seed, cases, sizeof cases / sizeof cases[0], "", "ranges",
+                     "warpgroup key ranges");
+}
+
+/* sm90 GQA packing beyond the grid's group of 2: groups 4 and 8 (16 and 8
+   queries per 64-row box), both tile heights, every scheduler, causal and
+   a sliding window, ragged lengths, softcap with sinks (a sink per query
+   head: the two rows of a thread are two heads), fp8; LSE checked. */
+static void check_pack_gqa(fa4_context *ctx, uint64_t *seed)
+{
+    static const sm90_case cases[] = {
+        { FA4_DTYPE_BF16, 8, 2, 128, 2, 1000, 1000, 1, 0, "bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
+        { FA4_DTYPE_BF16, 8, 2, 128, 2, 1000, 1000, 0, 0, "bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 rescale=8 sched=plain" },
+        { FA4_DTYPE_FP16, 8, 1, 128, 1, 17, 1000, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=dynamic" },
+        { FA4_DTYPE_BF16, 8, 1, 64, 3, 1, 1, 1, 0, "bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 sched=plain" },
+        { FA4_DTYPE_BF16, 8, 2, 64, 2, 129, 129, 1, 1, "bm=192 bn=112 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=persistent" },
+        { FA4_DTYPE_BF16, 8, 2, 64, 2, 1000, 17, 0, 1, "bm=128 bn=128 stages=3 swizzle=64 fused_kv=1 wgs=2 regs=24/240 rescale=8 sched=lpt" },
+        { FA4_DTYPE_BF16, 16, 2, 128, 1, 1000, 700, 2, 1, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=dynamic" },
+        { FA4_DTYPE_BF16, 8, 2, 256, 1, 300, 1000, 1, 0, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=plain" },
+        { FA4_DTYPE_FP8_E4M3, 8, 2, 128, 2, 1000, 1000, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 sched=plain" },
+        { FA4_DTYPE_FP8_E4M3, 8, 1, 128, 1, 17, 1000, 0, 1, "bm=128 bn=128 stages=2 swizzle=64 wgs=2 regs=24/240 rescale=8 sched=persistent" },
+    };
+    check_sm90_cases(ctx, seed, cases, sizeof cases / sizeof cases[0], " pack_gqa=1", "pack",
+                     "GQA packing");
 }
 
 int main(void)
