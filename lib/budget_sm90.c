@@ -457,11 +457,28 @@ static int sm90_wg_ranges(const fa4_problem *pb, const fa4_config *cfg)
     return problem_has_mask(pb) && cfg->consumer_wgs > 1 && queries > cfg->bn;
 }
 
+
+/* 1 when a consumer warpgroup whose rows see only the first half of its
+** first key block (the diagonal one under a causal mask) runs that block's
+** GEMMs and softmax at half width (FA4_DIAG_HALF, mask.cuh): masked 16-bit
+** problems whose BN / 2 is a wgmma width (a multiple of 16, at least 64),
+** in tiles that take no warpgroup key ranges.  There (128x128) it saves
+** warpgroup 0 half of every diagonal block: d64 causal 512-1k 4-5%, d128
+** causal 512-4k 1-3% on the H100.  In the taller tiles (192x128) the ranges
+** already skip the masked blocks, only half the warpgroups' last blocks
+** are half blocks, and it measured -1..+4% (bench/NOTES.md, sm90 v17). */
+static int sm90_diag_half(const fa4_problem *pb, const fa4_config *cfg)
+{
+    return problem_has_mask(pb) && pb->dtype != FA4_DTYPE_FP8_E4M3 && cfg->bn % 32 == 0 &&
+           cfg->bn >= 128 && !sm90_wg_ranges(pb, cfg);
+}
+
 /* family_ops.defines: the sm90 constants of kernels/README.md
 ** (FA4_KV_SLOTS only with the fused ring, FA4_VT_KEYS only for fp8,
 ** FA4_TAIL_SPLIT only for splits=0, FA4_SOFTCAP_FIXED_MAX only under a
 ** small bf16 cap (problem_softcap_fixed_max), FA4_WG_RANGES only where
-** sm90_wg_ranges() and FA4_PAGE_GATHER only for paged K/V:
+** sm90_wg_ranges(), FA4_DIAG_HALF only where sm90_diag_half() and
+** FA4_PAGE_GATHER only for paged K/V:
 ** the other sources, and so their cubin cache keys, stay as they were). */
 static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
@@ -495,6 +512,8 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
         budget_append(buf, size, &m, "#define FA4_SOFTCAP_FIXED_MAX 1\n");
     if (sm90_wg_ranges(pb, cfg))
         budget_append(buf, size, &m, "#define FA4_WG_RANGES 1\n");
+    if (sm90_diag_half(pb, cfg))
+        budget_append(buf, size, &m, "#define FA4_DIAG_HALF 1\n");
     if (pb->page_size > 0)     /* FA4_PAGE_GATHER only where pages are */
         budget_append(buf, size, &m, "#define FA4_PAGE_GATHER %d\n", sm90_page_gather(cfg));
     return m;

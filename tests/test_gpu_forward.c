@@ -582,6 +582,31 @@ static void check_wg_ranges(fa4_context *ctx, uint64_t *seed)
                      "warpgroup key ranges");
 }
 
+/* sm90 tiles that run a warpgroup's first block at half width where its
+   rows see only the block's first half (FA4_DIAG_HALF: 16-bit, masked, BN
+   a multiple of 32 from 128, tiles without warpgroup key ranges): the
+   diagonal block of 128x128 causal tiles under every scheduler, ping-pong
+   on and off, the fused ring, BN 160 and 192, a window, GQA packing,
+   softcap with sinks, and seqlen_k above, below and equal to seqlen_q,
+   ragged. */
+static void check_diag_half(fa4_context *ctx, uint64_t *seed)
+{
+    static const sm90_case cases[] = {
+        { FA4_DTYPE_BF16, 4, 2, 64, 2, 1000, 1000, 1, 0, "bm=128 bn=128 stages=3 swizzle=128 fused_kv=1 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=dynamic late_k=1" },
+        { FA4_DTYPE_FP16, 4, 2, 128, 2, 17, 1000, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=persistent" },
+        { FA4_DTYPE_BF16, 4, 2, 64, 2, 1000, 300, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=0 sched=plain" },
+        { FA4_DTYPE_BF16, 4, 4, 64, 3, 17, 17, 1, 0, "bm=128 bn=128 stages=2 swizzle=64 fused_kv=1 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=lpt" },
+        { FA4_DTYPE_BF16, 4, 2, 128, 1, 1000, 1000, 2, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=dynamic late_k=1" },
+        { FA4_DTYPE_BF16, 4, 2, 128, 2, 1000, 1000, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 rescale=8 pingpong=0 sched=dynamic late_k=1" },
+        { FA4_DTYPE_BF16, 4, 2, 64, 1, 1000, 1500, 1, 0, "bm=128 bn=192 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain" },
+        { FA4_DTYPE_FP16, 4, 2, 64, 2, 129, 129, 1, 0, "bm=128 bn=160 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=0 sched=dynamic" },
+        { FA4_DTYPE_BF16, 8, 2, 128, 2, 1000, 1000, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=dynamic late_k=1 pack_gqa=1" },
+        { FA4_DTYPE_BF16, 4, 2, 128, 2, 129, 129, 1, 1, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain" },
+    };
+    check_sm90_cases(ctx, seed, cases, sizeof cases / sizeof cases[0], "", "half",
+                     "half-width first blocks");
+}
+
 /* sm90 GQA packing beyond the grid's group of 2: groups 4 and 8 (16 and 8
    queries per 64-row box), both tile heights, every scheduler, causal and
    a sliding window, ragged lengths, softcap with sinks (a sink per query
@@ -736,6 +761,8 @@ int main(void)
         check_pack_gqa(ctx, &seed);
     if (section("ranges"))
         check_wg_ranges(ctx, &seed);
+    if (section("half"))
+        check_diag_half(ctx, &seed);
     fa4_context_destroy(ctx);
     return done_testing();
 }

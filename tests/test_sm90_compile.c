@@ -695,6 +695,74 @@ static void check_wg_ranges(const device_limits *dev)
     }
 }
 
+/* A warpgroup's first block at half width where its rows see only the
+   block's first half (FA4_DIAG_HALF, kernels/sm90/mainloop.cuh) is
+   compiled in under a mask for 16-bit inputs where BN / 2 is a wgmma
+   width and the tile takes no warpgroup key ranges (not 192x128); those
+   variants compile without spills and without ptxas
+   serialising their wgmma (it does when O's registers are copied under a
+   P V in flight where the half block's path meets the main loop's). */
+static void check_diag_half(const device_limits *dev)
+{
+    static const struct { int d, causal, fp8; const char *cfg; int on; } cases[] = {
+        { 64, 1, 0, "sm90 bm=128 bn=128 stages=3 swizzle=128 fused_kv=1 wgs=2 regs=24/240 "
+                    "pingpong=1 sched=dynamic late_k=1", 1 },
+        { 64, 1, 0, "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                    "pingpong=1 sched=plain late_k=1", 1 },
+        { 64, 1, 0, "sm90 bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 "
+                    "pingpong=1 sched=plain", 0 },
+        { 128, 2, 0, "sm90 bm=128 bn=160 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                     "pingpong=1 sched=persistent", 1 },
+        { 64, 0, 0, "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                    "pingpong=1 sched=plain", 0 },
+        { 128, 1, 0, "sm90 bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                     "pingpong=1 sched=plain late_k=1", 0 },
+        { 256, 1, 0, "sm90 bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                     "pingpong=1 sched=plain late_k=1", 0 },
+        { 128, 1, 1, "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                     "pingpong=1 sched=plain", 0 },
+    };
+    char defs[8192], why[512];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem_2k(cases[i].fp8 ? FA4_DTYPE_FP8_E4M3 : FA4_DTYPE_BF16,
+                                      cases[i].d, cases[i].d, cases[i].causal == 1);
+        fa4_config c;
+        fa4_layout l;
+        jit_kernel k;
+        int n = -1;
+
+        if (cases[i].causal == 2) {
+            p.window_left = 100;
+            p.window_right = 20;
+        }
+        if (config_parse(&c, cases[i].cfg, why, sizeof why) == FA4_OK &&
+            budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK)
+            n = budget_defines(defs, sizeof defs, &p, &c, &l);
+        ok(n > 0 && !strstr(defs, "FA4_DIAG_HALF") == !cases[i].on,
+           "d%d%s%s [%s]: half-width first blocks %s", cases[i].d,
+           cases[i].causal == 1 ? " causal" : cases[i].causal ? " window" : "",
+           cases[i].fp8 ? " fp8" : "", cases[i].cfg, cases[i].on ? "on" : "off");
+        if (n <= 0) {
+            diag("  %s", why);
+            continue;
+        }
+        if (!cases[i].on)
+            continue;
+        if (jit_compile(&k, "sm_90a", &p, &c, &l, why, sizeof why) != FA4_OK) {
+            ok(0, "d%d [%s] compiles: %s", cases[i].d, cases[i].cfg, why);
+            continue;
+        }
+        ok(k.spill_bytes == 0 && !strstr(k.log, "serialized"),
+           "d%d [%s] compiles without spills or serialised wgmma (%d regs, %d B spilled)",
+           cases[i].d, cases[i].cfg, k.regs, k.spill_bytes);
+        if (strstr(k.log, "serialized"))
+            diag("  %s", k.log);
+        jit_kernel_free(&k);
+    }
+}
+
 /* Softcap and sinks with the defaults of each head dim, varlen and not
    (dense queries over 16- and 32-row pages for d64 and d128). */
 static void check_softcap_sinks(const device_limits *dev)
@@ -832,6 +900,7 @@ int main(void)
     check_tail_split(&dev);
     check_pack_gqa(&dev);
     check_wg_ranges(&dev);
+    check_diag_half(&dev);
     for (i = 0; i < ndims; i++) {
         /* The default, in each dtype (fp8 e4m3 too), causal and not. */
         for (t = 0; t < 3; t++)

@@ -63,6 +63,9 @@
 #ifndef FA4_WG_RANGES /* mask.cuh: defined (1) only where budget_sm90.c says it pays */
 #define FA4_WG_RANGES 0
 #endif
+#ifndef FA4_DIAG_HALF /* mask.cuh: defined (1) only where budget_sm90.c says it pays */
+#define FA4_DIAG_HALF 0
+#endif
 #ifndef FA4_MAX_FREE /* softmax.cuh: 0 only where the max-free loop spills (lib/jit.c) */
 #define FA4_MAX_FREE 1
 #endif

@@ -471,8 +471,9 @@ FA4_DEV void zero_v_rows(u32 v_smem, int lo, int hi, int wg, int tid)
 /* Block N's scores as the softmax takes them: softcapped (PRE: 1 / cap
  * with the scale), then masked where the block needs it.  The first
  * block, the loop and the recompute all go through here. */
-FA4_DEV void prepare_scores(float (&s)[FA4_BN / 2], const fa4_params &p, const fa4_seq &sq,
-                            int pos0, int n, int row0, int col0, float softcap_pre)
+template <int NS>
+FA4_DEV void prepare_scores(float (&s)[NS], const fa4_params &p, const fa4_seq &sq, int pos0,
+                            int n, int row0, int col0, float softcap_pre)
 {
 #if FA4_SOFTCAP
     softcap_scores(s, softcap_pre);
@@ -482,6 +483,83 @@ FA4_DEV void prepare_scores(float (&s)[FA4_BN / 2], const fa4_params &p, const f
     if (kv_block_needs_mask(p, sq, pos0, n))
         mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
 }
+
+#if FA4_DIAG_HALF
+/* Key block N when warpgroup WG's rows see none of its second half
+ * (wg_sees_half_block: the diagonal block of a causal tile as tall as a
+ * block, for its first warpgroup): Q K^T at N = BN/2, the softmax over
+ * those scores and P V over those keys, at half the cost of a block.  O
+ * and SM start empty.  The P V is waited for here: left in flight into
+ * the main loop, O's registers would be copied under it where the two
+ * paths meet, and ptxas serialises every wgmma for that (C7515). */
+FA4_DEV void consumer_half_block(const fa4_params &p, const fa4_seq &sq, u32 smem, fa4_bars bars,
+                                 fa4_pipe &st, int n, int n_lo, int wg, int tid, int pos0,
+                                 int row0, float scale_log2, float softcap_pre,
+                                 float (&o)[FA4_DVP / 2], fa4_softmax &sm)
+{
+    const int lane = tid % 32;
+    const u32 q_wg = smem + FA4_SMEM_Q_OFF + wg * 64 * FA4_SWIZZLE;
+    float s[FA4_BN / 4];
+    u32 pr[FA4_P_REGS / 2];
+    float factor[2];
+    fa4_pipe vst;
+
+    mbarrier_wait(bars.k_full(st.stage), st.phase);
+    pingpong_wait(wg);
+    wgmma_fence();
+    {
+        u64 qd;
+        asm volatile("mov.b64 %0, %1;" : "=l"(qd) : "l"(smem_desc_kmajor(q_wg)));
+        const u64 kd = smem_desc_kmajor(smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES);
+#pragma unroll
+        for (int kk = 0; kk < FA4_DP / FA4_KSTEP; ++kk)
+            wgmma_ss<FA4_BN / 2, FA4_AB>(s, kmajor_step_desc(qd, FA4_BM, kk),
+                                         kmajor_step_desc(kd, FA4_BN, kk), kk > 0 ? 1 : 0);
+    }
+    wgmma_commit_group();
+    pingpong_pass(wg);
+    wgmma_wait_group<0>();
+    fence_array(s);
+    release_stage(bars.k_empty(st.stage), lane);
+    if (!FA4_O_ALIASES_Q && n == n_lo)
+        release_stage(bars.q_empty(), lane);
+    prepare_scores(s, p, sq, pos0, n, row0, 2 * (lane % 4), softcap_pre);
+    softmax_update_max(sm, s, scale_log2, factor);
+    softmax_exp(sm, s, scale_log2, factor);
+#pragma unroll
+    for (int i = 0; i < FA4_P_REGS / 2; ++i)
+        pr[i] = pack_p(s[2 * i], s[2 * i + 1]);
+    kv_next(st, vst);
+#if FA4_VARLEN || FA4_PAGED
+    {
+        /* N is the main loop's first block, which may hold rows of no key. */
+        int lo, hi;
+        v_zero_rows(sq, n, &lo, &hi);
+        if (lo < hi) {
+            mbarrier_wait(bars.v_full(vst.stage), vst.phase);
+            zero_v_rows(smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES, lo, hi, wg, tid);
+        }
+    }
+#endif
+    mbarrier_wait(bars.v_full(vst.stage), vst.phase);
+    fence_array(pr);
+    fence_array(o);
+    wgmma_fence();
+    {
+        const u64 vd = smem_desc_mnmajor(smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES,
+                                         FA4_BN * FA4_SWIZZLE);
+#pragma unroll
+        for (int kk = 0; kk < FA4_BN / 32; ++kk)
+            wgmma_rs_tb<FA4_DVP, FA4_AB>(o, pr[4 * kk], pr[4 * kk + 1], pr[4 * kk + 2],
+                                         pr[4 * kk + 3], smem_desc_advance(vd, kk * 16 * FA4_SWIZZLE),
+                                         1);
+    }
+    wgmma_commit_group();
+    wgmma_wait_group<0>();
+    fence_array(o);
+    release_stage(bars.v_empty(vst.stage), lane);
+}
+#endif
 
 /* The loop drops the row max after a consumer's first block (softmax.cuh)
  * unless the variant took the max-first loop (FA4_MAX_FREE 0: lib/jit.c)
@@ -519,6 +597,18 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
     float factor[2];
 
     int n = n_hi - 1;
+#if FA4_DIAG_HALF
+    /* A first block whose second half these rows do not see runs at half
+       width; the block after it then starts the loop with O under way. */
+    const bool half = wg_sees_half_block(p, sq, m0, wg, n);
+    if (half) {
+        consumer_half_block(p, sq, smem, bars, st, n, n_lo, wg, tid, pos0, row0, scale_log2,
+                            softcap_pre, o, sm);
+        if (n == n_lo)
+            return;
+        --n;
+    }
+#endif
     mbarrier_wait(bars.k_full(st.stage), st.phase);
     pingpong_wait(wg);
     wgmma_fence();
@@ -531,12 +621,21 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
     if (!FA4_O_ALIASES_Q && n == n_lo)
         release_stage(bars.q_empty(), lane);
     prepare_scores(s, p, sq, pos0, n, row0, col0, softcap_pre);
+#if FA4_DIAG_HALF
+    if (half) {   /* O holds the half block's P V */
+        if (__any_sync(0xffffffffu, softmax_update_max(sm, s, scale_log2, factor)))
+            rescale_o(o, factor);
+    } else
+#endif
     softmax_update_max(sm, s, scale_log2, factor);
     softmax_exp(sm, s, scale_log2, factor);
     convert_p(pr, s);
     fa4_pipe vst;
     kv_next(st, vst);
 #if (FA4_VARLEN || FA4_PAGED) && !FA4_FP8
+#if FA4_DIAG_HALF
+    if (!half)   /* else the half block was the sequence's last */
+#endif
     {
         /* Only this block, the sequence's last, can hold rows of no key
            (fp8: the V^T copy wrote zeros there, vtranspose.cuh). */

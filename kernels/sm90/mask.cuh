@@ -61,6 +61,30 @@ FA4_DEV void wg_block_range(const fa4_params &p, const fa4_seq &s, int m0, int w
 }
 #endif
 
+#if FA4_DIAG_HALF
+/* 1 when the rows of consumer warpgroup WG (tile at packed row M0) see no
+ * key in the second half of key block N as loaded (kv_load_row): the
+ * diagonal block of a causal mask for the first warpgroup of a tile as
+ * tall as a block, and for every other warpgroup whose last query falls
+ * in the first half of its last block.  Its Q K^T then runs at N = BN/2
+ * and its P V over BN/2 keys (mainloop.cuh). */
+FA4_DEV bool wg_sees_half_block(const fa4_params &p, const fa4_seq &s, int m0, int wg, int n)
+{
+    const int r0 = q_load_row(s, m0) + wg * 64;
+    const int first = row_query(r0), last = min(row_query(r0 + 63), s.len_q - 1);
+    int k_hi = s.len_k;
+    if (first > last)
+        return false;
+#if FA4_MASK
+    if (p.window_right >= 0)
+        k_hi = min(k_hi, last + s.len_k - s.len_q + p.window_right + 1);
+#else
+    (void)p;
+#endif
+    return k_hi <= kv_load_row(s, n) + FA4_BN / 2;
+}
+#endif
+
 /* 1 when some score of key block N in the tile whose first query is M0
  * must be masked. */
 FA4_DEV bool kv_block_needs_mask(const fa4_params &p, const fa4_seq &s, int m0, int n)
