@@ -457,7 +457,6 @@ static int sm90_wg_ranges(const fa4_problem *pb, const fa4_config *cfg)
     return problem_has_mask(pb) && cfg->consumer_wgs > 1 && queries > cfg->bn;
 }
 
-
 /* 1 when a consumer warpgroup whose rows see only the first half of its
 ** first key block (the diagonal one under a causal mask) runs that block's
 ** GEMMs and softmax at half width (FA4_DIAG_HALF, mask.cuh): masked 16-bit

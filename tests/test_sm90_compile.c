@@ -653,114 +653,102 @@ static void check_softcap_fixed_max(const device_limits *dev)
     }
 }
 
-/* Each warpgroup's own key range (FA4_WG_RANGES, kernels/sm90/mask.cuh) is
-   compiled in only under a mask and where the tile spans more queries than
-   a key block; those variants compile without spills. */
-static void check_wg_ranges(const device_limits *dev)
+/* One sm90 config on a 2k-token bf16 (or fp8) problem of head dim D:
+   MASK 0 none, 1 causal, 2 a (100, 20) window; GROUP the GQA group; ON
+   whether the define a gate check looks for is expected. */
+typedef struct gate_case {
+    int d, mask, group, fp8;
+    const char *cfg;
+    int on;
+} gate_case;
+
+/* For each of CASES: DEFINE is in the variant's defines exactly when the
+   case says ON (one ok line naming WHAT), and the variants that have it
+   compile without spills or serialised wgmma (check_compile). */
+static void check_define_gate(const device_limits *dev, const gate_case *cases, size_t n,
+                              const char *define, const char *what)
 {
-    static const struct { int d, causal, group; const char *cfg; int on; } cases[] = {
-        { 256, 1, 1, "sm90 bm=128 bn=64 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 "
-                     "pingpong=1 sched=plain late_k=1", 1 },
-        { 64, 1, 1, "sm90 bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 "
-                    "pingpong=1 sched=plain", 1 },
-        { 64, 1, 1, "sm90 bm=128 bn=128 stages=3 swizzle=128 fused_kv=1 wgs=2 regs=24/240 "
-                    "pingpong=1 sched=dynamic late_k=1", 0 },
-        { 64, 0, 1, "sm90 bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 "
-                    "pingpong=1 sched=plain", 0 },
-        { 128, 1, 4, "sm90 bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 "
-                     "pingpong=1 sched=plain pack_gqa=1 late_k=1", 0 },
-        { 128, 1, 4, "sm90 bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 "
-                     "pingpong=1 sched=plain late_k=1", 1 },
-    };
+    static const char *masks[] = { "", " causal", " window" };
     char defs[8192], why[512];
     size_t i;
 
-    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, cases[i].d, cases[i].d, cases[i].causal);
+    for (i = 0; i < n; i++) {
+        fa4_problem p = ct_problem_2k(cases[i].fp8 ? FA4_DTYPE_FP8_E4M3 : FA4_DTYPE_BF16,
+                                      cases[i].d, cases[i].d, cases[i].mask == 1);
         fa4_config c;
         fa4_layout l;
-        int n = -1;
+        int nd = -1;
+
         p.heads_kv = p.heads_q / cases[i].group;
+        if (cases[i].mask == 2) {
+            p.window_left = 100;
+            p.window_right = 20;
+        }
         if (config_parse(&c, cases[i].cfg, why, sizeof why) == FA4_OK &&
             budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK)
-            n = budget_defines(defs, sizeof defs, &p, &c, &l);
-        ok(n > 0 && !strstr(defs, "FA4_WG_RANGES") == !cases[i].on,
-           "d%d%s group %d [%s]: warpgroup key ranges %s", cases[i].d,
-           cases[i].causal ? " causal" : "", cases[i].group, cases[i].cfg,
-           cases[i].on ? "on" : "off");
-        if (n <= 0)
+            nd = budget_defines(defs, sizeof defs, &p, &c, &l);
+        ok(nd > 0 && !strstr(defs, define) == !cases[i].on, "d%d%s%s group %d [%s]: %s %s",
+           cases[i].d, masks[cases[i].mask], cases[i].fp8 ? " fp8" : "", cases[i].group,
+           cases[i].cfg, what, cases[i].on ? "on" : "off");
+        if (nd <= 0)
             diag("  %s", why);
         else if (cases[i].on)
             check_compile(dev, &p, &c);
     }
 }
 
+/* Each warpgroup's own key range (FA4_WG_RANGES, kernels/sm90/mask.cuh) is
+   compiled in only under a mask and where the tile spans more queries than
+   a key block. */
+static void check_wg_ranges(const device_limits *dev)
+{
+    static const gate_case cases[] = {
+        { 256, 1, 1, 0, "sm90 bm=128 bn=64 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 "
+                        "pingpong=1 sched=plain late_k=1", 1 },
+        { 64, 1, 1, 0, "sm90 bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 "
+                       "pingpong=1 sched=plain", 1 },
+        { 64, 1, 1, 0, "sm90 bm=128 bn=128 stages=3 swizzle=128 fused_kv=1 wgs=2 regs=24/240 "
+                       "pingpong=1 sched=dynamic late_k=1", 0 },
+        { 64, 0, 1, 0, "sm90 bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 "
+                       "pingpong=1 sched=plain", 0 },
+        { 128, 1, 4, 0, "sm90 bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 "
+                        "pingpong=1 sched=plain pack_gqa=1 late_k=1", 0 },
+        { 128, 1, 4, 0, "sm90 bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 "
+                        "pingpong=1 sched=plain late_k=1", 1 },
+    };
+    check_define_gate(dev, cases, sizeof cases / sizeof cases[0], "FA4_WG_RANGES",
+                      "warpgroup key ranges");
+}
+
 /* A warpgroup's first block at half width where its rows see only the
    block's first half (FA4_DIAG_HALF, kernels/sm90/mainloop.cuh) is
    compiled in under a mask for 16-bit inputs where BN / 2 is a wgmma
-   width and the tile takes no warpgroup key ranges (not 192x128); those
-   variants compile without spills and without ptxas
-   serialising their wgmma (it does when O's registers are copied under a
-   P V in flight where the half block's path meets the main loop's). */
+   width and the tile takes no warpgroup key ranges (not 192x128).  Its
+   first form serialised every wgmma (O's registers copied under a P V in
+   flight where the half block's path met the main loop's): check_compile
+   fails that. */
 static void check_diag_half(const device_limits *dev)
 {
-    static const struct { int d, causal, fp8; const char *cfg; int on; } cases[] = {
-        { 64, 1, 0, "sm90 bm=128 bn=128 stages=3 swizzle=128 fused_kv=1 wgs=2 regs=24/240 "
-                    "pingpong=1 sched=dynamic late_k=1", 1 },
-        { 64, 1, 0, "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 "
-                    "pingpong=1 sched=plain late_k=1", 1 },
-        { 64, 1, 0, "sm90 bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 "
-                    "pingpong=1 sched=plain", 0 },
-        { 128, 2, 0, "sm90 bm=128 bn=160 stages=2 swizzle=128 wgs=2 regs=24/240 "
-                     "pingpong=1 sched=persistent", 1 },
-        { 64, 0, 0, "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 "
-                    "pingpong=1 sched=plain", 0 },
-        { 128, 1, 0, "sm90 bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 "
-                     "pingpong=1 sched=plain late_k=1", 0 },
-        { 256, 1, 0, "sm90 bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 "
-                     "pingpong=1 sched=plain late_k=1", 0 },
-        { 128, 1, 1, "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 "
-                     "pingpong=1 sched=plain", 0 },
+    static const gate_case cases[] = {
+        { 64, 1, 1, 0, "sm90 bm=128 bn=128 stages=3 swizzle=128 fused_kv=1 wgs=2 regs=24/240 "
+                       "pingpong=1 sched=dynamic late_k=1", 1 },
+        { 64, 1, 1, 0, "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                       "pingpong=1 sched=plain late_k=1", 1 },
+        { 64, 1, 1, 0, "sm90 bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 "
+                       "pingpong=1 sched=plain", 0 },
+        { 128, 2, 1, 0, "sm90 bm=128 bn=160 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                        "pingpong=1 sched=persistent", 1 },
+        { 64, 0, 1, 0, "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                       "pingpong=1 sched=plain", 0 },
+        { 128, 1, 1, 0, "sm90 bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                        "pingpong=1 sched=plain late_k=1", 0 },
+        { 256, 1, 1, 0, "sm90 bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                        "pingpong=1 sched=plain late_k=1", 0 },
+        { 128, 1, 1, 1, "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                        "pingpong=1 sched=plain", 0 },
     };
-    char defs[8192], why[512];
-    size_t i;
-
-    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fa4_problem p = ct_problem_2k(cases[i].fp8 ? FA4_DTYPE_FP8_E4M3 : FA4_DTYPE_BF16,
-                                      cases[i].d, cases[i].d, cases[i].causal == 1);
-        fa4_config c;
-        fa4_layout l;
-        jit_kernel k;
-        int n = -1;
-
-        if (cases[i].causal == 2) {
-            p.window_left = 100;
-            p.window_right = 20;
-        }
-        if (config_parse(&c, cases[i].cfg, why, sizeof why) == FA4_OK &&
-            budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK)
-            n = budget_defines(defs, sizeof defs, &p, &c, &l);
-        ok(n > 0 && !strstr(defs, "FA4_DIAG_HALF") == !cases[i].on,
-           "d%d%s%s [%s]: half-width first blocks %s", cases[i].d,
-           cases[i].causal == 1 ? " causal" : cases[i].causal ? " window" : "",
-           cases[i].fp8 ? " fp8" : "", cases[i].cfg, cases[i].on ? "on" : "off");
-        if (n <= 0) {
-            diag("  %s", why);
-            continue;
-        }
-        if (!cases[i].on)
-            continue;
-        if (jit_compile(&k, "sm_90a", &p, &c, &l, why, sizeof why) != FA4_OK) {
-            ok(0, "d%d [%s] compiles: %s", cases[i].d, cases[i].cfg, why);
-            continue;
-        }
-        ok(k.spill_bytes == 0 && !strstr(k.log, "serialized"),
-           "d%d [%s] compiles without spills or serialised wgmma (%d regs, %d B spilled)",
-           cases[i].d, cases[i].cfg, k.regs, k.spill_bytes);
-        if (strstr(k.log, "serialized"))
-            diag("  %s", k.log);
-        jit_kernel_free(&k);
-    }
+    check_define_gate(dev, cases, sizeof cases / sizeof cases[0], "FA4_DIAG_HALF",
+                      "half-width first blocks");
 }
 
 /* Softcap and sinks with the defaults of each head dim, varlen and not

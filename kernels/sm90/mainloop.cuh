@@ -316,8 +316,11 @@ FA4_DEV u64 kmajor_step_desc(u64 base, int rows, int kk)
     return smem_desc_advance(base, (kk / kpc) * rows * FA4_SWIZZLE + (kk % kpc) * 32);
 }
 
-/* S = Q K^T for warpgroup WG's 64 rows against K stage K_SMEM. */
-FA4_DEV void gemm_qk(float (&s)[FA4_BN / 2], u32 q_wg, u32 k_smem)
+/* S = Q K^T for warpgroup WG's 64 rows against K stage K_SMEM: the
+ * block's first 2 * NS keys (NS scores a thread; all BN, or half of them
+ * for consumer_half_block). */
+template <int NS>
+FA4_DEV void gemm_qk(float (&s)[NS], u32 q_wg, u32 k_smem)
 {
     /* Q's descriptor is the same for every block: made here each time (the
      * asm cannot leave the loop), or ptxas keeps one per k-step live
@@ -327,27 +330,29 @@ FA4_DEV void gemm_qk(float (&s)[FA4_BN / 2], u32 q_wg, u32 k_smem)
     const u64 kd = smem_desc_kmajor(k_smem);
 #pragma unroll
     for (int kk = 0; kk < FA4_DP / FA4_KSTEP; ++kk)
-        wgmma_ss<FA4_BN, FA4_AB>(s, kmajor_step_desc(qd, FA4_BM, kk), kmajor_step_desc(kd, FA4_BN, kk),
+        wgmma_ss<2 * NS, FA4_AB>(s, kmajor_step_desc(qd, FA4_BM, kk), kmajor_step_desc(kd, FA4_BN, kk),
                                  kk > 0 ? 1 : 0);
 }
 
-/* O += P V with P (FA4_P_REGS packed registers) and V stage V_SMEM: V
- * MN-major for 16-bit inputs; for fp8 (no transposing wgmma) V^T, DVP
- * rows of keys, K-major in chunks of FA4_CW keys, each 32-key group in the
- * order of P's registers (convert_p). */
-FA4_DEV void gemm_pv(float (&o)[FA4_DVP / 2], const u32 (&pr)[FA4_P_REGS], u32 v_smem)
+/* O += P V with P (NP packed registers: the block's first
+ * NP * BN / FA4_P_REGS keys, all or half) and V stage V_SMEM: V MN-major for 16-bit inputs; for fp8
+ * (no transposing wgmma) V^T, DVP rows of keys, K-major in chunks of
+ * FA4_CW keys, each 32-key group in the order of P's registers
+ * (convert_p).  One wgmma k-step takes 4 registers either way. */
+template <int NP>
+FA4_DEV void gemm_pv(float (&o)[FA4_DVP / 2], const u32 (&pr)[NP], u32 v_smem)
 {
 #if FA4_FP8
     const u64 vd = smem_desc_kmajor(v_smem);
 #pragma unroll
-    for (int kk = 0; kk < FA4_BN / 32; ++kk)
+    for (int kk = 0; kk < NP / 4; ++kk)
         wgmma_rs<FA4_DVP, FA4_AB>(o, pr[4 * kk], pr[4 * kk + 1], pr[4 * kk + 2], pr[4 * kk + 3],
                                   kmajor_step_desc(vd, FA4_DVP, kk), 1);
 #else
     /* k16 step: 16 keys x FA4_SWIZZLE B; LBO: keys x FA4_SWIZZLE B per chunk. */
     const u64 vd = smem_desc_mnmajor(v_smem, FA4_BN * FA4_SWIZZLE);
 #pragma unroll
-    for (int kk = 0; kk < FA4_BN / 16; ++kk)
+    for (int kk = 0; kk < NP / 4; ++kk)
         wgmma_rs_tb<FA4_DVP, FA4_AB>(o, pr[4 * kk], pr[4 * kk + 1], pr[4 * kk + 2],
                                      pr[4 * kk + 3], smem_desc_advance(vd, kk * 16 * FA4_SWIZZLE), 1);
 #endif
@@ -360,11 +365,13 @@ FA4_DEV void gemm_pv(float (&o)[FA4_DVP / 2], const u32 (&pr)[FA4_P_REGS], u32 v
  * apart (2q, 2q+1, 2q+8, 2q+9 of each 16).  Packing a thread's own values
  * makes k 4q..4q+3 stand for keys 2q, 2q+1, 2q+8, 2q+9: the V^T copy stores
  * each 32-key group in that order (vtranspose.cuh), so no shuffle is needed. */
-FA4_DEV void convert_p(u32 (&pr)[FA4_P_REGS], const float (&s)[FA4_BN / 2])
+template <int NP, int NS>
+FA4_DEV void convert_p(u32 (&pr)[NP], const float (&s)[NS])
 {
+    static_assert(NS * FA4_ESIZE == 4 * NP, "convert_p: 4 bytes of P a register");
 #if FA4_FP8
 #pragma unroll
-    for (int kk = 0; kk < FA4_BN / 32; ++kk) {
+    for (int kk = 0; kk < NP / 4; ++kk) {
         const int b = 16 * kk;
         pr[4 * kk + 0] = cvt_rn_e4m3x4_f32(s[b + 0], s[b + 1], s[b + 4], s[b + 5]);
         pr[4 * kk + 1] = cvt_rn_e4m3x4_f32(s[b + 2], s[b + 3], s[b + 6], s[b + 7]);
@@ -373,7 +380,7 @@ FA4_DEV void convert_p(u32 (&pr)[FA4_P_REGS], const float (&s)[FA4_BN / 2])
     }
 #else
 #pragma unroll
-    for (int i = 0; i < FA4_P_REGS; ++i)
+    for (int i = 0; i < NP; ++i)
         pr[i] = pack_p(s[2 * i], s[2 * i + 1]);
 #endif
 }
@@ -468,6 +475,25 @@ FA4_DEV void zero_v_rows(u32 v_smem, int lo, int hi, int wg, int tid)
     named_barrier_sync(FA4_BAR_EPILOGUE_WG0 + wg, 128);
 }
 
+/* Before the P V of the main loop's first block N (the tile's last), the
+ * V rows of it that hold no key of the sequence (v_zero_rows: only the
+ * sequence's last block has them) zeroed; V stage VST.  fp8: the V^T copy
+ * wrote zeros there (vtranspose.cuh). */
+FA4_DEV void zero_first_block_v(const fa4_seq &sq, u32 smem, fa4_bars bars, const fa4_pipe &vst,
+                                int n, int wg, int tid)
+{
+#if (FA4_VARLEN || FA4_PAGED) && !FA4_FP8
+    int lo, hi;
+    v_zero_rows(sq, n, &lo, &hi);
+    if (lo < hi) {
+        mbarrier_wait(bars.v_full(vst.stage), vst.phase);
+        zero_v_rows(smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES, lo, hi, wg, tid);
+    }
+#else
+    (void)sq, (void)smem, (void)bars, (void)vst, (void)n, (void)wg, (void)tid;
+#endif
+}
+
 /* Block N's scores as the softmax takes them: softcapped (PRE: 1 / cap
  * with the scale), then masked where the block needs it.  The first
  * block, the loop and the recompute all go through here. */
@@ -507,15 +533,7 @@ FA4_DEV void consumer_half_block(const fa4_params &p, const fa4_seq &sq, u32 sme
     mbarrier_wait(bars.k_full(st.stage), st.phase);
     pingpong_wait(wg);
     wgmma_fence();
-    {
-        u64 qd;
-        asm volatile("mov.b64 %0, %1;" : "=l"(qd) : "l"(smem_desc_kmajor(q_wg)));
-        const u64 kd = smem_desc_kmajor(smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES);
-#pragma unroll
-        for (int kk = 0; kk < FA4_DP / FA4_KSTEP; ++kk)
-            wgmma_ss<FA4_BN / 2, FA4_AB>(s, kmajor_step_desc(qd, FA4_BM, kk),
-                                         kmajor_step_desc(kd, FA4_BN, kk), kk > 0 ? 1 : 0);
-    }
+    gemm_qk(s, q_wg, smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES);
     wgmma_commit_group();
     pingpong_pass(wg);
     wgmma_wait_group<0>();
@@ -526,34 +544,14 @@ FA4_DEV void consumer_half_block(const fa4_params &p, const fa4_seq &sq, u32 sme
     prepare_scores(s, p, sq, pos0, n, row0, 2 * (lane % 4), softcap_pre);
     softmax_update_max(sm, s, scale_log2, factor);
     softmax_exp(sm, s, scale_log2, factor);
-#pragma unroll
-    for (int i = 0; i < FA4_P_REGS / 2; ++i)
-        pr[i] = pack_p(s[2 * i], s[2 * i + 1]);
+    convert_p(pr, s);
     kv_next(st, vst);
-#if FA4_VARLEN || FA4_PAGED
-    {
-        /* N is the main loop's first block, which may hold rows of no key. */
-        int lo, hi;
-        v_zero_rows(sq, n, &lo, &hi);
-        if (lo < hi) {
-            mbarrier_wait(bars.v_full(vst.stage), vst.phase);
-            zero_v_rows(smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES, lo, hi, wg, tid);
-        }
-    }
-#endif
+    zero_first_block_v(sq, smem, bars, vst, n, wg, tid);
     mbarrier_wait(bars.v_full(vst.stage), vst.phase);
     fence_array(pr);
     fence_array(o);
     wgmma_fence();
-    {
-        const u64 vd = smem_desc_mnmajor(smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES,
-                                         FA4_BN * FA4_SWIZZLE);
-#pragma unroll
-        for (int kk = 0; kk < FA4_BN / 32; ++kk)
-            wgmma_rs_tb<FA4_DVP, FA4_AB>(o, pr[4 * kk], pr[4 * kk + 1], pr[4 * kk + 2],
-                                         pr[4 * kk + 3], smem_desc_advance(vd, kk * 16 * FA4_SWIZZLE),
-                                         1);
-    }
+    gemm_pv(o, pr, smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES);
     wgmma_commit_group();
     wgmma_wait_group<0>();
     fence_array(o);
@@ -632,21 +630,10 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
     convert_p(pr, s);
     fa4_pipe vst;
     kv_next(st, vst);
-#if (FA4_VARLEN || FA4_PAGED) && !FA4_FP8
 #if FA4_DIAG_HALF
     if (!half)   /* else the half block was the sequence's last */
 #endif
-    {
-        /* Only this block, the sequence's last, can hold rows of no key
-           (fp8: the V^T copy wrote zeros there, vtranspose.cuh). */
-        int lo, hi;
-        v_zero_rows(sq, n_hi - 1, &lo, &hi);
-        if (lo < hi) {
-            mbarrier_wait(bars.v_full(vst.stage), vst.phase);
-            zero_v_rows(smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES, lo, hi, wg, tid);
-        }
-    }
-#endif
+    zero_first_block_v(sq, smem, bars, vst, n_hi - 1, wg, tid);
 
     for (; n > n_lo; ) {
         --n;

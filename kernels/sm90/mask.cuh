@@ -34,6 +34,18 @@ FA4_DEV void kv_block_range(const fa4_params &p, const fa4_seq &s, int m0, int *
         *n_hi = *n_lo;
 }
 
+#if FA4_WG_RANGES || FA4_DIAG_HALF
+/* The first and last query of consumer warpgroup WG's 64 rows in the tile
+ * at packed row M0; 0 when none is in the sequence (rows wholly past it). */
+FA4_DEV bool wg_queries(const fa4_seq &s, int m0, int wg, int *first, int *last)
+{
+    const int r0 = q_load_row(s, m0) + wg * 64;
+    *first = row_query(r0);
+    *last = min(row_query(r0 + 63), s.len_q - 1);
+    return *first <= *last;
+}
+#endif
+
 #if FA4_WG_RANGES
 /* The blocks [*lo, *hi) of the tile's [n_lo, n_hi) that consumer
  * warpgroup WG's 64 rows of the tile at packed row M0 see.  Under a causal
@@ -45,12 +57,11 @@ FA4_DEV void kv_block_range(const fa4_params &p, const fa4_seq &s, int m0, int *
 FA4_DEV void wg_block_range(const fa4_params &p, const fa4_seq &s, int m0, int wg, int n_lo,
                             int n_hi, int *lo, int *hi)
 {
-    const int r0 = q_load_row(s, m0) + wg * 64;
-    const int first = row_query(r0), last = min(row_query(r0 + 63), s.len_q - 1);
     const int diag = s.len_k - s.len_q;
+    int first, last;
     *lo = n_lo;
     *hi = n_hi;
-    if (first > last)
+    if (!wg_queries(s, m0, wg, &first, &last))
         return;
     if (p.window_right >= 0) {
         const int k_hi = min(s.len_k, last + diag + p.window_right + 1);
@@ -70,10 +81,8 @@ FA4_DEV void wg_block_range(const fa4_params &p, const fa4_seq &s, int m0, int w
  * and its P V over BN/2 keys (mainloop.cuh). */
 FA4_DEV bool wg_sees_half_block(const fa4_params &p, const fa4_seq &s, int m0, int wg, int n)
 {
-    const int r0 = q_load_row(s, m0) + wg * 64;
-    const int first = row_query(r0), last = min(row_query(r0 + 63), s.len_q - 1);
-    int k_hi = s.len_k;
-    if (first > last)
+    int first, last, k_hi = s.len_k;
+    if (!wg_queries(s, m0, wg, &first, &last))
         return false;
 #if FA4_MASK
     if (p.window_right >= 0)
