@@ -158,6 +158,31 @@ static void add_region(fa4_layout *l, const char *name, int *off, int size)
     *off += size;
 }
 
+/* The register estimate up to which the kernel trades registers for
+** instructions in its loop on every arch: K fragments read in mma pair
+** order (FA4_K_PAIRS; the order that pairs registers 0-2 and 1-3 costs
+** ptxas a move per K register, about 210 per key block at d128 bn 64) and
+** K/V stream addresses held between blocks (FA4_KV_PTRS; else formed from
+** the block and thread index at each load).  Both cost ptxas's schedule
+** registers: on Blackwell (sm_100a, sm_120) d128 bn 64 at 32 rows spills
+** 8-56 B with the pairs alone and d128 bn 32 at 32 rows 28-116 B with
+** both (NVRTC 13.0), so there tiles of 32 rows with head_dim_v over 96 (O
+** alone 128 registers) keep the older form.  Before Blackwell (sm_80 to
+** sm_90a) ptxas fits both in every tile the estimate admits (d128 bn 64
+** at 32 rows: 255 registers, no spills), and there they make the d128
+** loop 9-11% faster on the H100 (bench/NOTES.md "sm80 v5"). */
+#define SM80_SPARE_REGS_MAX 240
+
+/* 1 when a variant of ROWS query rows per warp, head_dim_v DV and
+** register estimate REGS (without fused_kv's share, so that fused_kv=1
+** against 0 compares the schedules alone) takes the lean loop on DEV. */
+static int sm80_lean_loop(const device_limits *dev, int rows, int dv, int regs)
+{
+    if (regs <= SM80_SPARE_REGS_MAX && (rows == 16 || dv <= 96))
+        return 1;
+    return rows == 32 && dev->cc < 100;
+}
+
 /* family_ops.fit: see budget_fit() in budget.h. */
 static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
                            const fa4_problem *pb, const fa4_config *cfg,
@@ -285,6 +310,7 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     out->smem_bytes = smem;
     out->regs_estimate = regs;
     out->kv_slots = cfg->stages;
+    out->lean_loop = sm80_lean_loop(dev, rows, dv, sm80_regs_problem(pb, rows, kn));
 
     if (smem > dev->smem_per_block_optin) {
         snprintf(why, wn, "smem %d B > opt-in limit %d B", smem, dev->smem_per_block_optin);
@@ -320,22 +346,9 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     return FA4_OK;
 }
 
-/* The register estimate up to which the kernel trades registers for
-** instructions in its loop: K fragments read in mma pair order
-** (FA4_K_PAIRS; the order that pairs registers 0-2 and 1-3 costs ptxas a
-** move per K register) and K/V stream addresses held between blocks
-** (FA4_KV_PTRS; else formed from the block and thread index at each
-** load).  Both cost ptxas's schedule registers: at d128 and d192/128 with
-** bn 64 at 32 rows (estimate 248) the pairs alone spill 8-56 B on some of
-** sm_80, 90a, 100a and 120 (NVRTC 13.0), and with both d128 bn 32 at 32
-** rows (200-216) spills 28-116 B on sm_120, so tiles of 32 rows with
-** head_dim_v over 96 (O alone 128 registers) keep the older form too. */
-#define SM80_SPARE_REGS_MAX 240
-
 /* family_ops.defines: FA4_WARPS, FA4_WARP_ROWS, FA4_Q_IN_REGS (the
 ** register estimate above assumes the same choice), FA4_K_PAIRS and
-** FA4_KV_PTRS (from the estimate without fused_kv's share, so that
-** fused_kv=1 against 0 compares the schedules alone), FA4_FUSED_KV and
+** FA4_KV_PTRS (the layout's lean_loop), FA4_FUSED_KV and
 ** FA4_RESCALE_THRESHOLD (the config's rescale; kernels/sm80/softmax.cuh),
 ** and FA4_SOFTCAP_FIXED_MAX only where it applies (the other sources, and
 ** so their cubin cache keys, stay as they were). */
@@ -344,8 +357,6 @@ static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
 {
     int warps = l->threads / 32, rows = cfg->kv_split_warps ? 16 : cfg->bm / warps;
     int kn = cfg->kv_split_warps ? cfg->bn / warps : cfg->bn;
-    int spare = l->regs_estimate - (cfg->fused_kv ? SM80_FUSED_REGS : 0) <=
-                SM80_SPARE_REGS_MAX && (rows == 16 || problem_head_dim_v(pb) <= 96);
     int n = 0;
 
     budget_append(buf, size, &n, "#define FA4_WARPS %d\n#define FA4_WARP_ROWS %d\n"
@@ -355,7 +366,7 @@ static int sm80_defines(char *buf, size_t size, const fa4_problem *pb,
                   "#define FA4_KV_SPLIT_WARPS %d\n#define FA4_PACK_GQA %d\n"
                   "#define FA4_VARLEN %d\n#define FA4_PAGED %d\n",
                   warps, rows, sm80_q_in_regs(pb->head_dim_qk, problem_head_dim_v(pb), rows, kn),
-                  spare, spare, cfg->fused_kv, cfg->rescale_threshold,
+                  l->lean_loop, l->lean_loop, cfg->fused_kv, cfg->rescale_threshold,
                   cfg->kv_split_warps, cfg->pack_gqa, pb->varlen != 0, pb->page_size > 0);
     if (problem_softcap_fixed_max(pb))
         budget_append(buf, size, &n, "#define FA4_SOFTCAP_FIXED_MAX 1\n");
@@ -442,6 +453,10 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
 /* The heuristic's margin under SM80_MAX_REGS: the default must compile
 ** on every arch and problem flavour, not just those measured. */
 #define SM80_HEURISTIC_MARGIN 16
+/* Keys up to which d256 takes two CTAs of bm 64 per SM. */
+#define SM80_SHORT_KEYS 8192
+/* Shared memory the driver reserves per CTA (sm_80 and later), bytes. */
+#define SM80_CTA_RESERVED 1024
 
 /* family_ops.heuristic: decode shapes (at most 16 query rows per KV head)
 ** take the decode tile with packed heads; up to 128 rows, packed 64-row
@@ -453,9 +468,12 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
 ** 103a and 120; on the H100 it is 11-14% faster than bn 32, bench/NOTES.md
 ** "sm80 v2"); the other variants take bn 32 (d128 at bn 64 spills with
 ** softcap, varlen or pages on sm_100a), and 16 rows if even that leaves
-** no margin.  Larger head dims: 8 warps of 16 rows, bn 64 with 2 stages
-** where they fit (d256: 192 KB, not on an A100), else 1 (FlashAttention-2's
-** d256 tile; bn 32 was 16-20% slower on the H100), with one barrier per key
+** no margin.  d256 up to 8k keys: bm 64 in 4 warps of 16 rows, bn 64,
+** one stage, lazy rescale, where two such CTAs fit an SM's shared memory
+** (FlashAttention-2's H100 tile; not on an A100).  Else 8
+** warps of 16 rows, bn 64 with 2 stages where they fit (d256: 192 KB, not
+** on an A100), else 1 (FlashAttention-2's d256 tile on an A100; bn 32 was
+** 16-20% slower on the H100), with one barrier per key
 ** block (fused_kv) where the registers allow it.  128 B swizzle where the
 ** head dims allow it.  Splits are chosen per call.  A default that spills
 ** under another NVRTC gives way to half its key block (lib/plan.c). */
@@ -487,6 +505,18 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
             sm80_base(out, 128, 32, bn, 2, swz);
             return;
         }
+    }
+    /* d256 up to SM80_SHORT_KEYS keys: FlashAttention-2's H100 tile where
+       two of its CTAs share an SM, bm 64 of 4 warps, one stage (96 KB),
+       lazy rescale.  Each CTA's prologue and epilogue then overlap the
+       other's loop: 512-8k 2-11% faster on the H100 than bm 128 (d192/128
+       at 2k: 6% slower, so not there; bench/NOTES.md "sm80 v5"). */
+    if (d >= 256 && pb->seqlen_k <= SM80_SHORT_KEYS) {
+        sm80_base(out, 64, 16, 64, 1, swz);
+        out->rescale_threshold = SM80_MAX_RESCALE;
+        if (budget_fit(&l, dev, pb, out, why, sizeof why) == FA4_OK &&
+            2 * (l.smem_bytes + SM80_CTA_RESERVED) <= dev->smem_per_sm)
+            return;
     }
     /* One barrier per key block (fused_kv) where it fits: d256 16k 10-11%
        faster on the H100, causal or not (bench/NOTES.md "sm80 v4"). */

@@ -9,11 +9,14 @@
 ** defaults of prefill, a decode step (packed heads, splits), a decode
 ** step over 8-row pages with softcap and sinks, and varlen queries over
 ** 16-row pages; and the widening rule fp8.cuh uses before sm_89 (e4m3 bits
-** moved into fp16's places), on the CPU for all 256 bytes.  Each must compile with no spill, since the JIT
+** moved into fp16's places), on the CPU for all 256 bytes; which variants
+** take the lean loop per arch, and d256's default per shared-memory size.
+** Each must compile with no spill, since the JIT
 ** rejects spilling variants.  No GPU needed; FA4_TEST_ALL=1 compiles every
 ** enumerated config instead of a sample.  FA4_TEST_ARCHS="sm_80 sm_90a
 ** sm_100a sm_120" compiles for those archs instead; an arch without a
-** table of planned limits (sm_86, sm_120, ...) is planned with sm_80's.
+** table of planned limits (sm_86, sm_120, ...) is planned with sm_80's at
+** its own compute capability.
 */
 #include <math.h>
 #include <stdint.h>
@@ -95,6 +98,83 @@ static int check_rows(const char *arch, const device_limits *dev, int d, int dv)
             check_compile(arch, dev, &p, &cfg);
     }
     return n32;
+}
+
+/* The lean loop (FA4_K_PAIRS and FA4_KV_PTRS, budget_sm80.c): on every
+** arch where the register estimate leaves a margin, and on 32-row tiles
+** with head_dim_v over 96 only before Blackwell, whose ptxas spills them.
+** The tables' limits, as the planner has them; no compile. */
+static void check_lean_loop(void)
+{
+    static const struct {
+        const char *arch;
+        int d;
+        const char *text;
+        int lean;
+    } cases[] = {
+        { "sm_80", 128, "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4", 1 },
+        { "sm_90a", 128, "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4", 1 },
+        { "sm_90a", 128, "sm80 bm=128 bn=32 stages=2 swizzle=128 warps=4", 1 },
+        { "sm_100a", 128, "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4", 0 },
+        { "sm_100a", 128, "sm80 bm=128 bn=32 stages=2 swizzle=128 warps=4", 0 },
+        { "sm_100a", 128, "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=8", 1 },
+        { "sm_100a", 64, "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4", 1 },
+        { "sm_100a", 256, "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=8", 1 },
+    };
+    char defs[8192], why[512];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, cases[i].d, cases[i].d, 0);
+        device_limits dev;
+        fa4_config c;
+        fa4_layout l;
+        int nd = -1;
+
+        if (device_limits_for_arch(&dev, cases[i].arch, why, sizeof why) == FA4_OK &&
+            config_parse(&c, cases[i].text, why, sizeof why) == FA4_OK &&
+            budget_fit(&l, &dev, &p, &c, why, sizeof why) == FA4_OK)
+            nd = budget_defines(defs, sizeof defs, &p, &c, &l);
+        ok(nd > 0 && !strstr(defs, "#define FA4_K_PAIRS 1\n") == !cases[i].lean &&
+           !strstr(defs, "#define FA4_KV_PTRS 1\n") == !cases[i].lean,
+           "%s d%d [%s]: lean loop %s", cases[i].arch, cases[i].d, cases[i].text,
+           cases[i].lean ? "on" : "off");
+        if (nd <= 0)
+            diag("  %s", why);
+    }
+}
+
+/* d256's default: two CTAs of bm 64 per SM up to 8k keys where the SM's
+** shared memory holds them (the H100), bm 128 beyond and on an A100. */
+static void check_d256_default(void)
+{
+    static const struct {
+        const char *arch;
+        int seqlen;
+        int causal;
+        int bm;
+    } cases[] = {
+        { "sm_90a", 512, 0, 64 }, { "sm_90a", 2048, 1, 64 }, { "sm_90a", 8192, 0, 64 },
+        { "sm_90a", 16384, 0, 128 }, { "sm_90a", 16384, 1, 128 }, { "sm_80", 2048, 0, 128 },
+    };
+    char why[512];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem(FA4_DTYPE_BF16, 1, cases[i].seqlen, 256, 256, cases[i].causal);
+        device_limits dev;
+        fa4_config c;
+        int st = device_limits_for_arch(&dev, cases[i].arch, why, sizeof why);
+
+        if (st == FA4_OK)
+            st = config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why);
+        ok(st == FA4_OK && c.bm == cases[i].bm &&
+           c.rescale_threshold == (cases[i].bm == 64 ? 8 : 0),
+           "%s d256 %d keys%s: default bm %d", cases[i].arch, cases[i].seqlen,
+           cases[i].causal ? " causal" : "", cases[i].bm);
+        if (st != FA4_OK)
+            diag("  %s", why);
+    }
 }
 
 /* The budget's refusals of the config switches and of tiles at the
@@ -253,13 +333,19 @@ int main(void)
             archs[narchs] = default_archs[narchs];
     plan_lazy();
     check_fp8_widening();
+    check_lean_loop();
+    check_d256_default();
     for (a = 0; a < narchs; a++) {
         device_limits dev;
-        if (device_limits_for_arch(&dev, archs[a], why, sizeof why) != FA4_OK &&
-            device_limits_for_arch(&dev, "sm_80", why, sizeof why) != FA4_OK) {
-            ok(0, "device limits for %s", archs[a]);
-            diag("  %s", why);
-            continue;
+        if (device_limits_for_arch(&dev, archs[a], why, sizeof why) != FA4_OK) {
+            /* sm_80's table at the arch's own compute capability, which
+               the budget's choices (the lean loop) depend on. */
+            if (device_limits_for_arch(&dev, "sm_80", why, sizeof why) != FA4_OK) {
+                ok(0, "device limits for %s", archs[a]);
+                diag("  %s", why);
+                continue;
+            }
+            dev.cc = atoi(archs[a] + (strncmp(archs[a], "sm_", 3) ? 0 : 3));
         }
         check_refusals(&dev);
         check_softcap_fixed_max(archs[a], &dev);
