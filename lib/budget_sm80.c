@@ -39,9 +39,10 @@
 **      d128 bm128 bn32, 32 rows: 2 x (64+24)+40 = 216 (ptxas 234-245);
 **      d64 bm128 bn64, 32 rows: 2 x (32+48)+32+40 = 232 (ptxas 207-225);
 **      d256 bm128 bn64, 16 rows: 128+48+40 = 216 (ptxas 226-239);
-**      d128 bn64, 32 rows: plain 248 (ptxas 248-255 on sm_80 to sm_120,
-**      no spills); 264 and rejected otherwise (spills 8-212 B with
-**      softcap, varlen or pages on sm_100a, softcap + varlen on sm_90a).
+**      d128 bn64, 32 rows: plain 248 (ptxas 249-255 on sm_80 to sm_90a,
+**      no spills; 28 B on sm_100a and sm_120, so refused on Blackwell);
+**      264 and rejected otherwise (spills 8-212 B with softcap, varlen
+**      or pages on sm_100a, softcap + varlen on sm_90a).
 ** ptxas takes what registers are free, so it reports more than this
 ** estimate where there is room; what the estimate must do is put every
 ** variant that spills above 255.  Variants over 255 are rejected: the
@@ -338,6 +339,13 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
                  cfg->bm, cfg->stages, d);
         return FA4_ENOFIT;
     }
+    if (rows == 32 && dv > 96 && dev->cc >= 100 &&
+        regs - (cfg->fused_kv ? SM80_FUSED_REGS : 0) > SM80_SPARE_REGS_MAX) {
+        snprintf(why, wn, "regs estimate %d at 32 rows per warp with head_dim_v %d: "
+                 "Blackwell's ptxas spills there (d128 bn=64: 28 B on sm_100a and sm_120, "
+                 "NVRTC 13.0); use bn=32 or warps=%d (16 rows)", regs, dv, cfg->bm / 16);
+        return FA4_ENOFIT;
+    }
     if (dev->regs_per_block > 0 && regs * threads > dev->regs_per_block) {
         snprintf(why, wn, "regs %d x %d threads > %d per block", regs, threads,
                  dev->regs_per_block);
@@ -464,11 +472,11 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
 ** FlashAttention-2's shape, 4 warps of 32 rows (each K and V fragment
 ** serves both row tiles) and bn 64: where Q stays in registers (d64), or
 ** for the plain variant (no softcap, sinks, varlen or pages: ptxas fits
-** d128 in 248-255 registers without spills on sm_80, 86, 89, 90a, 100a,
-** 103a and 120; on the H100 it is 11-14% faster than bn 32, bench/NOTES.md
-** "sm80 v2"); the other variants take bn 32 (d128 at bn 64 spills with
-** softcap, varlen or pages on sm_100a), and 16 rows if even that leaves
-** no margin.  d256 up to 8k keys: bm 64 in 4 warps of 16 rows, bn 64,
+** d128 in 248-255 registers without spills on sm_80, 86, 89 and 90a; on
+** the H100 it is 11-14% faster than bn 32, bench/NOTES.md "sm80 v2"); the
+** other variants, and d128 on Blackwell (sm80_fit), take bn 32 (d128 at bn
+** 64 spills with softcap, varlen or pages on sm_100a), and 16 rows if even
+** that leaves no margin.  d256 up to 8k keys: bm 64 in 4 warps of 16 rows, bn 64,
 ** one stage, lazy rescale, where two such CTAs fit an SM's shared memory
 ** (FlashAttention-2's H100 tile; not on an A100).  Else 8
 ** warps of 16 rows, bn 64 with 2 stages where they fit (d256: 192 KB, not
@@ -496,13 +504,14 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
         return;
     }
     if (d <= 128) {
-        const int plain = sm80_plain(pb);
-        int bn = 32;
         if (sm80_q_in_regs(d, dv, 32, 64) ||
-            (plain && sm80_regs_problem(pb, 32, 64) <= SM80_MAX_REGS))
-            bn = 64;
-        if (bn == 64 || sm80_regs_problem(pb, 32, bn) <= SM80_MAX_REGS - SM80_HEURISTIC_MARGIN) {
-            sm80_base(out, 128, 32, bn, 2, swz);
+            (sm80_plain(pb) && sm80_regs_problem(pb, 32, 64) <= SM80_MAX_REGS)) {
+            sm80_base(out, 128, 32, 64, 2, swz);
+            if (budget_fit(&l, dev, pb, out, why, sizeof why) == FA4_OK)
+                return;   /* not d128 on Blackwell (sm80_fit) */
+        }
+        if (sm80_regs_problem(pb, 32, 32) <= SM80_MAX_REGS - SM80_HEURISTIC_MARGIN) {
+            sm80_base(out, 128, 32, 32, 2, swz);
             return;
         }
     }

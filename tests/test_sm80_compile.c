@@ -115,7 +115,6 @@ static void check_lean_loop(void)
         { "sm_80", 128, "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4", 1 },
         { "sm_90a", 128, "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4", 1 },
         { "sm_90a", 128, "sm80 bm=128 bn=32 stages=2 swizzle=128 warps=4", 1 },
-        { "sm_100a", 128, "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4", 0 },
         { "sm_100a", 128, "sm80 bm=128 bn=32 stages=2 swizzle=128 warps=4", 0 },
         { "sm_100a", 128, "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=8", 1 },
         { "sm_100a", 64, "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4", 1 },
@@ -141,6 +140,22 @@ static void check_lean_loop(void)
            cases[i].lean ? "on" : "off");
         if (nd <= 0)
             diag("  %s", why);
+    }
+    /* Where Blackwell's ptxas spills the older form, the budget refuses the
+       tile (d128 bn 64 at 32 rows) and the default takes bn 32. */
+    {
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, 128, 128, 0);
+        device_limits dev;
+        fa4_config c;
+        fa4_layout l;
+        int st = device_limits_for_arch(&dev, "sm_100a", why, sizeof why);
+        if (st == FA4_OK)
+            st = config_parse(&c, "sm80 bm=128 bn=64 stages=2 swizzle=128 warps=4", why,
+                              sizeof why);
+        ok(st == FA4_OK && budget_fit(&l, &dev, &p, &c, why, sizeof why) == FA4_ENOFIT &&
+           strstr(why, "Blackwell"), "sm_100a d128 bn 64 at 32 rows is refused: %s", why);
+        st = config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why);
+        ok(st == FA4_OK && c.bn == 32 && c.warps == 4, "sm_100a d128 default: bn 32 at 32 rows");
     }
 }
 
