@@ -467,7 +467,9 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
 #define SM80_CTA_RESERVED 1024
 
 /* family_ops.heuristic: decode shapes (at most 16 query rows per KV head)
-** take the decode tile with packed heads; up to 128 rows, packed 64-row
+** take the decode tile with packed heads (bn 128 in 2 stages over a
+** contiguous 16-bit cache up to d128 when the tiles fit one wave of one
+** CTA per SM, else bn 64); up to 128 rows, packed 64-row
 ** tiles of 16 rows per warp; otherwise bm 128.  Head dims up to 128 take
 ** FlashAttention-2's shape, 4 warps of 32 rows (each K and V fragment
 ** serves both row tiles) and bn 64: where Q stays in registers (d64), or
@@ -495,6 +497,18 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
     char why[256];
 
     if ((long long)pb->seqlen_q * group <= 16) {
+        /* Contiguous 16-bit caches up to d128 whose tiles fit one wave of
+           one CTA per SM: bn 128 in 2 stages (132 KB), 1-4% more TB/s on
+           the H100 (b1 at 128k keys and b32 at 8k +4%; b64, two waves,
+           level); with pages of 16 rows it loses 22-27% (bench/NOTES.md
+           "Decode v2"). */
+        const long long tiles = (long long)pb->batch * (group > 1 ? pb->heads_kv : pb->heads_q);
+        if (d <= 128 && !pb->page_size && dtype_bytes(pb->dtype) == 2 &&
+            tiles <= dev->sm_count) {
+            sm80_decode(out, 4, 128, 2, swz, group > 1, 0);
+            if (budget_fit(&l, dev, pb, out, why, sizeof why) == FA4_OK)
+                return;
+        }
         sm80_decode(out, 4, 64, d <= 128 ? 3 : 2, swz, group > 1, 0);
         return;
     }

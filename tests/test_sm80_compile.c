@@ -10,7 +10,8 @@
 ** step over 8-row pages with softcap and sinks, and varlen queries over
 ** 16-row pages; and the widening rule fp8.cuh uses before sm_89 (e4m3 bits
 ** moved into fp16's places), on the CPU for all 256 bytes; which variants
-** take the lean loop per arch, and d256's default per shared-memory size.
+** take the lean loop per arch, d256's default per shared-memory size, and
+** the decode step's default per cache layout.
 ** Each must compile with no spill, since the JIT
 ** rejects spilling variants.  No GPU needed; FA4_TEST_ALL=1 compiles every
 ** enumerated config instead of a sample.  FA4_TEST_ARCHS="sm_80 sm_90a
@@ -156,6 +157,44 @@ static void check_lean_loop(void)
            strstr(why, "Blackwell"), "sm_100a d128 bn 64 at 32 rows is refused: %s", why);
         st = config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why);
         ok(st == FA4_OK && c.bn == 32 && c.warps == 4, "sm_100a d128 default: bn 32 at 32 rows");
+    }
+}
+
+/* The decode step's default on the H100's limits: bn 128 in 2 stages over
+** a contiguous 16-bit cache up to d128 when its tiles (batch x 2 KV heads)
+** fit the 132 SMs, bn 64 beyond, over pages, for fp8 and at d256. */
+static void check_decode_default(void)
+{
+    static const struct {
+        int d, page, fp8, batch, bn, stages;
+    } cases[] = {
+        { 128, 0, 0, 8, 128, 2 }, { 64, 0, 0, 66, 128, 2 }, { 128, 0, 0, 67, 64, 3 },
+        { 128, 16, 0, 8, 64, 3 }, { 128, 0, 1, 8, 64, 3 }, { 256, 0, 0, 8, 64, 2 },
+    };
+    char why[512];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem(cases[i].fp8 ? FA4_DTYPE_FP8_E4M3 : FA4_DTYPE_BF16,
+                                   cases[i].batch, 8192, cases[i].d, cases[i].d, 0);
+        device_limits dev;
+        fa4_config c;
+        int st = device_limits_for_arch(&dev, "sm_90a", why, sizeof why);
+
+        p.seqlen_q = 1;
+        p.heads_kv = 2;
+        if (cases[i].page) {
+            p.page_size = cases[i].page;
+            p.num_pages = p.batch * p.seqlen_k / cases[i].page;
+        }
+        if (st == FA4_OK)
+            st = config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why);
+        ok(st == FA4_OK && c.kv_split_warps && c.bn == cases[i].bn &&
+           c.stages == cases[i].stages, "decode b%d d%d%s%s: default bn %d, %d stages",
+           cases[i].batch, cases[i].d, cases[i].page ? " paged" : "", cases[i].fp8 ? " fp8" : "",
+           cases[i].bn, cases[i].stages);
+        if (st != FA4_OK)
+            diag("  %s", why);
     }
 }
 
@@ -350,6 +389,7 @@ int main(void)
     check_fp8_widening();
     check_lean_loop();
     check_d256_default();
+    check_decode_default();
     for (a = 0; a < narchs; a++) {
         device_limits dev;
         if (device_limits_for_arch(&dev, archs[a], why, sizeof why) != FA4_OK) {
