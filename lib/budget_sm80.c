@@ -466,11 +466,23 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
 /* Shared memory the driver reserves per CTA (sm_80 and later), bytes. */
 #define SM80_CTA_RESERVED 1024
 
+/* 1 when PB's few-row tiles (decode and speculative steps), TILES of them,
+** take a ring of 128-key blocks in 2 stages (132-144 KB, one CTA per SM):
+** a contiguous 16-bit cache up to d128 whose tiles fit one wave of the SMs.
+** On the H100 that reads 1-4% more TB/s in decode (b1 at 128k keys, b32 at
+** 8k) and 4-6% in speculative steps of 4 and 8 tokens; b64 (two waves)
+** is level, and over pages of 16 rows it loses 22-27% (bench/NOTES.md
+** "Decode v2"). */
+static int sm80_wide_ring(const device_limits *dev, const fa4_problem *pb, long long tiles)
+{
+    return pb->head_dim_qk <= 128 && !pb->page_size && dtype_bytes(pb->dtype) == 2 &&
+           tiles <= dev->sm_count;
+}
+
 /* family_ops.heuristic: decode shapes (at most 16 query rows per KV head)
-** take the decode tile with packed heads (bn 128 in 2 stages over a
-** contiguous 16-bit cache up to d128 when the tiles fit one wave of one
-** CTA per SM, else bn 64); up to 128 rows, packed 64-row
-** tiles of 16 rows per warp; otherwise bm 128.  Head dims up to 128 take
+** take the decode tile with packed heads; up to 128 rows, packed 64-row
+** tiles of 16 rows per warp; both with 128-key blocks where
+** sm80_wide_ring() says so, else bn 64; otherwise bm 128.  Head dims up to 128 take
 ** FlashAttention-2's shape, 4 warps of 32 rows (each K and V fragment
 ** serves both row tiles) and bn 64: where Q stays in registers (d64), or
 ** for the plain variant (no softcap, sinks, varlen or pages: ptxas fits
@@ -497,14 +509,7 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
     char why[256];
 
     if ((long long)pb->seqlen_q * group <= 16) {
-        /* Contiguous 16-bit caches up to d128 whose tiles fit one wave of
-           one CTA per SM: bn 128 in 2 stages (132 KB), 1-4% more TB/s on
-           the H100 (b1 at 128k keys and b32 at 8k +4%; b64, two waves,
-           level); with pages of 16 rows it loses 22-27% (bench/NOTES.md
-           "Decode v2"). */
-        const long long tiles = (long long)pb->batch * (group > 1 ? pb->heads_kv : pb->heads_q);
-        if (d <= 128 && !pb->page_size && dtype_bytes(pb->dtype) == 2 &&
-            tiles <= dev->sm_count) {
+        if (sm80_wide_ring(dev, pb, (long long)pb->batch * (group > 1 ? pb->heads_kv : pb->heads_q))) {
             sm80_decode(out, 4, 128, 2, swz, group > 1, 0);
             if (budget_fit(&l, dev, pb, out, why, sizeof why) == FA4_OK)
                 return;
@@ -513,8 +518,15 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
         return;
     }
     if (sm80_few_rows(pb) && group > 1) {
+        const long long m_blocks = ((long long)pb->seqlen_q * group + 63) / 64;
         sm80_base(out, 64, 16, 64, 2, swz);
         out->pack_gqa = 1;
+        if (sm80_wide_ring(dev, pb, (long long)pb->batch * pb->heads_kv * m_blocks)) {
+            out->bn = 128;
+            if (budget_fit(&l, dev, pb, out, why, sizeof why) == FA4_OK)
+                return;
+            out->bn = 64;
+        }
         return;
     }
     if (d <= 128) {

@@ -160,16 +160,19 @@ static void check_lean_loop(void)
     }
 }
 
-/* The decode step's default on the H100's limits: bn 128 in 2 stages over
-** a contiguous 16-bit cache up to d128 when its tiles (batch x 2 KV heads)
-** fit the 132 SMs, bn 64 beyond, over pages, for fp8 and at d256. */
+/* The defaults of decode steps (1 query token) and speculative ones (4, 8)
+** on the H100's limits: 128-key blocks in 2 stages over a contiguous
+** 16-bit cache up to d128 when the tiles (batch x 2 KV heads) fit the 132
+** SMs, 64-key blocks beyond, over pages, for fp8 and at d256. */
 static void check_decode_default(void)
 {
     static const struct {
-        int d, page, fp8, batch, bn, stages;
+        int sq, d, page, fp8, batch, bn, stages;
     } cases[] = {
-        { 128, 0, 0, 8, 128, 2 }, { 64, 0, 0, 66, 128, 2 }, { 128, 0, 0, 67, 64, 3 },
-        { 128, 16, 0, 8, 64, 3 }, { 128, 0, 1, 8, 64, 3 }, { 256, 0, 0, 8, 64, 2 },
+        { 1, 128, 0, 0, 8, 128, 2 }, { 1, 64, 0, 0, 66, 128, 2 }, { 1, 128, 0, 0, 67, 64, 3 },
+        { 1, 128, 16, 0, 8, 64, 3 }, { 1, 128, 0, 1, 8, 64, 3 }, { 1, 256, 0, 0, 8, 64, 2 },
+        { 4, 128, 0, 0, 32, 128, 2 }, { 8, 128, 0, 0, 66, 128, 2 }, { 8, 128, 0, 0, 67, 64, 2 },
+        { 4, 128, 16, 0, 32, 64, 2 },
     };
     char why[512];
     size_t i;
@@ -181,7 +184,7 @@ static void check_decode_default(void)
         fa4_config c;
         int st = device_limits_for_arch(&dev, "sm_90a", why, sizeof why);
 
-        p.seqlen_q = 1;
+        p.seqlen_q = cases[i].sq;
         p.heads_kv = 2;
         if (cases[i].page) {
             p.page_size = cases[i].page;
@@ -189,12 +192,15 @@ static void check_decode_default(void)
         }
         if (st == FA4_OK)
             st = config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why);
-        ok(st == FA4_OK && c.kv_split_warps && c.bn == cases[i].bn &&
-           c.stages == cases[i].stages, "decode b%d d%d%s%s: default bn %d, %d stages",
-           cases[i].batch, cases[i].d, cases[i].page ? " paged" : "", cases[i].fp8 ? " fp8" : "",
-           cases[i].bn, cases[i].stages);
+        ok(st == FA4_OK && c.kv_split_warps == (cases[i].sq == 1) && c.pack_gqa &&
+           c.bn == cases[i].bn && c.stages == cases[i].stages,
+           "%d-token step b%d d%d%s%s: default bn %d, %d stages", cases[i].sq, cases[i].batch,
+           cases[i].d, cases[i].page ? " paged" : "", cases[i].fp8 ? " fp8" : "", cases[i].bn,
+           cases[i].stages);
         if (st != FA4_OK)
             diag("  %s", why);
+        else
+            check_compile("sm_90a", &dev, &p, &c);
     }
 }
 
