@@ -463,8 +463,6 @@ static int sm80_candidates(fa4_config *out, int max, const device_limits *dev,
 #define SM80_HEURISTIC_MARGIN 16
 /* Keys up to which d256 takes two CTAs of bm 64 per SM. */
 #define SM80_SHORT_KEYS 8192
-/* Shared memory the driver reserves per CTA (sm_80 and later), bytes. */
-#define SM80_CTA_RESERVED 1024
 
 /* 1 when PB's few-row tiles (decode and speculative steps), TILES of them,
 ** take a ring of 128-key blocks in 2 stages (132-144 KB, one CTA per SM):
@@ -482,20 +480,20 @@ static int sm80_wide_ring(const device_limits *dev, const fa4_problem *pb, long 
 /* family_ops.heuristic: decode shapes (at most 16 query rows per KV head)
 ** take the decode tile with packed heads; up to 128 rows, packed 64-row
 ** tiles of 16 rows per warp; both with 128-key blocks where
-** sm80_wide_ring() says so, else bn 64; otherwise bm 128.  Head dims up to 128 take
-** FlashAttention-2's shape, 4 warps of 32 rows (each K and V fragment
-** serves both row tiles) and bn 64: where Q stays in registers (d64), or
-** for the plain variant (no softcap, sinks, varlen or pages: ptxas fits
-** d128 in 248-255 registers without spills on sm_80, 86, 89 and 90a; on
-** the H100 it is 11-14% faster than bn 32, bench/NOTES.md "sm80 v2"); the
-** other variants, and d128 on Blackwell (sm80_fit), take bn 32 (d128 at bn
-** 64 spills with softcap, varlen or pages on sm_100a), and 16 rows if even
-** that leaves no margin.  d256 up to 8k keys: bm 64 in 4 warps of 16 rows, bn 64,
-** one stage, lazy rescale, where two such CTAs fit an SM's shared memory
-** (FlashAttention-2's H100 tile; not on an A100).  Else 8
-** warps of 16 rows, bn 64 with 2 stages where they fit (d256: 192 KB, not
-** on an A100), else 1 (FlashAttention-2's d256 tile on an A100; bn 32 was
-** 16-20% slower on the H100), with one barrier per key
+** sm80_wide_ring() says so, else bn 64.  Otherwise bm 128.  Head dims up
+** to 128 take FlashAttention-2's shape, 4 warps of 32 rows (each K and V
+** fragment serves both row tiles) and bn 64: where Q stays in registers
+** (d64), or for the plain variant (no softcap, sinks, varlen or pages:
+** ptxas fits d128 in 248-255 registers without spills on sm_80, 86, 89
+** and 90a; on the H100 it is 11-14% faster than bn 32, bench/NOTES.md
+** "sm80 v2"); the other variants, and d128 on Blackwell (sm80_fit), take
+** bn 32 (d128 at bn 64 spills with softcap, varlen or pages on sm_100a),
+** and 16 rows if even that leaves no margin.  d256 up to 8k keys: bm 64 in
+** 4 warps of 16 rows, bn 64, one stage, lazy rescale, where two such CTAs
+** fit an SM's shared memory (FlashAttention-2's H100 tile; not on an
+** A100).  Else 8 warps of 16 rows, bn 64 with 2 stages where they fit
+** (d256: 192 KB, not on an A100), else 1 (FlashAttention-2's d256 tile on
+** an A100; bn 32 was 16-20% slower on the H100), with one barrier per key
 ** block (fused_kv) where the registers allow it.  128 B swizzle where the
 ** head dims allow it.  Splits are chosen per call.  A default that spills
 ** under another NVRTC gives way to half its key block (lib/plan.c). */
@@ -509,7 +507,8 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
     char why[256];
 
     if ((long long)pb->seqlen_q * group <= 16) {
-        if (sm80_wide_ring(dev, pb, (long long)pb->batch * (group > 1 ? pb->heads_kv : pb->heads_q))) {
+        const long long tiles = (long long)pb->batch * (group > 1 ? pb->heads_kv : pb->heads_q);
+        if (sm80_wide_ring(dev, pb, tiles)) {
             sm80_decode(out, 4, 128, 2, swz, group > 1, 0);
             if (budget_fit(&l, dev, pb, out, why, sizeof why) == FA4_OK)
                 return;
@@ -550,7 +549,7 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
         sm80_base(out, 64, 16, 64, 1, swz);
         out->rescale_threshold = SM80_MAX_RESCALE;
         if (budget_fit(&l, dev, pb, out, why, sizeof why) == FA4_OK &&
-            2 * (l.smem_bytes + SM80_CTA_RESERVED) <= dev->smem_per_sm)
+            2 * (l.smem_bytes + DEVICE_SMEM_PER_CTA_RESERVED) <= dev->smem_per_sm)
             return;
     }
     /* One barrier per key block (fused_kv) where it fits: d256 16k 10-11%

@@ -89,7 +89,7 @@ fa4_status launch_kernel(const fa4_plan *plan, CUfunction fn, const unsigned gri
 static long long split_slots(const fa4_plan *plan)
 {
     const device_limits *d = &plan->ctx->limits;
-    int per_sm = d->smem_per_sm / (plan->layout.smem_bytes + 1024);
+    int per_sm = d->smem_per_sm / (plan->layout.smem_bytes + DEVICE_SMEM_PER_CTA_RESERVED);
 
     if (plan->layout.tmem_columns > 0) {
         int by_tmem = (d->tmem_columns > 0 ? d->tmem_columns : 512) / plan->layout.tmem_columns;
