@@ -10,8 +10,8 @@
 ** step over 8-row pages with softcap and sinks, and varlen queries over
 ** 16-row pages; and the widening rule fp8.cuh uses before sm_89 (e4m3 bits
 ** moved into fp16's places), on the CPU for all 256 bytes; which variants
-** take the lean loop per arch, d256's default per shared-memory size, and
-** the decode step's default per cache layout.
+** take the lean loop per arch, and the defaults that depend on the SM's
+** shared memory, the tile count and the cache layout.
 ** Each must compile with no spill, since the JIT
 ** rejects spilling variants.  No GPU needed; FA4_TEST_ALL=1 compiles every
 ** enumerated config instead of a sample.  FA4_TEST_ARCHS="sm_80 sm_90a
@@ -160,80 +160,67 @@ static void check_lean_loop(void)
     }
 }
 
-/* The defaults of decode steps (1 query token) and speculative ones (4, 8)
-** on the H100's limits: 128-key blocks in 2 stages over a contiguous
-** 16-bit cache up to d128 when the tiles (batch x 2 KV heads) fit the 132
-** SMs, 64-key blocks beyond, over pages, for fp8 and at d256. */
-static void check_decode_default(void)
+/* Defaults that depend on the device and the cache layout, on the tables'
+** limits: d256 in two CTAs of bm 64 per SM up to 8k keys where the SM's
+** shared memory holds them (the H100, not an A100); decode steps (1 query
+** token) and speculative ones (4, 8) with 128-key blocks in 2 stages over a
+** contiguous 16-bit cache up to d128 when the tiles (batch x 2 KV heads)
+** fit the 132 SMs, 64-key blocks beyond, over pages, for fp8 and at d256.
+** The few-row defaults are compiled too. */
+static void check_defaults(void)
 {
     static const struct {
-        int sq, d, page, fp8, batch, bn, stages;
+        const char *arch;
+        int batch, sq, sk, d, causal, page, fp8;
+        int bm, bn, stages, rescale;
     } cases[] = {
-        { 1, 128, 0, 0, 8, 128, 2 }, { 1, 64, 0, 0, 66, 128, 2 }, { 1, 128, 0, 0, 67, 64, 3 },
-        { 1, 128, 16, 0, 8, 64, 3 }, { 1, 128, 0, 1, 8, 64, 3 }, { 1, 256, 0, 0, 8, 64, 2 },
-        { 4, 128, 0, 0, 32, 128, 2 }, { 8, 128, 0, 0, 66, 128, 2 }, { 8, 128, 0, 0, 67, 64, 2 },
-        { 4, 128, 16, 0, 32, 64, 2 },
+        { "sm_90a", 1, 512, 512, 256, 0, 0, 0, 64, 64, 1, 8 },
+        { "sm_90a", 1, 2048, 2048, 256, 1, 0, 0, 64, 64, 1, 8 },
+        { "sm_90a", 1, 8192, 8192, 256, 0, 0, 0, 64, 64, 1, 8 },
+        { "sm_90a", 1, 16384, 16384, 256, 0, 0, 0, 128, 64, 2, 0 },
+        { "sm_90a", 1, 16384, 16384, 256, 1, 0, 0, 128, 64, 2, 0 },
+        { "sm_80", 1, 2048, 2048, 256, 0, 0, 0, 128, 64, 1, 0 },
+        { "sm_90a", 8, 1, 8192, 128, 0, 0, 0, 16, 128, 2, 0 },
+        { "sm_90a", 66, 1, 8192, 64, 0, 0, 0, 16, 128, 2, 0 },
+        { "sm_90a", 67, 1, 8192, 128, 0, 0, 0, 16, 64, 3, 0 },
+        { "sm_90a", 8, 1, 8192, 128, 0, 16, 0, 16, 64, 3, 0 },
+        { "sm_90a", 8, 1, 8192, 128, 0, 0, 1, 16, 64, 3, 0 },
+        { "sm_90a", 8, 1, 8192, 256, 0, 0, 0, 16, 64, 2, 0 },
+        { "sm_90a", 32, 4, 8192, 128, 1, 0, 0, 64, 128, 2, 0 },
+        { "sm_90a", 66, 8, 8192, 128, 1, 0, 0, 64, 128, 2, 0 },
+        { "sm_90a", 67, 8, 8192, 128, 1, 0, 0, 64, 64, 2, 0 },
+        { "sm_90a", 32, 4, 8192, 128, 1, 16, 0, 64, 64, 2, 0 },
     };
     char why[512];
     size_t i;
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fa4_problem p = ct_problem(cases[i].fp8 ? FA4_DTYPE_FP8_E4M3 : FA4_DTYPE_BF16,
-                                   cases[i].batch, 8192, cases[i].d, cases[i].d, 0);
+                                   cases[i].batch, cases[i].sk, cases[i].d, cases[i].d,
+                                   cases[i].causal);
         device_limits dev;
         fa4_config c;
-        int st = device_limits_for_arch(&dev, "sm_90a", why, sizeof why);
+        int st = device_limits_for_arch(&dev, cases[i].arch, why, sizeof why);
 
         p.seqlen_q = cases[i].sq;
-        p.heads_kv = 2;
+        if (cases[i].sq < 16)
+            p.heads_kv = 2;    /* a few rows per KV head: the serving tiles */
         if (cases[i].page) {
             p.page_size = cases[i].page;
             p.num_pages = p.batch * p.seqlen_k / cases[i].page;
         }
         if (st == FA4_OK)
             st = config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why);
-        ok(st == FA4_OK && c.kv_split_warps == (cases[i].sq == 1) && c.pack_gqa &&
-           c.bn == cases[i].bn && c.stages == cases[i].stages,
-           "%d-token step b%d d%d%s%s: default bn %d, %d stages", cases[i].sq, cases[i].batch,
-           cases[i].d, cases[i].page ? " paged" : "", cases[i].fp8 ? " fp8" : "", cases[i].bn,
-           cases[i].stages);
+        ok(st == FA4_OK && c.bm == cases[i].bm && c.bn == cases[i].bn &&
+           c.stages == cases[i].stages && c.rescale_threshold == cases[i].rescale,
+           "%s b%d %dx%d d%d%s%s%s: default bm=%d bn=%d stages=%d rescale=%d", cases[i].arch,
+           cases[i].batch, cases[i].sq, cases[i].sk, cases[i].d, cases[i].causal ? " causal" : "",
+           cases[i].page ? " paged" : "", cases[i].fp8 ? " fp8" : "", cases[i].bm, cases[i].bn,
+           cases[i].stages, cases[i].rescale);
         if (st != FA4_OK)
             diag("  %s", why);
-        else
-            check_compile("sm_90a", &dev, &p, &c);
-    }
-}
-
-/* d256's default: two CTAs of bm 64 per SM up to 8k keys where the SM's
-** shared memory holds them (the H100), bm 128 beyond and on an A100. */
-static void check_d256_default(void)
-{
-    static const struct {
-        const char *arch;
-        int seqlen;
-        int causal;
-        int bm;
-    } cases[] = {
-        { "sm_90a", 512, 0, 64 }, { "sm_90a", 2048, 1, 64 }, { "sm_90a", 8192, 0, 64 },
-        { "sm_90a", 16384, 0, 128 }, { "sm_90a", 16384, 1, 128 }, { "sm_80", 2048, 0, 128 },
-    };
-    char why[512];
-    size_t i;
-
-    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fa4_problem p = ct_problem(FA4_DTYPE_BF16, 1, cases[i].seqlen, 256, 256, cases[i].causal);
-        device_limits dev;
-        fa4_config c;
-        int st = device_limits_for_arch(&dev, cases[i].arch, why, sizeof why);
-
-        if (st == FA4_OK)
-            st = config_default(&c, &dev, &p, FA4_FAMILY_SM80, why, sizeof why);
-        ok(st == FA4_OK && c.bm == cases[i].bm &&
-           c.rescale_threshold == (cases[i].bm == 64 ? 8 : 0),
-           "%s d256 %d keys%s: default bm %d", cases[i].arch, cases[i].seqlen,
-           cases[i].causal ? " causal" : "", cases[i].bm);
-        if (st != FA4_OK)
-            diag("  %s", why);
+        else if (cases[i].sq < 16)
+            check_compile(cases[i].arch, &dev, &p, &c);
     }
 }
 
@@ -394,8 +381,7 @@ int main(void)
     plan_lazy();
     check_fp8_widening();
     check_lean_loop();
-    check_d256_default();
-    check_decode_default();
+    check_defaults();
     for (a = 0; a < narchs; a++) {
         device_limits dev;
         if (device_limits_for_arch(&dev, archs[a], why, sizeof why) != FA4_OK) {
