@@ -191,7 +191,7 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
 {
     const int d = pb->head_dim_qk, dv = problem_head_dim_v(pb);
     const int esize = dtype_bytes(pb->dtype);
-    int warps, rows, threads, off = 0, smem, regs, kn, k_bytes;
+    int warps, rows, threads, off = 0, smem, regs, base_regs, kn, k_bytes;
 
     /* What the family cannot run at all (config_enumerate stops on these). */
     if (pb->dtype != FA4_DTYPE_BF16 && pb->dtype != FA4_DTYPE_FP16 &&
@@ -305,13 +305,14 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
     add_region(out, "K", &off, k_bytes);
     add_region(out, "V", &off, cfg->stages * cfg->bn * dv * esize);
     smem = align_up(off, SM80_ALIGN) + SM80_SLACK;
-    regs = sm80_regs_problem(pb, rows, kn) + (cfg->fused_kv ? SM80_FUSED_REGS : 0);
+    base_regs = sm80_regs_problem(pb, rows, kn);   /* without fused_kv's share */
+    regs = base_regs + (cfg->fused_kv ? SM80_FUSED_REGS : 0);
 
     out->threads = threads;
     out->smem_bytes = smem;
     out->regs_estimate = regs;
     out->kv_slots = cfg->stages;
-    out->lean_loop = sm80_lean_loop(dev, rows, dv, sm80_regs_problem(pb, rows, kn));
+    out->lean_loop = sm80_lean_loop(dev, rows, dv, base_regs);
 
     if (smem > dev->smem_per_block_optin) {
         snprintf(why, wn, "smem %d B > opt-in limit %d B", smem, dev->smem_per_block_optin);
@@ -339,8 +340,7 @@ static fa4_status sm80_fit(fa4_layout *out, const device_limits *dev,
                  cfg->bm, cfg->stages, d);
         return FA4_ENOFIT;
     }
-    if (rows == 32 && dv > 96 && dev->cc >= 100 &&
-        regs - (cfg->fused_kv ? SM80_FUSED_REGS : 0) > SM80_SPARE_REGS_MAX) {
+    if (rows == 32 && dv > 96 && dev->cc >= 100 && base_regs > SM80_SPARE_REGS_MAX) {
         snprintf(why, wn, "regs estimate %d at 32 rows per warp with head_dim_v %d: "
                  "Blackwell's ptxas spills there (d128 bn=64: 28 B on sm_100a and sm_120, "
                  "NVRTC 13.0); use bn=32 or warps=%d (16 rows)", regs, dv, cfg->bm / 16);

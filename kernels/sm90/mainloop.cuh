@@ -510,6 +510,48 @@ FA4_DEV void prepare_scores(float (&s)[NS], const fa4_params &p, const fa4_seq &
         mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
 }
 
+/* A consumer's first key block N (stage ST) up to its scores: S = Q K^T
+ * over the block's first 2 * NS keys, waited for, K freed (and Q after
+ * the tile's last block N_LO, unless O will take its bytes), softcapped
+ * and masked.  Nothing else of the warpgroup's is in flight. */
+template <int NS>
+FA4_DEV void first_block_scores(float (&s)[NS], const fa4_params &p, const fa4_seq &sq,
+                                u32 smem, fa4_bars bars, const fa4_pipe &st, int n, int n_lo,
+                                int wg, int lane, int pos0, int row0, int col0,
+                                float softcap_pre)
+{
+    mbarrier_wait(bars.k_full(st.stage), st.phase);
+    pingpong_wait(wg);
+    wgmma_fence();
+    gemm_qk(s, smem + FA4_SMEM_Q_OFF + wg * 64 * FA4_SWIZZLE,
+            smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES);
+    wgmma_commit_group();
+    pingpong_pass(wg);
+    wgmma_wait_group<0>();
+    fence_array(s);
+    release_stage(bars.k_empty(st.stage), lane);
+    if (!FA4_O_ALIASES_Q && n == n_lo)
+        release_stage(bars.q_empty(), lane);
+    prepare_scores(s, p, sq, pos0, n, row0, col0, softcap_pre);
+}
+
+/* O += P V of V stage VST with nothing to overlap it (a half block, the
+ * tile's last block): waited for, V freed. */
+template <int NP>
+FA4_DEV void pv_waited(float (&o)[FA4_DVP / 2], u32 (&pr)[NP], u32 smem, fa4_bars bars,
+                       const fa4_pipe &vst, int lane)
+{
+    mbarrier_wait(bars.v_full(vst.stage), vst.phase);
+    fence_array(pr);
+    fence_array(o);
+    wgmma_fence();
+    gemm_pv(o, pr, smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES);
+    wgmma_commit_group();
+    wgmma_wait_group<0>();
+    fence_array(o);
+    release_stage(bars.v_empty(vst.stage), lane);
+}
+
 #if FA4_DIAG_HALF
 /* Key block N when warpgroup WG's rows see none of its second half
  * (wg_sees_half_block: the diagonal block of a causal tile as tall as a
@@ -524,38 +566,19 @@ FA4_DEV void consumer_half_block(const fa4_params &p, const fa4_seq &sq, u32 sme
                                  float (&o)[FA4_DVP / 2], fa4_softmax &sm)
 {
     const int lane = tid % 32;
-    const u32 q_wg = smem + FA4_SMEM_Q_OFF + wg * 64 * FA4_SWIZZLE;
     float s[FA4_BN / 4];
     u32 pr[FA4_P_REGS / 2];
     float factor[2];
     fa4_pipe vst;
 
-    mbarrier_wait(bars.k_full(st.stage), st.phase);
-    pingpong_wait(wg);
-    wgmma_fence();
-    gemm_qk(s, q_wg, smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES);
-    wgmma_commit_group();
-    pingpong_pass(wg);
-    wgmma_wait_group<0>();
-    fence_array(s);
-    release_stage(bars.k_empty(st.stage), lane);
-    if (!FA4_O_ALIASES_Q && n == n_lo)
-        release_stage(bars.q_empty(), lane);
-    prepare_scores(s, p, sq, pos0, n, row0, 2 * (lane % 4), softcap_pre);
+    first_block_scores(s, p, sq, smem, bars, st, n, n_lo, wg, lane, pos0, row0, 2 * (lane % 4),
+                       softcap_pre);
     softmax_update_max(sm, s, scale_log2, factor);
     softmax_exp(sm, s, scale_log2, factor);
     convert_p(pr, s);
     kv_next(st, vst);
     zero_first_block_v(sq, smem, bars, vst, n, wg, tid);
-    mbarrier_wait(bars.v_full(vst.stage), vst.phase);
-    fence_array(pr);
-    fence_array(o);
-    wgmma_fence();
-    gemm_pv(o, pr, smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES);
-    wgmma_commit_group();
-    wgmma_wait_group<0>();
-    fence_array(o);
-    release_stage(bars.v_empty(vst.stage), lane);
+    pv_waited(o, pr, smem, bars, vst, lane);
 }
 #endif
 
@@ -607,18 +630,8 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
         --n;
     }
 #endif
-    mbarrier_wait(bars.k_full(st.stage), st.phase);
-    pingpong_wait(wg);
-    wgmma_fence();
-    gemm_qk(s, q_wg, smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES);
-    wgmma_commit_group();
-    pingpong_pass(wg);
-    wgmma_wait_group<0>();
-    fence_array(s);
-    release_stage(bars.k_empty(st.stage), lane);
-    if (!FA4_O_ALIASES_Q && n == n_lo)
-        release_stage(bars.q_empty(), lane);
-    prepare_scores(s, p, sq, pos0, n, row0, col0, softcap_pre);
+    first_block_scores(s, p, sq, smem, bars, st, n, n_lo, wg, lane, pos0, row0, col0,
+                       softcap_pre);
 #if FA4_DIAG_HALF
     if (half) {   /* O holds the half block's P V */
         if (__any_sync(0xffffffffu, softmax_update_max(sm, s, scale_log2, factor)))
@@ -723,15 +736,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
         kv_next(st, vst);
     }
 
-    mbarrier_wait(bars.v_full(vst.stage), vst.phase);
-    fence_array(pr);
-    fence_array(o);
-    wgmma_fence();
-    gemm_pv(o, pr, smem + FA4_V_RING_OFF + vst.stage * FA4_V_SLOT_BYTES);
-    wgmma_commit_group();
-    wgmma_wait_group<0>();
-    fence_array(o);
-    release_stage(bars.v_empty(vst.stage), lane);
+    pv_waited(o, pr, smem, bars, vst, lane);
 }
 
 #if FA4_WG_RANGES
