@@ -477,6 +477,21 @@ static int sm80_wide_ring(const device_limits *dev, const fa4_problem *pb, long 
            tiles <= dev->sm_count;
 }
 
+/* OUT (a decode or few-row tile) with 128-key blocks in 2 stages where
+** sm80_wide_ring() holds for its TILES and the budget fits it; else as is. */
+static void sm80_widen(fa4_config *out, const device_limits *dev, const fa4_problem *pb,
+                       long long tiles)
+{
+    fa4_config wide = *out;
+    fa4_layout l;
+    char why[256];
+
+    wide.bn = 128;
+    wide.stages = 2;
+    if (sm80_wide_ring(dev, pb, tiles) && budget_fit(&l, dev, pb, &wide, why, sizeof why) == FA4_OK)
+        *out = wide;
+}
+
 /* family_ops.heuristic: decode shapes (at most 16 query rows per KV head)
 ** take the decode tile with packed heads; up to 128 rows, packed 64-row
 ** tiles of 16 rows per warp; both with 128-key blocks where
@@ -507,25 +522,15 @@ static void sm80_heuristic(fa4_config *out, const device_limits *dev,
     char why[256];
 
     if ((long long)pb->seqlen_q * group <= 16) {
-        const long long tiles = (long long)pb->batch * (group > 1 ? pb->heads_kv : pb->heads_q);
-        if (sm80_wide_ring(dev, pb, tiles)) {
-            sm80_decode(out, 4, 128, 2, swz, group > 1, 0);
-            if (budget_fit(&l, dev, pb, out, why, sizeof why) == FA4_OK)
-                return;
-        }
         sm80_decode(out, 4, 64, d <= 128 ? 3 : 2, swz, group > 1, 0);
+        sm80_widen(out, dev, pb, (long long)pb->batch * (group > 1 ? pb->heads_kv : pb->heads_q));
         return;
     }
     if (sm80_few_rows(pb) && group > 1) {
         const long long m_blocks = ((long long)pb->seqlen_q * group + 63) / 64;
         sm80_base(out, 64, 16, 64, 2, swz);
         out->pack_gqa = 1;
-        if (sm80_wide_ring(dev, pb, (long long)pb->batch * pb->heads_kv * m_blocks)) {
-            out->bn = 128;
-            if (budget_fit(&l, dev, pb, out, why, sizeof why) == FA4_OK)
-                return;
-            out->bn = 64;
-        }
+        sm80_widen(out, dev, pb, (long long)pb->batch * pb->heads_kv * m_blocks);
         return;
     }
     if (d <= 128) {

@@ -9,12 +9,12 @@
 #include <cuda.h>   /* types only: no symbol of libcuda is linked */
 #include "fa4.h"
 
-/* The limits of one device, read from the driver or from a built-in table
-** (planning for an arch without a GPU). */
 /* Shared memory the system reserves per resident CTA (sm_80 and later),
 ** bytes: what fits an SM is smem_per_sm / (a CTA's bytes + this). */
 #define DEVICE_SMEM_PER_CTA_RESERVED 1024
 
+/* The limits of one device, read from the driver or from a built-in table
+** (planning for an arch without a GPU). */
 typedef struct device_limits {
     char name[128];            /* "NVIDIA H100 80GB HBM3" or "sm_90a (planned)" */
     int cc;                    /* compute capability, major*10+minor: 80, 90, 100 */

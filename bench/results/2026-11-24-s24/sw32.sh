@@ -1,7 +1,8 @@
 #!/bin/bash
 # fp8 with 32 B swizzle (V^T in 32-key chunks; the V^T copy in 32-key
 # blocks): three warpgroups of 192 x 96 fit 160 registers.  Correctness on
-# every fp8 test case with the new configs (_dev/tests/tfp8), then
+# every fp8 test case with the new configs (_dev/tests/tfp8: test_gpu_fp8
+# built with tfp8.patch applied), then
 # plan_bench against the fp8 default, separate processes, two rounds.
 ln -sfn _dev build
 O=$OUT; mkdir -p $O; export FA4_SYSTEM_DB=
