@@ -255,6 +255,12 @@ void ref_fill_random(uint16_t *x, size_t n, fa4_dtype dtype, uint64_t *seed)
 {
     size_t i;
 
+    /* A 16-bit pattern read as two e4m3 bytes holds e4m3's NaN codes
+       (0x7f, 0xff) one byte in 128: fp8 buffers take ref_fill_inputs(). */
+    if (dtype == FA4_DTYPE_FP8_E4M3) {
+        ref_fill_inputs(x, 2 * n, dtype, seed);
+        return;
+    }
     /* xorshift64*: fast, and the same seed gives the same inputs */
     for (i = 0; i < n; i++)
         x[i] = ref_float_to_half((float)(next_uniform(seed) * 2.0 - 1.0), dtype);

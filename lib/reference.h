@@ -75,7 +75,8 @@ void ref_attention_tokens(double *o, double *lse, const fa4_problem *problem,
 double ref_rel_error(const uint16_t *out, const double *ref, size_t n,
                      fa4_dtype dtype);
 
-/* Fill N 16-bit values with uniform random numbers in [-1, 1) from *SEED. */
+/* Fill N 16-bit values with uniform random numbers in [-1, 1) from *SEED;
+** for fp8 the buffer's 2 * N bytes as ref_fill_inputs() fills e4m3 (no NaN). */
 void ref_fill_random(uint16_t *x, size_t n, fa4_dtype dtype, uint64_t *seed);
 
 /*

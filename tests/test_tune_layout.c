@@ -453,6 +453,12 @@ static void check_fp8_inputs(void)
     for (i = 0; i < 64; i++)
         good &= d[i] >= 0.5f && d[i] < 2.0f;
     ok(good, "descale factors lie in [0.5, 2)");
+    /* The 16-bit filler on an fp8 buffer (as bench/plan_bench once used it):
+       its bytes are e4m3 values, never NaN codes. */
+    ref_fill_random((uint16_t *)x, N / 2, FA4_DTYPE_FP8_E4M3, &seed);
+    for (i = 0, nan = 0; i < N; i++)
+        nan += isnan(dtype_load(x, (size_t)i, FA4_DTYPE_FP8_E4M3));
+    ok(nan == 0, "ref_fill_random on an fp8 buffer leaves no NaN byte (%d of %d)", nan, N);
 }
 
 int main(void)
