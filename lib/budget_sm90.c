@@ -318,12 +318,12 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
         return FA4_EINVAL;
     }
 
-    if (fp8 && (cfg->swizzle == 32 || cfg->bn % cfg->swizzle != 0 ||
+    if (fp8 && (cfg->bn % cfg->swizzle != 0 ||
                 cfg->rescale_threshold > 8)) {
         /* V^T tiles are whole chunks of swizzle-many keys; P x 2^(8 - threshold)
            must stay below e4m3's 448 (kernels/sm90/kernel.cuh, FA4_P_LOG2). */
         snprintf(why, wn, "sm90 fp8: swizzle=%d bn=%d rescale_threshold=%d; fp8 needs "
-                 "swizzle 64 or 128, bn a multiple of the swizzle, threshold <= 8",
+                 "swizzle 32, 64 or 128, bn a multiple of the swizzle, threshold <= 8",
                  cfg->swizzle, cfg->bn, cfg->rescale_threshold);
         return FA4_EINVAL;
     }
@@ -704,6 +704,19 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
 ** (sm90_tile_heuristic). */
 static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
 {
+    /* d96..d128 dense without a mask, or causal past 4k keys: three
+       warpgroups of 192 x 96, V^T in 32-key chunks (32 B swizzle), 4
+       stages, no ping-pong.  A warpgroup's softmax and P take as long per
+       block at fp8 as at bf16 while its GEMMs halve, so a third warpgroup
+       keeps the tensor cores busier than a wider block (H100, finite
+       inputs, against 128 x 192 with two: 16k -7..-8%, causal 16k
+       -4%, 4 x 4k -4.5%; bench/NOTES.md, 2026-11-25). */
+    if (pb->head_dim_qk > 64 && pb->head_dim_qk <= 128 && !pb->varlen && !pb->page_size &&
+        (!problem_has_mask(pb) || pb->seqlen_k > 4096)) {
+        sm90_base(out, 3, 96, 4);
+        out->swizzle = 32;
+        return;
+    }
     if (pb->head_dim_qk <= 64)
         sm90_base(out, 3, 128, 2);
     else
@@ -715,18 +728,6 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
                            out->consumer_wgs, problem_has_mask(pb)) <=
             out->consumer_regs)
         out->scheduler = FA4_SCHED_DYNAMIC;
-    /* d96..d128 dense without a mask, the max-free loop: the fused K/V ring
-       under the persistent scheduler, no ping-pong (fa4-tune's winner at
-       16k; H100 plan_bench: 16k -4.5%, 4 x 4k -8.5%, GQA 32/8 16k -2.3%;
-       bench/NOTES.md, sm90 v14). */
-    if (pb->head_dim_qk > 64 && pb->head_dim_qk <= 128 && !problem_has_mask(pb) &&
-        !pb->varlen && !pb->page_size &&
-        sm90_consumer_need(problem_head_dim_v(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle, 1,
-                           out->consumer_wgs, 0) <= out->consumer_regs) {
-        out->fused_kv = 1;
-        out->scheduler = FA4_SCHED_PERSISTENT;
-        out->pingpong = 0;
-    }
 }
 
 /* The default tile: the dense default (paged: bn a whole number of
@@ -764,8 +765,11 @@ static void sm90_tile_heuristic(fa4_config *out, const device_limits *dev,
        with split rings) gives way to the plain grid. */
     if (sm90_paged_producer_spills(pb, out))
         out->scheduler = FA4_SCHED_PLAIN;
-    if (out->scheduler == FA4_SCHED_PLAIN && sm90_tail_split_fits(pb))
-        out->splits = 0;   /* H100: d128 16k 3.25 -> 3.14 ms (bench/NOTES.md, tail split) */
+    /* H100: d128 16k 3.25 -> 3.14 ms (bench/NOTES.md, tail split); not for
+       fp8's three-warpgroup tile past d96, whose partial-O path spills. */
+    if (out->scheduler == FA4_SCHED_PLAIN && sm90_tail_split_fits(pb) &&
+        !(fp8 && out->consumer_wgs == 3 && pb->head_dim_qk > 96))
+        out->splits = 0;
     if (!pb->varlen)
         return;
     for (pass = 0; pass < 2; pass++) {

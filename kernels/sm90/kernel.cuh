@@ -138,10 +138,9 @@ static_assert(FA4_BN % 16 == 0 && FA4_BN >= 64 && FA4_BN <= 256, "sm90: BN in 64
 static_assert(FA4_DVP <= 256 && FA4_DP <= 256, "sm90: head dims up to 256");
 static_assert(FA4_DV <= FA4_D, "sm90: head_dim_v <= head_dim_qk");
 static_assert(FA4_STAGES >= 2, "sm90: at least 2 K/V stages");
-static_assert(!FA4_FP8 || ((FA4_SWIZZLE == 128 || FA4_SWIZZLE == 64) && FA4_BN % FA4_CW == 0 &&
-                           FA4_RESCALE_THRESHOLD <= 8 && (FA4_OUT_DTYPE == 1 || FA4_OUT_DTYPE == 2)),
-              "sm90 fp8: swizzle 128 or 64 B, BN whole V^T chunks, rescale threshold <= 8, "
-              "O in bf16 or fp16");
+static_assert(!FA4_FP8 || (FA4_BN % FA4_CW == 0 && FA4_RESCALE_THRESHOLD <= 8 &&
+                           (FA4_OUT_DTYPE == 1 || FA4_OUT_DTYPE == 2)),
+              "sm90 fp8: BN whole V^T chunks, rescale threshold <= 8, O in bf16 or fp16");
 static_assert(!FA4_PAGED || (FA4_PAGE_BOX >= 16 && FA4_BN % FA4_PAGE_BOX == 0 &&
                               (FA4_PAGE_BOX & (FA4_PAGE_BOX - 1)) == 0),
               "sm90: paged key blocks are whole power-of-two boxes of at least 16 rows "
