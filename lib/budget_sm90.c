@@ -697,7 +697,8 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
 ** 16k tokens, TFLOP/s): d64 three consumer warpgroups, 192x128, 64 B
 ** swizzle (646 vs 472 with 128x128); d96..d128 128x192, 64 B swizzle (933
 ** vs 908 with 128x128 at 128 B); wider heads 128x128, 128 B swizzle (d256
-** 1239).  Two stages, ping-pong; the dynamic scheduler for short causal
+** 1239; those runs' inputs held NaN, so every block took the max-first
+** path).  Two stages, ping-pong; the dynamic scheduler for short causal
 ** where its registers fit (d128 128x192 and d256 128x128 do not: without
 ** this check their default fell through to the first candidate that fits,
 ** 128x64 without ping-pong).  Varlen and paged batches start from it
@@ -709,8 +710,9 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
        stages, no ping-pong.  A warpgroup's softmax and P take as long per
        block at fp8 as at bf16 while its GEMMs halve, so a third warpgroup
        keeps the tensor cores busier than a wider block (H100, finite
-       inputs, against 128 x 192 with two: 16k -7..-8%, causal 16k
-       -4%, 4 x 4k -4.5%; bench/NOTES.md, 2026-11-25). */
+       inputs, against 128 x 192 with two: 16k -5.5..-8%, causal 16k
+       -3.6..-4.8%, 4 x 4k -4.2..-4.6%, d96 -6.6%; bench/NOTES.md,
+       2026-11-25). */
     if (pb->head_dim_qk > 64 && pb->head_dim_qk <= 128 && !pb->varlen && !pb->page_size &&
         (!problem_has_mask(pb) || pb->seqlen_k > 4096)) {
         sm90_base(out, 3, 96, 4);
