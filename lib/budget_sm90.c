@@ -697,8 +697,8 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
 ** 16k tokens, TFLOP/s): d64 three consumer warpgroups, 192x128, 64 B
 ** swizzle (646 vs 472 with 128x128); d96..d128 128x192, 64 B swizzle (933
 ** vs 908 with 128x128 at 128 B); wider heads 128x128, 128 B swizzle (d256
-** 1239; those runs' inputs held NaN, so every block took the max-first
-** path).  Two stages, ping-pong; the dynamic scheduler for short causal
+** 1239; plan_bench's inputs then held e4m3 NaN codes, fixed 2026-11-25).
+** Two stages, ping-pong; the dynamic scheduler for short causal
 ** where its registers fit (d128 128x192 and d256 128x128 do not: without
 ** this check their default fell through to the first candidate that fits,
 ** 128x64 without ping-pong).  Varlen and paged batches start from it
