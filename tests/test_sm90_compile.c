@@ -857,6 +857,35 @@ static void check_pack_gqa(const device_limits *dev)
     }
 }
 
+/* fp8's d96-d128 default: three warpgroups of 192 x 96 at 32 B swizzle for
+   dense batches and causal past 4k keys, compiled without spills (past d96
+   without the tail split, whose partial-O path spills there), two of
+   128 x 192 for short causal ones. */
+static void check_fp8_default(const device_limits *dev)
+{
+    static const struct { int d, causal, seqlen, wgs; } cases[] = {
+        { 128, 0, 16384, 3 }, { 128, 1, 16384, 3 }, { 96, 0, 16384, 3 }, { 128, 1, 2048, 2 },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_FP8_E4M3, cases[i].d, cases[i].d, cases[i].causal);
+        fa4_config c;
+        char why[512];
+        p.batch = 1;
+        p.seqlen_q = p.seqlen_k = cases[i].seqlen;
+        if (!ok(config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+                    c.consumer_wgs == cases[i].wgs &&
+                    (cases[i].wgs == 2 ||
+                     (c.bn == 96 && c.swizzle == 32 && (cases[i].d <= 96 || c.splits == 1))),
+                "fp8 d%d%s %d keys: the default has %d consumer warpgroups", cases[i].d,
+                cases[i].causal ? " causal" : "", cases[i].seqlen, cases[i].wgs))
+            continue;
+        if (cases[i].wgs == 3)
+            check_compile(dev, &p, &c);
+    }
+}
+
 int main(void)
 {
     static const int dims[][2] = { { 64, 64 }, { 96, 96 }, { 128, 128 }, { 192, 128 },
@@ -885,6 +914,7 @@ int main(void)
     check_varlen(&dev);
     check_softcap_sinks(&dev);
     check_fp8_serving(&dev);
+    check_fp8_default(&dev);
     check_tail_split(&dev);
     check_pack_gqa(&dev);
     check_wg_ranges(&dev);
