@@ -132,14 +132,17 @@ static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, 
            sm90_varlen_extra(pb, bn, sched, wgs);
 }
 
-/* 1 when the tail split (splits = 0) goes with the plain grid for PB:
-** dense, no mask (tiles of equal length), not fp8 above head_dim_v 128
-** (sm90_fit).  It is decided per call and costs nothing where it does not
-** split, so the plain grid takes it wherever it may. */
-static int sm90_tail_split_fits(const fa4_problem *pb)
+/* 1 when the tail split (splits = 0) goes with the plain grid for PB in
+** tiles of WGS consumer warpgroups: dense, no mask (tiles of equal length),
+** not fp8 above head_dim_v 128 (sm90_fit) nor fp8 with three warpgroups past
+** d96 (its partial-O path spills 24 B at d128, 192x96).  It is decided per
+** call and costs nothing where it does not split, so the plain grid takes it
+** wherever it may. */
+static int sm90_tail_split_fits(const fa4_problem *pb, int wgs)
 {
+    const int fp8 = pb->dtype == FA4_DTYPE_FP8_E4M3;
     return !pb->varlen && !pb->page_size && !problem_has_mask(pb) &&
-           !(pb->dtype == FA4_DTYPE_FP8_E4M3 && problem_head_dim_v(pb) > 128);
+           !(fp8 && problem_head_dim_v(pb) > 128) && !(fp8 && wgs == 3 && pb->head_dim_qk > 96);
 }
 
 /* The setmaxnreg split used for WGS consumer warpgroups. */
@@ -599,7 +602,7 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
                                         out[n].scheduler = scheds[sc];
                                         out[n].pack_gqa = pk;
                                         if (scheds[sc] == FA4_SCHED_PLAIN && !pk &&
-                                            sm90_tail_split_fits(pb))
+                                            sm90_tail_split_fits(pb, wgs))
                                             out[n].splits = 0;
                                     }
                                     n++;
@@ -767,11 +770,8 @@ static void sm90_tile_heuristic(fa4_config *out, const device_limits *dev,
        with split rings) gives way to the plain grid. */
     if (sm90_paged_producer_spills(pb, out))
         out->scheduler = FA4_SCHED_PLAIN;
-    /* H100: d128 16k 3.25 -> 3.14 ms (bench/NOTES.md, tail split); not for
-       fp8's three-warpgroup tile past d96, whose partial-O path spills. */
-    if (out->scheduler == FA4_SCHED_PLAIN && sm90_tail_split_fits(pb) &&
-        !(fp8 && out->consumer_wgs == 3 && pb->head_dim_qk > 96))
-        out->splits = 0;
+    if (out->scheduler == FA4_SCHED_PLAIN && sm90_tail_split_fits(pb, out->consumer_wgs))
+        out->splits = 0;   /* H100: d128 16k 3.25 -> 3.14 ms (bench/NOTES.md, tail split) */
     if (!pb->varlen)
         return;
     for (pass = 0; pass < 2; pass++) {
