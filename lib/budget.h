@@ -29,6 +29,8 @@ typedef struct fa4_layout {
     int kv_slots;             /* sm100 fused ring: slots; else = stages */
     int lean_loop;            /* sm80: the loop trades registers for
                                  instructions (budget_sm80.c); else 0 */
+    int q_slots;              /* sm90: Q tiles resident, 1 or 2 (the next
+                                 tile's Q loads under this one); else 0 */
     /* sm100 tensor memory (columns); 0 elsewhere */
     int tmem_columns;         /* allocated, a power of two >= 32 */
     int tmem_s0, tmem_s1, tmem_o0, tmem_o1;

@@ -177,6 +177,85 @@ static int sm90_paged_producer_spills(const fa4_problem *pb, const fa4_config *c
             (cfg->scheduler == FA4_SCHED_DYNAMIC && !cfg->fused_kv));
 }
 
+/* Largest key count (seqlen_k) of a problem whose tiles take two Q slots,
+** without a mask and with one (a build may move them, for measurements). */
+#ifndef SM90_Q2_MAX_KEYS
+#define SM90_Q2_MAX_KEYS 2048
+#endif
+#ifndef SM90_Q2_MAX_KEYS_MASKED
+#define SM90_Q2_MAX_KEYS_MASKED 512
+#endif
+
+/* 1 when CFG's tiles take two Q slots (FA4_Q_SLOTS, mainloop.cuh): under
+** a persistent scheduler a CTA runs tile after tile, and with one slot the
+** next tile's Q is loaded only once every consumer warp has run its last
+** Q K^T, so a short tile starts by waiting for it (bench/NOTES.md, sm90
+** v18: 600-2,000 cycles of a 7,000-13,000-cycle tile at 512 keys).  Dense
+** 16-bit batches of short sequences: 1.4-5% faster up to 2k keys without
+** a mask, at 512 with one; masked tiles of 1k-4k keys lost up to 1.5% (the
+** dynamic scheduler hands each CTA its next tile a tile earlier).  The
+** budget then also needs O in its own bytes and the fused ring no shorter. */
+static int sm90_q_double(const fa4_problem *pb, const fa4_config *cfg)
+{
+    const int max_keys = problem_has_mask(pb) ? SM90_Q2_MAX_KEYS_MASKED : SM90_Q2_MAX_KEYS;
+    return cfg->scheduler != FA4_SCHED_PLAIN && cfg->splits != 0 && !pb->varlen &&
+           !pb->page_size && pb->dtype != FA4_DTYPE_FP8_E4M3 && pb->seqlen_k <= max_keys;
+}
+
+/* Carve shared memory for CFG with Q_SLOTS Q tiles into OUT (regions,
+** smem_bytes, kv_slots, q_slots): Q, the K/V ring (split, or fused with
+** the most slots up to 2 x stages that fit), O in its own bytes where it
+** fits (always for fp8, whose 16-bit O rows are wider than Q's) or else in
+** Q's, the barriers.  Returns 1 when O has its own bytes. */
+static int sm90_carve(fa4_layout *out, const device_limits *dev, const fa4_problem *pb,
+                      const fa4_config *cfg, int dp, int dvp, int q_slots)
+{
+    const int esize = dtype_bytes(pb->dtype), fp8 = pb->dtype == FA4_DTYPE_FP8_E4M3;
+    /* The dynamic scheduler's tile slot follows the barriers (with varlen,
+       the producer's walk over the sequences too: kernels/sm90/mainloop.cuh);
+       a second Q slot adds its two barriers and tile slot. */
+    const int tile_slot = cfg->scheduler != FA4_SCHED_DYNAMIC ? 0 : pb->varlen ? 32 : 16;
+    const int q1_bar = q_slots == 1 ? 0 : cfg->scheduler != FA4_SCHED_DYNAMIC ? 16 : 32;
+    int off = 0, o_off, slots = cfg->stages, bar_bytes = 16 + 32 * cfg->stages + tile_slot + q1_bar;
+    int own_o;
+
+    out->nregions = 0;
+    add_region(out, "Q", &off, q_slots * cfg->bm * dp * esize);
+    if (cfg->fused_kv) {
+        /* The most slots, up to 2 x stages, that fit with O in Q (file
+           comment; fp8: with O after the ring). */
+        const int slot_bytes = cfg->bn * dp * esize, kv_off = align_up(off, SM90_ALIGN);
+        const int o_bytes = fp8 ? align_up(cfg->bm * dvp * 2, SM90_ALIGN) : 0;
+        for (slots = 2 * cfg->stages; slots > 2 * cfg->stages - 1; slots--)
+            if (align_up(align_up(kv_off + slots * slot_bytes, SM90_ALIGN) + o_bytes + 16 +
+                         16 * slots + tile_slot + q1_bar,
+                         16) + SM90_SLACK <= dev->smem_per_block_optin)
+                break;
+        bar_bytes = 16 + 16 * slots + tile_slot + q1_bar;
+        add_region(out, "KV", &off, slots * slot_bytes);
+    } else {
+        add_region(out, "K", &off, cfg->stages * cfg->bn * dp * esize);
+        add_region(out, "V", &off, cfg->stages * cfg->bn * dvp * esize);
+    }
+    o_off = align_up(off, SM90_ALIGN);
+    own_o = fp8 || o_off + cfg->bm * dvp * 2 + bar_bytes + SM90_SLACK <= dev->smem_per_block_optin;
+    if (own_o) {
+        /* fp8: O's 16-bit rows are wider than Q's, never in Q's bytes. */
+        add_region(out, "O", &off, cfg->bm * dvp * 2);
+    } else {
+        /* O takes Q's bytes (dv <= d, same rows): see the file comment. */
+        budget_region *r = &out->region[out->nregions++];
+        r->name = "O";
+        r->offset = out->region[0].offset;
+        r->size = cfg->bm * dvp * 2;
+    }
+    add_region(out, "BAR", &off, bar_bytes);
+    out->smem_bytes = align_up(off, 16) + SM90_SLACK;
+    out->kv_slots = slots;
+    out->q_slots = q_slots;
+    return own_o;
+}
+
 /* family_ops.fit: see budget_fit() in budget.h. */
 static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                            const fa4_problem *pb, const fa4_config *cfg,
@@ -184,7 +263,7 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
 {
     const int d = pb->head_dim_qk, dv = problem_head_dim_v(pb), esize = dtype_bytes(pb->dtype);
     const int fp8 = pb->dtype == FA4_DTYPE_FP8_E4M3;
-    int dp, dvp, wgs, threads, off = 0, o_off, smem, need, bar_bytes, slots, tile_slot;
+    int dp, dvp, wgs, threads, smem, need, bar_bytes, slots;
 
 
     /* What the family cannot run at all (config_enumerate stops on these). */
@@ -336,48 +415,25 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     dp = sm90_pad_dim(d, cfg->swizzle / esize);
     dvp = sm90_pad_dim(dv, cfg->swizzle / 2);
     threads = 128 * (1 + wgs);
-    /* The dynamic scheduler's tile slot follows the barriers (with varlen,
-       the producer's walk over the sequences too: kernels/sm90/mainloop.cuh). */
-    tile_slot = cfg->scheduler != FA4_SCHED_DYNAMIC ? 0 : pb->varlen ? 32 : 16;
-    bar_bytes = 16 + 32 * cfg->stages + tile_slot;
-    slots = cfg->stages;
-
-    add_region(out, "Q", &off, cfg->bm * dp * esize);
-    if (cfg->fused_kv) {
-        /* The most slots, up to 2 x stages, that fit with O in Q (file
-           comment; fp8: with O after the ring). */
-        const int slot_bytes = cfg->bn * dp * esize, kv_off = align_up(off, SM90_ALIGN);
-        const int o_bytes = fp8 ? align_up(cfg->bm * dvp * 2, SM90_ALIGN) : 0;
-        for (slots = 2 * cfg->stages; slots > 2 * cfg->stages - 1; slots--)
-            if (align_up(align_up(kv_off + slots * slot_bytes, SM90_ALIGN) + o_bytes + 16 +
-                         16 * slots + tile_slot,
-                         16) + SM90_SLACK <= dev->smem_per_block_optin)
-                break;
-        bar_bytes = 16 + 16 * slots + tile_slot;
-        add_region(out, "KV", &off, slots * slot_bytes);
-    } else {
-        add_region(out, "K", &off, cfg->stages * cfg->bn * dp * esize);
-        add_region(out, "V", &off, cfg->stages * cfg->bn * dvp * esize);
+    {
+        /* Two Q slots only where they pay and cost nothing else: O keeps its
+           own bytes, the fused ring its slots, and it all fits. */
+        int two = 0;
+        if (sm90_q_double(pb, cfg) && sm90_carve(out, dev, pb, cfg, dp, dvp, 1)) {
+            const int one_slots = out->kv_slots;
+            two = sm90_carve(out, dev, pb, cfg, dp, dvp, 2) && out->kv_slots == one_slots &&
+                  out->smem_bytes <= dev->smem_per_block_optin;
+        }
+        if (!two)
+            sm90_carve(out, dev, pb, cfg, dp, dvp, 1);
     }
-    o_off = align_up(off, SM90_ALIGN);
-    if (fp8 || o_off + cfg->bm * dvp * 2 + bar_bytes + SM90_SLACK <= dev->smem_per_block_optin) {
-        /* fp8: O's 16-bit rows are wider than Q's, never in Q's bytes. */
-        add_region(out, "O", &off, cfg->bm * dvp * 2);
-    } else {
-        /* O takes Q's bytes (dv <= d, same rows): see the file comment. */
-        budget_region *r = &out->region[out->nregions++];
-        r->name = "O";
-        r->offset = out->region[0].offset;
-        r->size = cfg->bm * dvp * 2;
-    }
-    add_region(out, "BAR", &off, bar_bytes);
-    smem = align_up(off, 16) + SM90_SLACK;
+    smem = out->smem_bytes;
+    slots = out->kv_slots;
+    bar_bytes = out->region[out->nregions - 1].size;
     need = sm90_varlen_need(pb, cfg->bn, cfg->scheduler, cfg->swizzle, wgs);
 
     out->threads = threads;
-    out->smem_bytes = smem;
     out->regs_estimate = need;
-    out->kv_slots = slots;
 
     if (smem > dev->smem_per_block_optin) {
         /* O in Q's bytes, or (fp8) a region of its own. */
@@ -489,6 +545,8 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
 
     if (cfg->fused_kv)
         budget_append(buf, size, &m, "#define FA4_KV_SLOTS %d\n", l->kv_slots);
+    if (l->q_slots == 2)   /* FA4_Q_SLOTS only where two: sm90_q_double() */
+        budget_append(buf, size, &m, "#define FA4_Q_SLOTS 2\n");
     if (pb->dtype == FA4_DTYPE_FP8_E4M3)   /* the V^T copy's grid step (launch_sm90.c) */
         budget_append(buf, size, &m, "#define FA4_VT_KEYS %d\n", SM90_VT_KEYS);
     budget_append(buf, size, &m,

@@ -751,6 +751,31 @@ static void check_diag_half(const device_limits *dev)
                       "half-width first blocks");
 }
 
+/* Two Q slots (FA4_Q_SLOTS, kernels/sm90/mainloop.cuh) under the persistent
+   schedulers for dense 16-bit problems of short sequences (2k keys here;
+   masked ones only up to 512), where O keeps its own bytes and the fused
+   ring its slots: not under the plain grid, under a mask past 512 keys, nor
+   for fp8. */
+static void check_q_slots(const device_limits *dev)
+{
+    static const gate_case cases[] = {
+        { 64, 0, 1, 0, "sm90 bm=192 bn=128 stages=4 swizzle=128 fused_kv=1 wgs=3 regs=32/160 "
+                       "pingpong=1 sched=persistent", 1 },
+        { 128, 0, 1, 0, "sm90 bm=128 bn=128 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 "
+                        "pingpong=1 sched=persistent late_k=1", 1 },
+        { 128, 0, 4, 0, "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                        "pingpong=1 sched=dynamic pack_gqa=1 late_k=1", 1 },
+        { 128, 0, 1, 0, "sm90 bm=128 bn=128 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 "
+                        "pingpong=1 sched=plain late_k=1", 0 },
+        { 128, 1, 1, 0, "sm90 bm=128 bn=128 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 "
+                        "pingpong=1 sched=dynamic", 0 },
+        { 128, 0, 1, 1, "sm90 bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 "
+                        "pingpong=0 sched=persistent", 0 },
+    };
+    check_define_gate(dev, cases, sizeof cases / sizeof cases[0], "FA4_Q_SLOTS",
+                      "two Q slots");
+}
+
 /* Softcap and sinks with the defaults of each head dim, varlen and not
    (dense queries over 16- and 32-row pages for d64 and d128). */
 static void check_softcap_sinks(const device_limits *dev)
@@ -919,6 +944,7 @@ int main(void)
     check_pack_gqa(&dev);
     check_wg_ranges(&dev);
     check_diag_half(&dev);
+    check_q_slots(&dev);
     for (i = 0; i < ndims; i++) {
         /* The default, in each dtype (fp8 e4m3 too), causal and not. */
         for (t = 0; t < 3; t++)

@@ -76,6 +76,9 @@
 #undef FA4_GROUP
 #define FA4_GROUP 1
 #endif
+#ifndef FA4_Q_SLOTS /* mainloop.cuh: 2 only where budget_sm90.c says it pays */
+#define FA4_Q_SLOTS 1
+#endif
 #ifndef FA4_OUT_DTYPE /* O's type: the inputs' for 16-bit inputs */
 #define FA4_OUT_DTYPE FA4_DTYPE
 #endif
@@ -128,6 +131,8 @@
 /* The dynamic scheduler's slot after the barriers: the tile, and for
  * varlen the producer's cursor (mainloop.cuh). */
 #define FA4_TILE_SLOT_BYTES (FA4_SCHEDULER != 3 ? 0 : FA4_VARLEN ? 32 : 16)
+/* Q slot 1's two barriers and (dynamic scheduler) tile slot, after those. */
+#define FA4_Q1_BAR_BYTES (FA4_Q_SLOTS == 1 ? 0 : FA4_SCHEDULER != 3 ? 16 : 32)
 
 static_assert(FA4_SWIZZLE == 128 || FA4_SWIZZLE == 64 || FA4_SWIZZLE == 32,
               "sm90 kernel: swizzle 128, 64 or 32 B");
@@ -157,7 +162,7 @@ static_assert(FA4_SMEM_Q_OFF % 1024 == 0 && FA4_SMEM_KV_OFF % 1024 == 0 &&
               FA4_SMEM_O_OFF % 1024 == 0 && FA4_KV_SLOT_BYTES % (8 * FA4_SWIZZLE) == 0,
               "sm90: regions 1024-aligned, slots on the swizzle repeat (8 rows)");
 static_assert(FA4_SMEM_KV_SIZE >= FA4_KV_SLOTS * FA4_KV_SLOT_BYTES, "sm90: KV region");
-static_assert(FA4_SMEM_BAR_SIZE >= 16 + 16 * FA4_KV_SLOTS + FA4_TILE_SLOT_BYTES,
+static_assert(FA4_SMEM_BAR_SIZE >= 16 + 16 * FA4_KV_SLOTS + FA4_TILE_SLOT_BYTES + FA4_Q1_BAR_BYTES,
               "sm90: BAR region (+ the dynamic scheduler's tile slot)");
 #else
 static_assert(FA4_SMEM_Q_OFF % 1024 == 0 && FA4_SMEM_K_OFF % 1024 == 0 &&
@@ -165,10 +170,14 @@ static_assert(FA4_SMEM_Q_OFF % 1024 == 0 && FA4_SMEM_K_OFF % 1024 == 0 &&
               "sm90: swizzled tiles are 1024-aligned");
 static_assert(FA4_SMEM_K_SIZE >= FA4_STAGES * FA4_K_STAGE_BYTES, "sm90: K region");
 static_assert(FA4_SMEM_V_SIZE >= FA4_STAGES * FA4_V_STAGE_BYTES, "sm90: V region");
-static_assert(FA4_SMEM_BAR_SIZE >= 16 + 32 * FA4_STAGES + FA4_TILE_SLOT_BYTES,
+static_assert(FA4_SMEM_BAR_SIZE >= 16 + 32 * FA4_STAGES + FA4_TILE_SLOT_BYTES + FA4_Q1_BAR_BYTES,
               "sm90: BAR region (+ the dynamic scheduler's tile slot)");
 #endif
-static_assert(FA4_SMEM_Q_SIZE >= FA4_Q_BYTES, "sm90: Q region");
+static_assert(FA4_SMEM_Q_SIZE >= FA4_Q_SLOTS * FA4_Q_BYTES && FA4_Q_BYTES % 1024 == 0,
+              "sm90: Q region (FA4_Q_SLOTS tiles, each 1024-aligned)");
+static_assert(FA4_Q_SLOTS == 1 || (FA4_Q_SLOTS == 2 && FA4_SCHEDULER != 0 && !FA4_VARLEN &&
+                                   !FA4_PAGED && !FA4_TAIL_SPLIT),
+              "sm90: two Q slots under the persistent schedulers, over dense batches");
 static_assert(FA4_SMEM_O_SIZE >= FA4_BM * FA4_DVP * 2, "sm90: O region");
 static_assert(!FA4_FP8 || !(FA4_SMEM_O_OFF < FA4_SMEM_Q_OFF + FA4_SMEM_Q_SIZE &&
                             FA4_SMEM_Q_OFF < FA4_SMEM_O_OFF + FA4_SMEM_O_SIZE),
@@ -196,7 +205,9 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
                           u32 smem, fa4_bars bars, int wg, int tid)
 {
     fa4_pipe st = {0, 0u};
-    u32 q_phase = 0;
+    u32 q_phase = 0;   /* the next tile's Q slot and its barriers' phase */
+    FA4_Q_SLOT_VAR q_next = 0;
+    int q_slot;        /* this tile's */
     fa4_tile tile;
 #if FA4_PINGPONG
     /* The last warpgroup hands the first turn to warpgroup 0. */
@@ -207,9 +218,10 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
     /* The producer publishes each tile (or the end) in the tile slot before
        q_full completes.  (Waiting at the loop's end rather than its top
        keeps ptxas from spilling at the register limits.) */
-    mbarrier_wait(bars.q_full(), q_phase);
-    q_phase ^= 1u;
-    for (bool more = sched_read(tile_slot(bars), &tile); more; ) {
+    mbarrier_wait(bars.q_full(q_next), q_phase);
+    q_slot = q_next;
+    FA4_Q_ADVANCE(q_next, q_phase);
+    for (bool more = sched_read(tile_slot(bars, q_slot), &tile); more; ) {
 #else
     fa4_sched_cursor cur = {0, 0};
     for (int t = sched_first(); sched_tile(p FA4_SERVING_ARG, cur, t, &tile);
@@ -223,8 +235,12 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         softmax_init(sm);
 
 #if !FA4_SCHED_DYNAMIC
-        mbarrier_wait(bars.q_full(), q_phase);
-        q_phase ^= 1u;
+        mbarrier_wait(bars.q_full(q_next), q_phase);
+        q_slot = q_next;
+        FA4_Q_ADVANCE(q_next, q_phase);
+#endif
+#if FA4_Q_SLOTS == 2
+        const fa4_qslot qs = qslot_of(smem, bars, q_slot);
 #endif
         int n_lo, n_hi;
         {
@@ -233,9 +249,9 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
             tail_part_blocks(p, &n_lo, &n_hi);
             if (n_hi > n_lo)
 #if FA4_WG_RANGES
-                consumer_blocks(p, sq, smem, bars, st, tile, n_lo, n_hi, wg, tid, o, sm);
+                consumer_blocks(p, sq, smem, bars FA4_QSLOT_ARG, st, tile, n_lo, n_hi, wg, tid, o, sm);
 #else
-                consumer_mainloop(p, sq, smem, bars, st, tile, n_lo, n_hi, wg, tid, o, sm);
+                consumer_mainloop(p, sq, smem, bars FA4_QSLOT_ARG, st, tile, n_lo, n_hi, wg, tid, o, sm);
 #endif
         }
 
@@ -285,12 +301,13 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
          * after the O store has read Q's bytes, for the 4 warps at once. */
         if ((FA4_O_ALIASES_Q || n_hi <= n_lo) && tid == 0) {
             cp_async_bulk_wait_group_read0();
-            mbarrier_arrive_count(bars.q_empty(), 4);
+            mbarrier_arrive_count(bars.q_empty(q_slot), 4);
         }
 #if FA4_SCHED_DYNAMIC
-        mbarrier_wait(bars.q_full(), q_phase);
-        q_phase ^= 1u;
-        more = sched_read(tile_slot(bars), &tile);
+        mbarrier_wait(bars.q_full(q_next), q_phase);
+        q_slot = q_next;
+        FA4_Q_ADVANCE(q_next, q_phase);
+        more = sched_read(tile_slot(bars, q_slot), &tile);
 #endif
     }
     if (tid == 0)
@@ -319,8 +336,10 @@ fa4_fwd(const __grid_constant__ fa4_params p, const __grid_constant__ fa4_tma_ma
         prefetch_tensormap(&tm_k);
         prefetch_tensormap(&tm_v);
         prefetch_tensormap(&tm_o);
-        mbarrier_init(bars.q_full(), 1);
-        mbarrier_init(bars.q_empty(), 4 * FA4_CONSUMER_WGS);
+        for (int q = 0; q < FA4_Q_SLOTS; ++q) {
+            mbarrier_init(bars.q_full(q), 1);
+            mbarrier_init(bars.q_empty(q), 4 * FA4_CONSUMER_WGS);
+        }
         for (int s = 0; s < FA4_RING; ++s) {
 #if FA4_FUSED_KV
             mbarrier_init(bars.k_full(s), 1); /* = v_full(s): one pair per slot */

@@ -9,7 +9,10 @@
 ** first; producer and consumers walk the same order and the same stage
 ** counter across tiles.  Q has q_full/q_empty (one arrival per consumer
 ** warp): released after the tile's last Q K^T, or, when O shares Q's
-** bytes, after the O store has read them.
+** bytes, after the O store has read them.  With FA4_Q_SLOTS 2 the tiles
+** take Q's two slots in turn, each with its own pair (and, for the dynamic
+** scheduler, its own tile slot), so the next tile's Q lands while this
+** one runs: a short tile no longer waits for it.
 **
 ** Fused ring (FA4_FUSED_KV): FA4_KV_SLOTS slots, each with one full and
 ** one empty barrier; key block n takes two consecutive slots, K(n) then
@@ -48,37 +51,88 @@ FA4_DEV void kv_next(fa4_pipe &st, fa4_pipe &vst)
     pipe_advance(st);
 }
 
-/* Shared-memory addresses of the barriers (BAR region, 8 B each). */
+/* Shared-memory addresses of the barriers (BAR region, 8 B each).  Q
+ * slot 1's barriers and the dynamic scheduler's tile slot for it come
+ * after slot 0's tile slot (the budget adds 16 + 16 B): slot 0's layout
+ * is the same with one Q slot or two. */
+#if FA4_FUSED_KV
+#define FA4_BAR_BYTES (16 + 16 * FA4_RING)
+#else
+#define FA4_BAR_BYTES (16 + 32 * FA4_STAGES)
+#endif
+#define FA4_Q1_BAR (FA4_BAR_BYTES + FA4_TILE_SLOT_BYTES)
 #if FA4_FUSED_KV
 /* Fused ring: full[slot], empty[slot]; K and V use the same slot barriers. */
 struct fa4_bars {
     u32 base;
-    __device__ __forceinline__ u32 q_full() const { return base; }
-    __device__ __forceinline__ u32 q_empty() const { return base + 8; }
+    __device__ __forceinline__ u32 q_full(int q = 0) const { return q ? base + FA4_Q1_BAR : base; }
+    __device__ __forceinline__ u32 q_empty(int q = 0) const { return q_full(q) + 8; }
     __device__ __forceinline__ u32 k_full(int s) const { return base + 16 + 8 * s; }
     __device__ __forceinline__ u32 k_empty(int s) const { return base + 16 + 8 * (FA4_RING + s); }
     __device__ __forceinline__ u32 v_full(int s) const { return k_full(s); }
     __device__ __forceinline__ u32 v_empty(int s) const { return k_empty(s); }
 };
-#define FA4_BAR_BYTES (16 + 16 * FA4_RING)
 #else
 struct fa4_bars {
     u32 base;
-    __device__ __forceinline__ u32 q_full() const { return base; }
-    __device__ __forceinline__ u32 q_empty() const { return base + 8; }
+    __device__ __forceinline__ u32 q_full(int q = 0) const { return q ? base + FA4_Q1_BAR : base; }
+    __device__ __forceinline__ u32 q_empty(int q = 0) const { return q_full(q) + 8; }
     __device__ __forceinline__ u32 k_full(int s) const { return base + 16 + 8 * s; }
     __device__ __forceinline__ u32 k_empty(int s) const { return base + 16 + 8 * (FA4_STAGES + s); }
     __device__ __forceinline__ u32 v_full(int s) const { return base + 16 + 8 * (2 * FA4_STAGES + s); }
     __device__ __forceinline__ u32 v_empty(int s) const { return base + 16 + 8 * (3 * FA4_STAGES + s); }
 };
-#define FA4_BAR_BYTES (16 + 32 * FA4_STAGES)
 #endif
 
-/* Scheduler 3's tile index, after the barriers (the budget adds 16 B). */
-FA4_DEV u32 tile_slot(const fa4_bars &bars)
+/* Scheduler 3's tile index of Q slot Q, after the barriers (the budget
+ * adds 16 B). */
+FA4_DEV u32 tile_slot(const fa4_bars &bars, int q = 0)
 {
-    return bars.base + FA4_BAR_BYTES;
+    return bars.base + (q ? FA4_Q1_BAR + 16 : FA4_BAR_BYTES);
 }
+
+/* The next Q slot (tiles take FA4_Q_SLOTS slots in turn) and the phase of
+ * its barriers: FA4_Q_SLOT_VAR declares the slot, FA4_Q_ADVANCE moves both
+ * on.  With one slot the slot is a constant 0 and the advance the phase
+ * flip written in place (as a function call it moves ptxas's schedule), so
+ * those kernels compile to the machine code they had before two slots. */
+#if FA4_Q_SLOTS == 1
+#define FA4_Q_SLOT_VAR constexpr int
+#define FA4_Q_ADVANCE(slot, phase) ((phase) ^= 1u)
+#else
+#define FA4_Q_SLOT_VAR int
+#define FA4_Q_ADVANCE(slot, phase)                                          \
+    do {                                                                    \
+        if (++(slot) == FA4_Q_SLOTS) {                                      \
+            (slot) = 0;                                                     \
+            (phase) ^= 1u;                                                  \
+        }                                                                   \
+    } while (0)
+#endif
+
+/* A tile's Q: its slot's tile in shared memory and its empty barrier.
+ * The consumer's functions take it only with two slots (FA4_QSLOT_PARAM,
+ * as FA4_SERVING_PARAM): with one, Q is at FA4_SMEM_Q_OFF as ever. */
+#if FA4_Q_SLOTS == 2
+struct fa4_qslot {
+    u32 q;
+    u32 empty;
+};
+
+FA4_DEV fa4_qslot qslot_of(u32 smem, const fa4_bars &bars, int slot)
+{
+    return { smem + FA4_SMEM_Q_OFF + (u32)(slot * FA4_Q_BYTES), bars.q_empty(slot) };
+}
+#define FA4_QSLOT_PARAM , const fa4_qslot &qs
+#define FA4_QSLOT_ARG , qs
+#define FA4_Q_TILE(smem) (qs.q)
+#define FA4_Q_EMPTY(bars) (qs.empty)
+#else
+#define FA4_QSLOT_PARAM
+#define FA4_QSLOT_ARG
+#define FA4_Q_TILE(smem) ((smem) + FA4_SMEM_Q_OFF)
+#define FA4_Q_EMPTY(bars) ((bars).q_empty())
+#endif
 
 /* Shared-memory descriptors of the Q, K (K-major) and V (MN-major) tiles. */
 #if FA4_SWIZZLE == 128
@@ -147,6 +201,7 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
 {
     fa4_pipe st = {0, 0u};
     u32 q_phase = 0;
+    FA4_Q_SLOT_VAR q_slot = 0;
 #if FA4_VARLEN && FA4_SCHED_DYNAMIC
     st_shared_u32(tile_slot(bars) + 16, 0u);
     st_shared_u32(tile_slot(bars) + 20, 0u);
@@ -168,17 +223,17 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
 #endif
 #if FA4_SCHED_DYNAMIC
         /* The consumers learn the tile from the tile slot, the end included. */
-        mbarrier_wait(bars.q_empty(), q_phase ^ 1u);
-        sched_publish(tile_slot(bars), valid, tile);
+        mbarrier_wait(bars.q_empty(q_slot), q_phase ^ 1u);
+        sched_publish(tile_slot(bars, q_slot), valid, tile);
         if (!valid) {
-            mbarrier_arrive(bars.q_full());
+            mbarrier_arrive(bars.q_full(q_slot));
             sched_finish(p);
             return;
         }
 #else
         if (!valid)
             return;
-        mbarrier_wait(bars.q_empty(), q_phase ^ 1u);
+        mbarrier_wait(bars.q_empty(q_slot), q_phase ^ 1u);
 #endif
         const fa4_seq sq = seq_of(p FA4_SERVING_ARG, tile.batch);
         const int m0 = tile.m_block * FA4_BM;
@@ -190,20 +245,22 @@ FA4_DEV void producer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         const int *pages = (const int *)sv.block_table + (long long)tile.batch * sv.block_table_stride;
 #endif
 
-        mbarrier_arrive_expect_tx(bars.q_full(), FA4_Q_BYTES);
+        mbarrier_arrive_expect_tx(bars.q_full(q_slot), FA4_Q_BYTES);
 #pragma unroll
         for (int c = 0; c < FA4_DP / FA4_CW; ++c)
 #if FA4_PACK_GQA
             /* {dim, head in group, query, KV head, batch}: FA4_BM_POS
                queries x FA4_GROUP heads, rows in the packed order. */
-            tma_load_5d(smem + FA4_SMEM_Q_OFF + c * FA4_BM * FA4_SWIZZLE, tm_q, bars.q_full(),
+            tma_load_5d(smem + FA4_SMEM_Q_OFF + q_slot * FA4_Q_BYTES + c * FA4_BM * FA4_SWIZZLE,
+                        tm_q, bars.q_full(q_slot),
                         c * FA4_CW, 0, sq.q_row0 + row_query(q_load_row(sq, m0)), kv_head,
                         sq.batch);
 #else
-            tma_load_4d(smem + FA4_SMEM_Q_OFF + c * FA4_BM * FA4_SWIZZLE, tm_q, bars.q_full(),
+            tma_load_4d(smem + FA4_SMEM_Q_OFF + q_slot * FA4_Q_BYTES + c * FA4_BM * FA4_SWIZZLE,
+                        tm_q, bars.q_full(q_slot),
                         c * FA4_CW, tile.head, sq.q_row0 + q_load_row(sq, m0), sq.batch);
 #endif
-        q_phase ^= 1u;
+        FA4_Q_ADVANCE(q_slot, q_phase);
 
         for (int n = n_hi - 1; n >= n_lo; --n) {
 #if FA4_FUSED_KV
@@ -441,7 +498,8 @@ FA4_DEV float dot_word(u32 a, u32 b, float acc)
  * (softmax_sum_check).  Slow, exact to fp32 rounding; one rolled dot
  * product per score, a word of each input at a time, so it needs a
  * handful of registers beside S, O and P (the loop's own). */
-FA4_DEV void recompute_scores(float (&s)[FA4_BN / 2], u32 smem, u32 k_smem, int wg, int tid)
+FA4_DEV void recompute_scores(float (&s)[FA4_BN / 2], u32 smem, u32 k_smem, int wg,
+                              int tid FA4_QSLOT_PARAM)
 {
     const int lane = tid % 32;
     const int row = wg * 64 + 16 * (tid / 32) + lane / 4;
@@ -452,7 +510,7 @@ FA4_DEV void recompute_scores(float (&s)[FA4_BN / 2], u32 smem, u32 k_smem, int 
         float acc = 0.0f;
 #pragma unroll 1
         for (int b = 0; b < FA4_DP * FA4_ESIZE; b += 4)
-            acc = dot_word(smem_input_word(smem + FA4_SMEM_Q_OFF, FA4_BM, r, b),
+            acc = dot_word(smem_input_word(FA4_Q_TILE(smem), FA4_BM, r, b),
                            smem_input_word(k_smem, FA4_BN, key, b), acc);
         s[i] = acc;
     }
@@ -516,14 +574,15 @@ FA4_DEV void prepare_scores(float (&s)[NS], const fa4_params &p, const fa4_seq &
  * and masked.  Nothing else of the warpgroup's is in flight. */
 template <int NS>
 FA4_DEV void first_block_scores(float (&s)[NS], const fa4_params &p, const fa4_seq &sq,
-                                u32 smem, fa4_bars bars, const fa4_pipe &st, int n, int n_lo,
+                                u32 smem, fa4_bars bars FA4_QSLOT_PARAM,
+                                const fa4_pipe &st, int n, int n_lo,
                                 int wg, int lane, int pos0, int row0, int col0,
                                 float softcap_pre)
 {
     mbarrier_wait(bars.k_full(st.stage), st.phase);
     pingpong_wait(wg);
     wgmma_fence();
-    gemm_qk(s, smem + FA4_SMEM_Q_OFF + wg * 64 * FA4_SWIZZLE,
+    gemm_qk(s, FA4_Q_TILE(smem) + wg * 64 * FA4_SWIZZLE,
             smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES);
     wgmma_commit_group();
     pingpong_pass(wg);
@@ -531,7 +590,7 @@ FA4_DEV void first_block_scores(float (&s)[NS], const fa4_params &p, const fa4_s
     fence_array(s);
     release_stage(bars.k_empty(st.stage), lane);
     if (!FA4_O_ALIASES_Q && n == n_lo)
-        release_stage(bars.q_empty(), lane);
+        release_stage(FA4_Q_EMPTY(bars), lane);
     prepare_scores(s, p, sq, pos0, n, row0, col0, softcap_pre);
 }
 
@@ -560,7 +619,8 @@ FA4_DEV void pv_waited(float (&o)[FA4_DVP / 2], u32 (&pr)[NP], u32 smem, fa4_bar
  * and SM start empty.  The P V is waited for here: left in flight into
  * the main loop, O's registers would be copied under it where the two
  * paths meet, and ptxas serialises every wgmma for that (C7515). */
-FA4_DEV void consumer_half_block(const fa4_params &p, const fa4_seq &sq, u32 smem, fa4_bars bars,
+FA4_DEV void consumer_half_block(const fa4_params &p, const fa4_seq &sq, u32 smem,
+                                 fa4_bars bars FA4_QSLOT_PARAM,
                                  fa4_pipe &st, int n, int n_lo, int wg, int tid, int pos0,
                                  int row0, float scale_log2, float softcap_pre,
                                  float (&o)[FA4_DVP / 2], fa4_softmax &sm)
@@ -571,7 +631,7 @@ FA4_DEV void consumer_half_block(const fa4_params &p, const fa4_seq &sq, u32 sme
     float factor[2];
     fa4_pipe vst;
 
-    first_block_scores(s, p, sq, smem, bars, st, n, n_lo, wg, lane, pos0, row0, 2 * (lane % 4),
+    first_block_scores(s, p, sq, smem, bars FA4_QSLOT_ARG, st, n, n_lo, wg, lane, pos0, row0, 2 * (lane % 4),
                        softcap_pre);
     softmax_update_max(sm, s, scale_log2, factor);
     softmax_exp(sm, s, scale_log2, factor);
@@ -591,12 +651,12 @@ FA4_DEV void consumer_half_block(const fa4_params &p, const fa4_seq &sq, u32 sme
  * TILE (at least one): O and the softmax state on return (O unnormalised).  Overlap inside
  * the warpgroup: S(n-1) = Q K^T is issued together with O += P(n) V(n), and
  * the softmax of S(n-1) runs while P(n) V(n) is in flight. */
-FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem, fa4_bars bars,
-                               fa4_pipe &st, const fa4_tile &tile, int n_lo, int n_hi, int wg,
+FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
+                               fa4_bars bars FA4_QSLOT_PARAM, fa4_pipe &st, const fa4_tile &tile, int n_lo, int n_hi, int wg,
                                int tid, float (&o)[FA4_DVP / 2], fa4_softmax &sm)
 {
     const int lane = tid % 32;
-    const u32 q_wg = smem + FA4_SMEM_Q_OFF + wg * 64 * FA4_SWIZZLE;
+    const u32 q_wg = FA4_Q_TILE(smem) + wg * 64 * FA4_SWIZZLE;
     const int m0 = tile.m_block * FA4_BM, pos0 = tile.m_block * FA4_BM_POS;
     const int row0 = thread_row(sq, m0, wg, tid);
     const int col0 = 2 * (lane % 4);
@@ -623,14 +683,14 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
        width; the block after it then starts the loop with O under way. */
     const bool half = wg_sees_half_block(p, sq, m0, wg, n);
     if (half) {
-        consumer_half_block(p, sq, smem, bars, st, n, n_lo, wg, tid, pos0, row0, scale_log2,
+        consumer_half_block(p, sq, smem, bars FA4_QSLOT_ARG, st, n, n_lo, wg, tid, pos0, row0, scale_log2,
                             softcap_pre, o, sm);
         if (n == n_lo)
             return;
         --n;
     }
 #endif
-    first_block_scores(s, p, sq, smem, bars, st, n, n_lo, wg, lane, pos0, row0, col0,
+    first_block_scores(s, p, sq, smem, bars FA4_QSLOT_ARG, st, n, n_lo, wg, lane, pos0, row0, col0,
                        softcap_pre);
 #if FA4_DIAG_HALF
     if (half) {   /* O holds the half block's P V */
@@ -668,7 +728,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
 #endif
 #if !FA4_LOOP_MAX_FREE
         if (!FA4_O_ALIASES_Q && n == n_lo)
-            release_stage(bars.q_empty(), lane);
+            release_stage(FA4_Q_EMPTY(bars), lane);
 #endif
         prepare_scores(s, p, sq, pos0, n, row0, col0, softcap_pre);
         /* Once every row of the warp has a max, the exponentials need no
@@ -684,7 +744,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
                 wgmma_wait_group<0>();
                 fence_array(o);
                 recompute_scores(s, smem, smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES,
-                                 wg, tid);
+                                 wg, tid FA4_QSLOT_ARG);
                 prepare_scores(s, p, sq, pos0, n, row0, col0, softcap_pre);
             } else {
                 max_first = false;
@@ -714,7 +774,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
 #endif
 #if FA4_LOOP_MAX_FREE
         if (!FA4_O_ALIASES_Q && n == n_lo)
-            release_stage(bars.q_empty(), lane);
+            release_stage(FA4_Q_EMPTY(bars), lane);
 #endif
         wgmma_wait_group<0>();
         fence_array(o);
@@ -760,8 +820,8 @@ FA4_DEV void skip_block(fa4_bars bars, fa4_pipe &st, int wg, int lane)
  * its rows see (wg_block_range) through the main loop, the others skipped.
  * (Without FA4_WG_RANGES kernel.cuh runs the main loop over them all: even
  * a wrapper that only forwards moves ptxas's schedule.) */
-FA4_DEV void consumer_blocks(const fa4_params &p, const fa4_seq &sq, u32 smem, fa4_bars bars,
-                             fa4_pipe &st, const fa4_tile &tile, int n_lo, int n_hi, int wg,
+FA4_DEV void consumer_blocks(const fa4_params &p, const fa4_seq &sq, u32 smem,
+                             fa4_bars bars FA4_QSLOT_PARAM, fa4_pipe &st, const fa4_tile &tile, int n_lo, int n_hi, int wg,
                              int tid, float (&o)[FA4_DVP / 2], fa4_softmax &sm)
 {
     const int lane = tid % 32;
@@ -770,9 +830,9 @@ FA4_DEV void consumer_blocks(const fa4_params &p, const fa4_seq &sq, u32 smem, f
     for (int n = n_hi - 1; n >= hi; --n)
         skip_block(bars, st, wg, lane);
     if (hi > lo)
-        consumer_mainloop(p, sq, smem, bars, st, tile, lo, hi, wg, tid, o, sm);
+        consumer_mainloop(p, sq, smem, bars FA4_QSLOT_ARG, st, tile, lo, hi, wg, tid, o, sm);
     else if (!FA4_O_ALIASES_Q)
-        release_stage(bars.q_empty(), lane);   /* the main loop's last block would */
+        release_stage(FA4_Q_EMPTY(bars), lane);   /* the main loop's last block would */
     for (int n = lo - 1; n >= n_lo; --n)
         skip_block(bars, st, wg, lane);
 }
