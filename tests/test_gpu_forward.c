@@ -607,6 +607,27 @@ static void check_diag_half(fa4_context *ctx, uint64_t *seed)
                      "half-width first blocks");
 }
 
+/* sm90 tiles that take two Q slots (FA4_Q_SLOTS: persistent schedulers,
+   dense 16-bit problems up to 2k keys, 512 under a mask) with enough tiles
+   that every CTA runs several and both slots turn: the persistent,
+   longest-first and dynamic schedulers, both tile heights, the fused ring,
+   causal, a window, GQA packing, softcap with sinks, ragged lengths and
+   seqlen_k apart from seqlen_q. */
+static void check_q_slots(fa4_context *ctx, uint64_t *seed)
+{
+    static const sm90_case cases[] = {
+        { FA4_DTYPE_BF16, 32, 8, 64, 8, 500, 500, 1, 0, "bm=128 bn=128 stages=3 swizzle=64 fused_kv=1 wgs=2 regs=24/240 rescale=8 pingpong=0 sched=dynamic late_k=1" },
+        { FA4_DTYPE_BF16, 16, 16, 128, 8, 1000, 1000, 0, 0, "bm=128 bn=128 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=persistent late_k=1" },
+        { FA4_DTYPE_FP16, 32, 32, 64, 4, 1000, 1500, 0, 0, "bm=192 bn=128 stages=4 swizzle=128 fused_kv=1 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=persistent" },
+        { FA4_DTYPE_BF16, 8, 2, 128, 16, 300, 300, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=dynamic late_k=1 pack_gqa=1" },
+        { FA4_DTYPE_BF16, 32, 8, 64, 8, 500, 17, 1, 1, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=dynamic" },
+        { FA4_DTYPE_BF16, 16, 4, 128, 8, 500, 500, 2, 0, "bm=128 bn=128 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=dynamic" },
+        { FA4_DTYPE_BF16, 8, 8, 128, 16, 700, 700, 0, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=0 sched=lpt" },
+    };
+    check_sm90_cases(ctx, seed, cases, sizeof cases / sizeof cases[0], "", "q slots",
+                     "two Q slots");
+}
+
 /* sm90 GQA packing beyond the grid's group of 2: groups 4 and 8 (16 and 8
    queries per 64-row box), both tile heights, every scheduler, causal and
    a sliding window, ragged lengths, softcap with sinks (a sink per query
@@ -763,6 +784,8 @@ int main(void)
         check_wg_ranges(ctx, &seed);
     if (section("half"))
         check_diag_half(ctx, &seed);
+    if (section("qslots"))
+        check_q_slots(ctx, &seed);
     fa4_context_destroy(ctx);
     return done_testing();
 }
