@@ -198,8 +198,9 @@ static int sm90_paged_producer_spills(const fa4_problem *pb, const fa4_config *c
 static int sm90_q_double(const fa4_problem *pb, const fa4_config *cfg)
 {
     const int max_keys = problem_has_mask(pb) ? SM90_Q2_MAX_KEYS_MASKED : SM90_Q2_MAX_KEYS;
-    return cfg->scheduler != FA4_SCHED_PLAIN && cfg->splits != 0 && !pb->varlen &&
-           !pb->page_size && pb->dtype != FA4_DTYPE_FP8_E4M3 && pb->seqlen_k <= max_keys;
+    /* (The tail split, splits=0, runs only on the plain grid: sm90_fit.) */
+    return cfg->scheduler != FA4_SCHED_PLAIN && !pb->varlen && !pb->page_size &&
+           pb->dtype != FA4_DTYPE_FP8_E4M3 && pb->seqlen_k <= max_keys;
 }
 
 /* Carve shared memory for CFG with Q_SLOTS Q tiles into OUT (regions,
@@ -415,21 +416,17 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
     dp = sm90_pad_dim(d, cfg->swizzle / esize);
     dvp = sm90_pad_dim(dv, cfg->swizzle / 2);
     threads = 128 * (1 + wgs);
-    {
+    if (sm90_carve(out, dev, pb, cfg, dp, dvp, 1) && sm90_q_double(pb, cfg)) {
         /* Two Q slots only where they pay and cost nothing else: O keeps its
            own bytes, the fused ring its slots, and it all fits. */
-        int two = 0;
-        if (sm90_q_double(pb, cfg) && sm90_carve(out, dev, pb, cfg, dp, dvp, 1)) {
-            const int one_slots = out->kv_slots;
-            two = sm90_carve(out, dev, pb, cfg, dp, dvp, 2) && out->kv_slots == one_slots &&
-                  out->smem_bytes <= dev->smem_per_block_optin;
-        }
-        if (!two)
-            sm90_carve(out, dev, pb, cfg, dp, dvp, 1);
+        fa4_layout two = *out;
+        if (sm90_carve(&two, dev, pb, cfg, dp, dvp, 2) && two.kv_slots == out->kv_slots &&
+            two.smem_bytes <= dev->smem_per_block_optin)
+            *out = two;
     }
     smem = out->smem_bytes;
     slots = out->kv_slots;
-    bar_bytes = out->region[out->nregions - 1].size;
+    bar_bytes = out->region[out->nregions - 1].size;   /* BAR, the last region */
     need = sm90_varlen_need(pb, cfg->bn, cfg->scheduler, cfg->swizzle, wgs);
 
     out->threads = threads;
