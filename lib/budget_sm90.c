@@ -58,6 +58,7 @@
 #define SM90_REG_OVERHEAD 28
 #define SM90_MAX_STAGES  4
 #define SM90_RESCALE_THRESHOLD 8  /* log2 units: 2^8 headroom before O rescales */
+#define SM90_D256_SHORT_KEYS 2048 /* d256 default: persistent tiles up to here */
 
 /* N rounded up to a multiple of A. */
 static int align_up(int n, int a) { return (n + a - 1) / a * a; }
@@ -71,10 +72,14 @@ static int sm90_pack_applies(const fa4_problem *pb)
 }
 
 /* Extra consumer registers of the persistent schedulers (tile state live
-** across the epilogue), DVP/4 - 16, and 16 more above bn 192, fitted to
-** ptxas: without it d256 bn64 (204), d128 bn192 (236) and d64 bn240 (240)
+** across the epilogue), DVP/4 - 16 but at most 32, and 16 more above bn
+** 192, fitted to ptxas: without it d128 bn192 (236) and d64 bn240 (240)
 ** spill; d192 bn112 (208 + 32), d128 bn176 (224 + 16) and d64 bn128 at 160
-** registers (156 + 0) do not.  The 64 and 32 B swizzle epilogues need 8
+** registers (156 + 0) do not.  d256 takes 32, not 48: bn64 (204 + 32) compiles
+** without spills under every scheduler and variant (swizzle 64 and 128,
+** late_k, 3 stages, split rings, fp16, softcap, GQA), bn80 (216 + 32)
+** spills 24-56 B (NVRTC 13.0, 2026-11-24); d192 bn128 (220 + 32) spills
+** 16 B under a mask.  The 64 and 32 B swizzle epilogues need 8
 ** more (H100 sweep, 2026-11-22: d128 bn176 at 240 spills 60-76 B with 64 B),
 ** and so does the dynamic scheduler above bn 160 (d96 and d128 bn176 spill
 ** 52-64 B at 240; d128 bn160 does not), and, under a mask (MASKED), every
@@ -88,9 +93,11 @@ static int sm90_pack_applies(const fa4_problem *pb)
 static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzle, int wgs,
                                  int masked)
 {
+    const int tile_state = sm90_pad_dim(dv, swizzle / 2) / 4 - 16;
+
     if (sched == FA4_SCHED_PLAIN)
         return 0;
-    return sm90_pad_dim(dv, swizzle / 2) / 4 - 16 + (bn > 192 ? 16 : 0) + (swizzle < 128 ? 8 : 0) +
+    return (tile_state < 32 ? tile_state : 32) + (bn > 192 ? 16 : 0) + (swizzle < 128 ? 8 : 0) +
            (((masked || sched == FA4_SCHED_LPT) && wgs == 3 && bn > 112) ||
                     (sched == FA4_SCHED_DYNAMIC && bn > 160) ? 8 : 0);
 }
@@ -739,7 +746,18 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
         return;
     } else if (d <= 128)
         sm90_base(out, 2, pb->seqlen_k > 2048 ? 176 : 128, 2);
-    else if (d <= 192)
+    else if (d > 192 && pb->seqlen_k <= SM90_D256_SHORT_KEYS && !pb->varlen && !pb->page_size) {
+        /* H100, d256 at 512 and 1k keys (bench/NOTES.md, sm90 v19): 128x64
+           with the fused ring in 5 slots under the persistent scheduler
+           (no mask; -4.0..-5.8% against the plain grid's 128x64 / 128x80)
+           or the dynamic one (mask; -1.5..-2.8%): one CTA per SM, so the
+           plain grid exposes each tile's prologue and epilogue. */
+        sm90_base(out, 2, 64, 3);
+        out->fused_kv = 1;
+        out->pingpong = 1;
+        out->scheduler = problem_has_mask(pb) ? FA4_SCHED_DYNAMIC : FA4_SCHED_PERSISTENT;
+        return;
+    } else if (d <= 192)
         sm90_base(out, 2, 112, 2);
     else
         sm90_base(out, 2, 80, 2);

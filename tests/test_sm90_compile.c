@@ -776,6 +776,49 @@ static void check_q_slots(const device_limits *dev)
                       "two Q slots");
 }
 
+/* d256 up to 2k keys: the default is 128x64 with the fused ring in 5 slots
+   under the persistent scheduler (no mask) or the dynamic one (causal),
+   and compiles without spills; past 2k the plain grid's 128x80 (varlen
+   d256 is the sm80 family's).  The persistent schedulers' estimate admits d256 bn64
+   and still refuses bn80 (which spills 24-56 B there). */
+static void check_d256_short(const device_limits *dev)
+{
+    static const struct { int causal, seqlen, bn; fa4_scheduler sched; } cases[] = {
+        { 0, 512, 64, FA4_SCHED_PERSISTENT }, { 1, 512, 64, FA4_SCHED_DYNAMIC },
+        { 0, 2048, 64, FA4_SCHED_PERSISTENT }, { 1, 2048, 64, FA4_SCHED_DYNAMIC },
+        { 0, 4096, 80, FA4_SCHED_PLAIN }, { 1, 4096, 80, FA4_SCHED_PLAIN },
+    };
+    size_t i;
+    int bn;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, 256, 256, cases[i].causal);
+        fa4_config c;
+        char why[512];
+        p.seqlen_q = p.seqlen_k = cases[i].seqlen;
+        if (!ok(config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+                    c.bn == cases[i].bn && c.scheduler == cases[i].sched &&
+                    (c.bn == 80 || (c.stages == 3 && c.fused_kv)),
+                "d256%s %d keys: the default is 128x%d under scheduler %d",
+                cases[i].causal ? " causal" : "", cases[i].seqlen, cases[i].bn, (int)cases[i].sched))
+            continue;
+        if (c.bn == 64)
+            check_compile(dev, &p, &c);
+    }
+    for (bn = 64; bn <= 80; bn += 16) {
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, 256, 256, 1);
+        fa4_config c = sm90_config(2, bn, 2);
+        fa4_layout layout;
+        char why[512];
+        c.fused_kv = 1;
+        c.pingpong = 1;
+        c.scheduler = FA4_SCHED_DYNAMIC;
+        ok((budget_fit(&layout, dev, &p, &c, why, sizeof why) == FA4_OK) == (bn == 64),
+           "d256 causal 128x%d under the dynamic scheduler is %s by the budget", bn,
+           bn == 64 ? "admitted" : "refused");
+    }
+}
+
 /* Softcap and sinks with the defaults of each head dim, varlen and not
    (dense queries over 16- and 32-row pages for d64 and d128). */
 static void check_softcap_sinks(const device_limits *dev)
@@ -945,6 +988,7 @@ int main(void)
     check_wg_ranges(&dev);
     check_diag_half(&dev);
     check_q_slots(&dev);
+    check_d256_short(&dev);
     for (i = 0; i < ndims; i++) {
         /* The default, in each dtype (fp8 e4m3 too), causal and not. */
         for (t = 0; t < 3; t++)
