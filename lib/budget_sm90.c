@@ -200,13 +200,18 @@ static int sm90_paged_producer_spills(const fa4_problem *pb, const fa4_config *c
 ** v18: 600-2,000 cycles of a 7,000-13,000-cycle tile at 512 keys).  Dense
 ** 16-bit batches of short sequences: 1.4-5% faster up to 2k keys without
 ** a mask, at 512 with one; masked tiles of 1k-4k keys lost up to 1.5% (the
-** dynamic scheduler hands each CTA its next tile a tile earlier).  The
-** budget then also needs O in its own bytes and the fused ring no shorter. */
+** dynamic scheduler hands each CTA its next tile a tile earlier).  Varlen
+** batches (the dynamic scheduler) take them under a mask, their longest
+** sequence up to 512 keys: 2.7-5.7% on packed causal batches of 16-512
+** tokens; without a mask +0.9% / -1.0% / +-4% at 64-2k tokens, so not
+** there (bench/NOTES.md, sm90 v19).  The budget then also needs O in its
+** own bytes and the fused ring no shorter. */
 static int sm90_q_double(const fa4_problem *pb, const fa4_config *cfg)
 {
     const int max_keys = problem_has_mask(pb) ? SM90_Q2_MAX_KEYS_MASKED : SM90_Q2_MAX_KEYS;
     /* (The tail split, splits=0, runs only on the plain grid: sm90_fit.) */
-    return cfg->scheduler != FA4_SCHED_PLAIN && !pb->varlen && !pb->page_size &&
+    return cfg->scheduler != FA4_SCHED_PLAIN && !pb->page_size &&
+           (!pb->varlen || problem_has_mask(pb)) &&
            pb->dtype != FA4_DTYPE_FP8_E4M3 && pb->seqlen_k <= max_keys;
 }
 

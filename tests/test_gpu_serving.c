@@ -9,7 +9,8 @@
 ** per-call sizes under one plan, CUDA-graph capture, and the host and
 ** opt-in device checks of bad input; sm80 tiles of 16 and of 32 query rows
 ** per warp.  Without a
-** GPU the variants are compiled for sm_90a only.
+** GPU the variants are compiled for sm_90a only.  FA4_TEST_SHAPES=TEXT
+** runs only the shapes whose name contains TEXT (a focused run on the GPU).
 **
 ** Each sequence b is computed by the reference as a dense problem of its
 ** own (batch 1, its lengths) on gathered inputs, so the reference needs
@@ -337,6 +338,14 @@ static const serve_shape shapes[] = {
       {17, 1000, 5, 130, 1, 257}, {40, 1000, 3, 300, 1, 257}, 100, 0 },
     { "varlen prefill d64 causal 100x", 4, 4, 4, 64, 1, 1, 1, 0, 0,
       {3000, 30, 191, 193}, {3000, 30, 191, 193}, 0, 0 },
+    /* Short varlen batches under the dynamic scheduler take two Q slots
+       (causal up to 512 keys, non-causal up to 2k): enough tiles that every
+       CTA runs several and both slots turn; GQA 4 packed, d64 in three
+       consumer warpgroups. */
+    { "varlen prefill causal short q slots", 8, 16, 4, 128, 1, 1, 1, 0, 0,
+      {512, 300, 17, 129, 1, 500, 64, 257}, {512, 300, 17, 129, 1, 500, 64, 257}, 0, 0 },
+    { "varlen prefill d64 short q slots", 8, 16, 16, 64, 0, 1, 1, 0, 0,
+      {2048, 1000, 17, 1, 700, 1500, 129, 64}, {2048, 1000, 17, 1, 700, 1500, 129, 64}, 0, 0 },
     /* Paged prefill on the sm90 family: pages smaller than a key block,
        dense queries, the last page partly used. */
     { "paged 16 chunked prefill d128", 2, 8, 2, 128, 1, 0, 2, 16, 1, {256, 256}, {2000, 700}, 0, 0 },
@@ -628,8 +637,11 @@ int main(void)
     cu = ctx->cu;
     for (i = 0; i < NSHAPES; i++) {
         const serve_shape *sh = &shapes[i];
+        const char *only = getenv("FA4_TEST_SHAPES");
         serve_data s;
         char msg[256];
+        if (only && *only && !strstr(sh->name, only))
+            continue;
         context_push(ctx);
         if (serve_prepare(&s, sh, cu) != 0) {
             ok(0, "%s: allocation", sh->name);

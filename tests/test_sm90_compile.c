@@ -776,6 +776,37 @@ static void check_q_slots(const device_limits *dev)
                       "two Q slots");
 }
 
+/* Varlen batches take two Q slots under a mask (longest sequence up to 512
+   keys, the dynamic scheduler), not without one: the defaults of packed
+   causal and non-causal batches of 512 tokens, d64 and d128. */
+static void check_q_slots_varlen(const device_limits *dev)
+{
+    static const struct { int d, causal, group, on; } cases[] = {
+        { 128, 1, 4, 1 }, { 64, 1, 1, 1 }, { 128, 0, 1, 0 }, { 64, 0, 1, 0 },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, cases[i].d, cases[i].d, cases[i].causal);
+        fa4_config c;
+        fa4_layout l;
+        char why[512];
+        int got = -1;
+        p.varlen = 1;
+        p.seqlen_q = p.seqlen_k = 512;
+        p.heads_kv = p.heads_q / cases[i].group;
+        if (config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+            budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK)
+            got = l.q_slots;
+        ok(got == (cases[i].on ? 2 : 1) && c.scheduler == FA4_SCHED_DYNAMIC,
+           "varlen d%d%s group %d, 512 keys: the default takes %d Q slot%s", cases[i].d,
+           cases[i].causal ? " causal" : "", cases[i].group, cases[i].on ? 2 : 1,
+           cases[i].on ? "s" : "");
+        if (got == 2)
+            check_compile(dev, &p, &c);
+    }
+}
+
 /* d256 up to 2k keys: the default is 128x64 with the fused ring in 5 slots
    under the persistent scheduler (no mask) or the dynamic one (causal),
    and compiles without spills; past 2k the plain grid's 128x80 (varlen
@@ -988,6 +1019,7 @@ int main(void)
     check_wg_ranges(&dev);
     check_diag_half(&dev);
     check_q_slots(&dev);
+    check_q_slots_varlen(&dev);
     check_d256_short(&dev);
     for (i = 0; i < ndims; i++) {
         /* The default, in each dtype (fp8 e4m3 too), causal and not. */

@@ -175,9 +175,9 @@ static_assert(FA4_SMEM_BAR_SIZE >= 16 + 32 * FA4_STAGES + FA4_TILE_SLOT_BYTES + 
 #endif
 static_assert(FA4_SMEM_Q_SIZE >= FA4_Q_SLOTS * FA4_Q_BYTES && FA4_Q_BYTES % 1024 == 0,
               "sm90: Q region (FA4_Q_SLOTS tiles, each 1024-aligned)");
-static_assert(FA4_Q_SLOTS == 1 || (FA4_Q_SLOTS == 2 && FA4_SCHEDULER != 0 && !FA4_VARLEN &&
-                                   !FA4_PAGED && !FA4_TAIL_SPLIT),
-              "sm90: two Q slots under the persistent schedulers, over dense batches");
+static_assert(FA4_Q_SLOTS == 1 || (FA4_Q_SLOTS == 2 && FA4_SCHEDULER != 0 && !FA4_PAGED &&
+                                   !FA4_TAIL_SPLIT),
+              "sm90: two Q slots under the persistent schedulers, over contiguous K/V");
 static_assert(FA4_SMEM_O_SIZE >= FA4_BM * FA4_DVP * 2, "sm90: O region");
 static_assert(!FA4_FP8 || !(FA4_SMEM_O_OFF < FA4_SMEM_Q_OFF + FA4_SMEM_Q_SIZE &&
                             FA4_SMEM_Q_OFF < FA4_SMEM_O_OFF + FA4_SMEM_O_SIZE),
