@@ -752,11 +752,12 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
     } else if (d <= 128)
         sm90_base(out, 2, pb->seqlen_k > 2048 ? 176 : 128, 2);
     else if (d > 192 && pb->seqlen_k <= SM90_D256_SHORT_KEYS && !pb->varlen && !pb->page_size) {
-        /* H100, d256 at 512 and 1k keys (bench/NOTES.md, sm90 v19): 128x64
+        /* H100, d256 at 512-2k keys (bench/NOTES.md, sm90 v19): 128x64
            with the fused ring in 5 slots under the persistent scheduler
-           (no mask; -4.0..-5.8% against the plain grid's 128x64 / 128x80)
-           or the dynamic one (mask; -1.5..-2.8%): one CTA per SM, so the
-           plain grid exposes each tile's prologue and epilogue. */
+           (no mask; -1.4..-4.5% against the seed's plain-grid 128x64 /
+           128x80) or the dynamic one (mask; -1.4..-2.4%): one CTA per SM,
+           so the plain grid exposes each tile's prologue and epilogue.
+           From 4k the plain grid's 128x80 stays ahead (fa4-tune). */
         sm90_base(out, 2, 64, 3);
         out->fused_kv = 1;
         out->pingpong = 1;

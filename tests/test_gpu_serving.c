@@ -338,13 +338,13 @@ static const serve_shape shapes[] = {
       {17, 1000, 5, 130, 1, 257}, {40, 1000, 3, 300, 1, 257}, 100, 0 },
     { "varlen prefill d64 causal 100x", 4, 4, 4, 64, 1, 1, 1, 0, 0,
       {3000, 30, 191, 193}, {3000, 30, 191, 193}, 0, 0 },
-    /* Short varlen batches under the dynamic scheduler take two Q slots
-       (causal up to 512 keys, non-causal up to 2k): enough tiles that every
-       CTA runs several and both slots turn; GQA 4 packed, d64 in three
-       consumer warpgroups. */
+    /* Short varlen batches with enough tiles that every CTA of the dynamic
+       scheduler runs several: causal up to 512 keys, GQA 4 packed, takes
+       two Q slots (both turn); non-causal d64 in three consumer warpgroups
+       keeps one. */
     { "varlen prefill causal short q slots", 8, 16, 4, 128, 1, 1, 1, 0, 0,
       {512, 300, 17, 129, 1, 500, 64, 257}, {512, 300, 17, 129, 1, 500, 64, 257}, 0, 0 },
-    { "varlen prefill d64 short q slots", 8, 16, 16, 64, 0, 1, 1, 0, 0,
+    { "varlen prefill d64 short many tiles", 8, 16, 16, 64, 0, 1, 1, 0, 0,
       {2048, 1000, 17, 1, 700, 1500, 129, 64}, {2048, 1000, 17, 1, 700, 1500, 129, 64}, 0, 0 },
     /* Paged prefill on the sm90 family: pages smaller than a key block,
        dense queries, the last page partly used. */

@@ -810,8 +810,8 @@ static void check_q_slots_varlen(const device_limits *dev)
 /* d256 up to 2k keys: the default is 128x64 with the fused ring in 5 slots
    under the persistent scheduler (no mask) or the dynamic one (causal),
    and compiles without spills; past 2k the plain grid's 128x80 (varlen
-   d256 is the sm80 family's).  The persistent schedulers' estimate admits d256 bn64
-   and still refuses bn80 (which spills 24-56 B there). */
+   d256 is the sm80 family's).  The persistent schedulers' estimate admits
+   d256 bn64 and still refuses bn80 (which spills 24-56 B there). */
 static void check_d256_short(const device_limits *dev)
 {
     static const struct { int causal, seqlen, bn; fa4_scheduler sched; } cases[] = {
