@@ -58,7 +58,7 @@
 #define SM90_REG_OVERHEAD 28
 #define SM90_MAX_STAGES  4
 #define SM90_RESCALE_THRESHOLD 8  /* log2 units: 2^8 headroom before O rescales */
-#define SM90_D256_SHORT_KEYS 2048 /* d256 default: persistent tiles up to here */
+#define SM90_D256_SHORT_KEYS 2048 /* d256 default: 128x64 persistent tiles up to here */
 
 /* N rounded up to a multiple of A. */
 static int align_up(int n, int a) { return (n + a - 1) / a * a; }
@@ -751,21 +751,20 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
         return;
     } else if (d <= 128)
         sm90_base(out, 2, pb->seqlen_k > 2048 ? 176 : 128, 2);
-    else if (d > 192 && pb->seqlen_k <= SM90_D256_SHORT_KEYS && !pb->varlen && !pb->page_size) {
+    else if (d <= 192)
+        sm90_base(out, 2, 112, 2);
+    else if (pb->seqlen_k <= SM90_D256_SHORT_KEYS && !pb->varlen && !pb->page_size) {
         /* H100, d256 at 512-2k keys (bench/NOTES.md, sm90 v19): 128x64
            with the fused ring in 5 slots under the persistent scheduler
-           (no mask; -1.4..-4.5% against the seed's plain-grid 128x64 /
-           128x80) or the dynamic one (mask; -1.4..-2.4%): one CTA per SM,
-           so the plain grid exposes each tile's prologue and epilogue.
-           From 4k the plain grid's 128x80 stays ahead (fa4-tune). */
+           (no mask, below; -1.4..-4.5% against the seed's plain-grid
+           128x64 / 128x80) or the dynamic one (mask; -1.4..-2.4%): one CTA
+           per SM, so the plain grid exposes each tile's prologue and
+           epilogue.  From 4k the plain grid's 128x80 stays ahead. */
         sm90_base(out, 2, 64, 3);
         out->fused_kv = 1;
-        out->pingpong = 1;
-        out->scheduler = problem_has_mask(pb) ? FA4_SCHED_DYNAMIC : FA4_SCHED_PERSISTENT;
-        return;
-    } else if (d <= 192)
-        sm90_base(out, 2, 112, 2);
-    else
+        if (problem_has_mask(pb))
+            out->scheduler = FA4_SCHED_DYNAMIC;
+    } else
         sm90_base(out, 2, 80, 2);
     out->pingpong = 1;
     if (!problem_has_mask(pb) && pb->seqlen_k <= (d <= 64 ? 4096 : 2048) &&
