@@ -18,6 +18,8 @@
 **
 ** Prints one line per source:
 **   source=LABEL ms=MEDIAN min=MIN max=MAX from=SOURCE config=[...]
+** (a source whose plan cannot be made -- a config the budget refuses --
+** is named on stderr with the reason and left out; the others still run)
 ** and the gain of each over the first --heuristic source; --trace 1 also
 ** prints every round's time with the wall clock (to line up with
 ** nvidia-smi's clock samples).  --host-time 1 also prints each source's host
@@ -130,7 +132,7 @@ int main(int argc, char **argv)
 {
     fa4_problem p = FA4_PROBLEM_INIT;
     source src[MAX_SOURCES];
-    int nsrc = 0, device = 0, rounds = 7, reps = 20, warm = 0, trace = 0, host_time = 0, i, k, r;
+    int nsrc = 0, device = 0, rounds = 7, reps = 20, warm = 0, trace = 0, host_time = 0, i, j, k, r;
     size_t q, kk, vv, o, l, set, nsets, total;
     CUdeviceptr base = 0, sinks = 0;
     const cuda_api *cu;
@@ -196,7 +198,7 @@ int main(int argc, char **argv)
         usage();
     }
 
-    for (i = 0; i < nsrc; i++) {
+    for (i = j = 0; i < nsrc; i++) {
         fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
         fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
         co.db_path = src[i].db;
@@ -209,13 +211,22 @@ int main(int argc, char **argv)
         if (src[i].explicit_config)
             po.config = &src[i].config;
         if (fa4_plan_create(&src[i].plan, src[i].ctx, &p, &po) != FA4_OK) {
-            fprintf(stderr, "plan_bench: %s: %s\n", src[i].label, fa4_context_errmsg(src[i].ctx));
-            return 1;
+            /* A config the budget or the compiler refuses is left out with
+               the reason; the other sources are still compared. */
+            fprintf(stderr, "plan_bench: %s: skipped: %s\n", src[i].label,
+                    fa4_context_errmsg(src[i].ctx));
+            fa4_context_destroy(src[i].ctx);
+            continue;
         }
         if (!(src[i].ms = calloc((size_t)rounds, sizeof(double))))
             return 1;
         if (src[i].heuristic && ref < 0)
-            ref = i;
+            ref = j;
+        src[j++] = src[i];
+    }
+    if ((nsrc = j) == 0) {
+        fprintf(stderr, "plan_bench: no source left to time\n");
+        return 1;
     }
 
     /* Buffers: one set (warm) or sets beyond twice L2 (rotate). */
