@@ -31,6 +31,9 @@ typedef struct fa4_layout {
                                  instructions (budget_sm80.c); else 0 */
     int q_slots;              /* sm90: Q tiles resident, 1 or 2 (the next
                                  tile's Q loads under this one); else 0 */
+    int head_group;           /* sm90: causal tiles ordered longest first
+                                 across groups of this many heads (2 or
+                                 more); 0: a head's tiles together */
     /* sm100 tensor memory (columns); 0 elsewhere */
     int tmem_columns;         /* allocated, a power of two >= 32 */
     int tmem_s0, tmem_s1, tmem_o0, tmem_o1;

@@ -229,6 +229,10 @@ static void sm90_grid(unsigned grid[3], const fa4_plan *plan, const fa4_problem 
     grid[0] = (unsigned)params->m_blocks;
     grid[1] = (unsigned)(plan->config.pack_gqa ? p->heads_kv : p->heads_q);
     grid[2] = (unsigned)p->batch;
+    if (plan->layout.head_group) {   /* kernels/sm90/scheduler.cuh: FA4_HEAD_GROUP */
+        grid[0] *= (unsigned)plan->layout.head_group;
+        grid[1] /= (unsigned)plan->layout.head_group;
+    }
 }
 
 /* The tail split's parameters for this call (sm90_tail_split()), its

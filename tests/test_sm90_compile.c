@@ -850,6 +850,64 @@ static void check_d256_short(const device_limits *dev)
     }
 }
 
+/* Causal tiles ordered across groups of heads (layout.head_group,
+   FA4_HEAD_GROUP): the group the budget picks for each default (a power of
+   two dividing the grid's heads, at most 8, its K/V within half of L2; none
+   below 16 query tiles, without a causal mask, for fp8, varlen, the
+   persistent scheduler), and the grouped defaults compile without spills. */
+static void check_head_group(const device_limits *dev)
+{
+    static const struct {
+        fa4_dtype dt;
+        int d, b, s, hq, hkv, causal, varlen, group;
+    } cases[] = {
+        { FA4_DTYPE_BF16, 64, 1, 16384, 32, 32, 1, 0, 4 },   /* 4 MB of K/V a head */
+        { FA4_DTYPE_BF16, 64, 4, 4096, 32, 32, 1, 0, 8 },
+        { FA4_DTYPE_BF16, 64, 4, 4096, 12, 12, 1, 0, 4 },    /* 4 divides 12, 8 does not */
+        { FA4_DTYPE_BF16, 128, 4, 4096, 16, 16, 1, 0, 8 },
+        { FA4_DTYPE_FP16, 128, 2, 8192, 16, 16, 1, 0, 4 },
+        { FA4_DTYPE_BF16, 256, 8, 2048, 8, 8, 1, 0, 8 },
+        { FA4_DTYPE_BF16, 256, 1, 16384, 8, 8, 1, 0, 0 },    /* 16 MB a head */
+        { FA4_DTYPE_BF16, 128, 1, 16384, 32, 8, 1, 0, 2 },   /* packed: KV heads */
+        { FA4_DTYPE_BF16, 128, 16, 1024, 16, 16, 1, 0, 0 },  /* 8 query tiles */
+        { FA4_DTYPE_BF16, 128, 1, 16384, 16, 16, 0, 0, 0 },  /* no mask */
+        { FA4_DTYPE_FP8_E4M3, 128, 1, 16384, 16, 16, 1, 0, 0 },
+        { FA4_DTYPE_BF16, 128, 4, 4096, 16, 16, 1, 1, 0 },   /* varlen */
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem(cases[i].dt, cases[i].b, cases[i].s, cases[i].d, cases[i].d,
+                                   cases[i].causal);
+        fa4_config c;
+        fa4_layout layout;
+        char why[512];
+        p.heads_q = cases[i].hq;
+        p.heads_kv = cases[i].hkv;
+        p.varlen = cases[i].varlen;
+        if (!ok(config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
+                    budget_fit(&layout, dev, &p, &c, why, sizeof why) == FA4_OK &&
+                    layout.head_group == cases[i].group,
+                "%s d%d b%d x %d %d/%d%s%s: heads grouped by %d", dtype_of(cases[i].dt)->name,
+                cases[i].d, cases[i].b, cases[i].s, cases[i].hq, cases[i].hkv,
+                cases[i].causal ? " causal" : "", cases[i].varlen ? " varlen" : "",
+                cases[i].group))
+            continue;
+        if (layout.head_group)
+            check_compile(dev, &p, &c);
+    }
+    {
+        fa4_problem p = ct_problem(FA4_DTYPE_BF16, 1, 16384, 64, 64, 1);
+        fa4_config c = sm90_config(2, 128, 2);
+        fa4_layout layout;
+        char why[512];
+        p.heads_q = p.heads_kv = 32;
+        c.scheduler = FA4_SCHED_PERSISTENT;
+        ok(budget_fit(&layout, dev, &p, &c, why, sizeof why) == FA4_OK && layout.head_group == 0,
+           "d64 causal 16k, 128x128 under the persistent scheduler: heads not grouped");
+    }
+}
+
 /* Softcap and sinks with the defaults of each head dim, varlen and not
    (dense queries over 16- and 32-row pages for d64 and d128). */
 static void check_softcap_sinks(const device_limits *dev)
@@ -1021,6 +1079,7 @@ int main(void)
     check_q_slots(&dev);
     check_q_slots_varlen(&dev);
     check_d256_short(&dev);
+    check_head_group(&dev);
     for (i = 0; i < ndims; i++) {
         /* The default, in each dtype (fp8 e4m3 too), causal and not. */
         for (t = 0; t < 3; t++)

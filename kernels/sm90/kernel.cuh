@@ -79,6 +79,9 @@
 #ifndef FA4_Q_SLOTS /* mainloop.cuh: 2 only where budget_sm90.c says it pays */
 #define FA4_Q_SLOTS 1
 #endif
+#ifndef FA4_HEAD_GROUP /* scheduler.cuh: defined (>= 2) only where budget_sm90.c says */
+#define FA4_HEAD_GROUP 0
+#endif
 #ifndef FA4_OUT_DTYPE /* O's type: the inputs' for 16-bit inputs */
 #define FA4_OUT_DTYPE FA4_DTYPE
 #endif
@@ -256,7 +259,7 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
         }
 
         float inv[2], lse[2];
-#if FA4_TAIL_SPLIT
+#if FA4_TAIL_SPLIT || (FA4_SCHEDULER == 0 && FA4_HEAD_GROUP)
         /* The tile again (divisions, not grid indices: held through the
            main loop they take registers the 3-warpgroup tiles lack). */
         sched_tile(p FA4_SERVING_ARG, cur, t, &tile);

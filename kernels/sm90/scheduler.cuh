@@ -13,6 +13,10 @@
 ** tiles together, longest first under a mask), handed out one at a time
 ** from a global counter, so CTAs that drew short tiles take more: the
 ** balance of the plain grid with the overlap of the persistent ones.
+** FA4_HEAD_GROUP G (causal dense batches, schedulers 0 and 3, where
+** budget_sm90.c says): the tiles of G heads at a time, longest first with
+** the group's heads fastest, so the last heads' longest tiles do not start
+** last; the plain grid is then (G x m_blocks, heads / G, batch).
 ** Schedulers 0-2: producer and consumers walk the same static sequence
 ** independently.  Scheduler 3: the producer draws the next index while the
 ** consumers finish the current tile and passes it to them in shared memory
@@ -57,7 +61,14 @@ struct fa4_sched_cursor {
 FA4_DEV fa4_tile tile_of_index(const fa4_params &p, int t)
 {
     fa4_tile tile;
+#if FA4_HEAD_GROUP
+    /* Groups of FA4_HEAD_GROUP heads (it divides the grid's heads) in turn;
+       in a group its heads fastest, then the query tiles (from the longest). */
+    const int g = t / (FA4_HEAD_GROUP * p.m_blocks), r = t - g * FA4_HEAD_GROUP * p.m_blocks;
+    const int m = r / FA4_HEAD_GROUP, bh = g * FA4_HEAD_GROUP + r % FA4_HEAD_GROUP;
+#else
     const int m = t % p.m_blocks, bh = t / p.m_blocks;
+#endif
     tile.m_block = FA4_CAUSAL ? p.m_blocks - 1 - m : m;
     tile.head = bh % FA4_GRID_HEADS(p);
     tile.batch = bh / FA4_GRID_HEADS(p);
@@ -150,6 +161,16 @@ FA4_DEV bool sched_tile(const fa4_params &p FA4_SERVING_PARAM, fa4_sched_cursor 
     if (u >= p.tail_first)
         u = p.tail_first + (u - p.tail_first) / p.tail_splits;
     tile = tile_of_index(p, u);
+#elif FA4_SCHEDULER == 0 && FA4_HEAD_GROUP
+    /* Grid (FA4_HEAD_GROUP x m_blocks, heads / FA4_HEAD_GROUP, batch): a
+       group's heads fastest, then its query tiles from the longest. */
+    int x;
+    /* volatile, as for the tail split: the consumers derive the tile again
+       after the main loop (kernel.cuh) instead of holding it across it. */
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
+    tile.m_block = p.m_blocks - 1 - x / FA4_HEAD_GROUP;
+    tile.head = (int)blockIdx.y * FA4_HEAD_GROUP + x % FA4_HEAD_GROUP;
+    tile.batch = (int)blockIdx.z;
 #elif FA4_SCHEDULER == 0
     tile.m_block = FA4_CAUSAL ? p.m_blocks - 1 - (int)blockIdx.x : (int)blockIdx.x;
     tile.head = (int)blockIdx.y;
