@@ -18,7 +18,8 @@
 typedef struct shape { int sq, sk; } shape;
 
 /* 1 when section NAME runs: FA4_TEST_ONLY unset, or naming it among a list
-   of sections (grid window softcap jumps dynamic exp2 tail pack hgroup) to re-run a part. */
+   of sections (grid window softcap jumps dynamic exp2 tail pack ranges half qslots
+   hgroup) to re-run a part. */
 static int section(const char *name)
 {
     const char *only = getenv("FA4_TEST_ONLY");
@@ -629,19 +630,20 @@ static void check_q_slots(fa4_context *ctx, uint64_t *seed)
 }
 
 /* sm90 causal tiles ordered longest first across groups of heads
-   (FA4_HEAD_GROUP: dense causal problems of at least 8 query tiles under
-   the plain grid or the dynamic scheduler): groups of 2 to 8 heads, batch
-   above 1, both tile heights, GQA packing, seqlen_k apart from seqlen_q,
-   ragged, softcap with sinks. */
+   (FA4_HEAD_GROUP: dense causal problems of at least 16 query tiles under
+   the plain grid or the dynamic scheduler; every case here takes a group):
+   groups of 4 and 8 heads, batch above 1, both tile heights, GQA packing
+   and unpacked GQA, seqlen_k apart from seqlen_q, ragged, softcap with
+   sinks. */
 static void check_head_group(fa4_context *ctx, uint64_t *seed)
 {
     static const sm90_case cases[] = {
-        { FA4_DTYPE_BF16, 16, 16, 64, 2, 1600, 1600, 1, 0, "bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=plain late_k=1" },
-        { FA4_DTYPE_BF16, 8, 8, 128, 3, 1100, 1100, 1, 0, "bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
-        { FA4_DTYPE_FP16, 8, 2, 128, 2, 1000, 1000, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 rescale=8 pingpong=0 sched=dynamic late_k=1" },
+        { FA4_DTYPE_BF16, 16, 16, 64, 2, 3100, 3100, 1, 0, "bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 sched=plain late_k=1" },
+        { FA4_DTYPE_BF16, 8, 8, 128, 3, 2100, 2100, 1, 0, "bm=128 bn=176 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
+        { FA4_DTYPE_FP16, 8, 2, 128, 2, 2050, 2050, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 fused_kv=1 wgs=2 regs=24/240 rescale=8 pingpong=0 sched=dynamic late_k=1" },
         { FA4_DTYPE_BF16, 32, 8, 128, 1, 1000, 1000, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1 pack_gqa=1" },
-        { FA4_DTYPE_BF16, 4, 4, 256, 2, 1100, 1300, 1, 1, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
-        { FA4_DTYPE_BF16, 12, 12, 64, 1, 1500, 1000, 1, 0, "bm=192 bn=96 stages=2 swizzle=128 fused_kv=1 wgs=3 regs=32/160 rescale=8 sched=dynamic" },
+        { FA4_DTYPE_BF16, 4, 4, 256, 2, 2100, 2300, 1, 1, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
+        { FA4_DTYPE_BF16, 12, 12, 64, 1, 3100, 2000, 1, 0, "bm=192 bn=96 stages=2 swizzle=128 fused_kv=1 wgs=3 regs=32/160 rescale=8 sched=dynamic" },
     };
     check_sm90_cases(ctx, seed, cases, sizeof cases / sizeof cases[0], "", "hgroup",
                      "causal tiles grouped by heads");

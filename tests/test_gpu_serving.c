@@ -579,6 +579,7 @@ int main(void)
     fa4_context *ctx = NULL;
     fa4_context_options co = FA4_CONTEXT_OPTIONS_INIT;
     const cuda_api *cu;
+    const char *only;
     int i, c;
 
     co.no_database = 1;
@@ -635,9 +636,9 @@ int main(void)
         return done_testing();
     }
     cu = ctx->cu;
+    only = getenv("FA4_TEST_SHAPES");
     for (i = 0; i < NSHAPES; i++) {
         const serve_shape *sh = &shapes[i];
-        const char *only = getenv("FA4_TEST_SHAPES");
         serve_data s;
         char msg[256];
         if (only && *only && !strstr(sh->name, only))

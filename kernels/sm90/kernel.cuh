@@ -260,8 +260,9 @@ FA4_DEV void consumer_run(const fa4_params &p FA4_SERVING_PARAM, const fa4_tma_m
 
         float inv[2], lse[2];
 #if FA4_TAIL_SPLIT || (FA4_SCHEDULER == 0 && FA4_HEAD_GROUP)
-        /* The tile again (divisions, not grid indices: held through the
-           main loop they take registers the 3-warpgroup tiles lack). */
+        /* The tile again (divisions, or the grouped grid's shift and mask,
+           not plain grid indices: held through the main loop they take
+           registers the 3-warpgroup tiles lack). */
         sched_tile(p FA4_SERVING_ARG, cur, t, &tile);
 #endif
         /* Read again rather than kept in registers through the main loop. */
