@@ -9,7 +9,8 @@ they compile with nvcc for minutes at first use).
 
 Timing, the same for every library (ANCHORS.md, "Timing fairly"): CALLS calls back to
 back between two CUDA events after a warm-up, median over REPS such groups, the
-libraries' groups interleaved round by round so clock drift hits them alike; sdpa_kernel
+libraries' groups interleaved round by round in an order shuffled each round, so clock
+drift hits them alike and none always follows the same library; sdpa_kernel
 is entered once around each group, outside the events.  --graphs times one CUDA-graph
 replay of the CALLS calls instead.  cuDNN and FA2 run on strided [b, h, s, d] views of
 the BSHD inputs and on contiguous copies; the faster layout counts.
@@ -34,6 +35,7 @@ import datetime
 import json
 import math
 import os
+import random
 import statistics
 import sys
 import time
@@ -150,19 +152,23 @@ _SM_CLOCK = None
 
 def time_groups(group_fns, calls, reps, ctxs=None, clocks=None):
     """Median milliseconds per call of each group function over REPS rounds.  Each round
-    times one group of every function in turn, starting one further along each round,
-    so that clock and temperature drift fall on all of them alike.  CLOCKS, a list,
-    receives each function's median over its groups of the mean SM clock (MHz) polled
-    while the group ran (groups too short for two samples count no clock)."""
+    times one group of every function, in an order shuffled afresh each round (a fixed
+    seed, so runs repeat), so that clock and temperature drift fall on all of them alike
+    and no function always runs after the same one.  In a fixed cyclic order FA4-CuTe
+    always followed FA2, whose long 16k groups leave the GPU cooler, and read 5% faster
+    at d64 non-causal 16k than when shuffled (bench/NOTES.md, twenty-ninth session).  CLOCKS, a list, receives each function's median over its
+    groups of the mean SM clock (MHz) polled while the group ran (groups too short for
+    two samples count no clock)."""
     global _SM_CLOCK
     _SM_CLOCK = _SM_CLOCK or SmClock()
     n = len(group_fns)
     ctxs = ctxs or [contextlib.nullcontext] * n
     times, mhz = [[] for _ in range(n)], [[] for _ in range(n)]
+    order, rng = list(range(n)), random.Random(n * 1000 + reps)
     torch.cuda.synchronize()
     for r in range(reps):
-        for j in range(n):
-            i = (r + j) % n
+        rng.shuffle(order)
+        for i in order:
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             with ctxs[i]():                    # sdpa_kernel: entered outside the events
@@ -598,7 +604,7 @@ def machine_meta(args, peers):
         torch=torch.__version__, cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
         libfa4=os.path.abspath(args.lib), db=args.db, commit=git_commit(),
         method=dict(timing="cuda-graphs" if args.graphs else "back-to-back", calls_per_group=args.calls,
-                    groups=args.reps, warmup=3, statistic="median", interleaved=True,
+                    groups=args.reps, warmup=3, statistic="median", interleaved="shuffled each round",
                     sdpa_layouts="faster of strided BSHD views and contiguous BHSD copies"),
         tolerance=args.tol,
         peers={name: dict(available=build is not None, about=why) for name, (build, why) in peers.items()})
@@ -652,7 +658,7 @@ def main(argv=None):
     meta = machine_meta(args, peers)
     print("device: %s (%d SMs), torch %s, CUDA %s, cuDNN %s" % (
         meta["device"], meta["sm_count"], meta["torch"], meta["cuda"], meta["cudnn"]))
-    print("timing: %s, %d calls per event pair, median of %d groups, libraries interleaved" % (
+    print("timing: %s, %d calls per event pair, median of %d groups, libraries interleaved in a shuffled order" % (
         "CUDA graph replays" if args.graphs else "back to back", args.calls, args.reps))
     for name, (build, why) in peers.items():
         print("peer %-8s %s" % (name, why if build else "MISSING: " + why))
