@@ -156,9 +156,10 @@ def time_groups(group_fns, calls, reps, ctxs=None, clocks=None):
     seed, so runs repeat), so that clock and temperature drift fall on all of them alike
     and no function always runs after the same one.  In a fixed cyclic order FA4-CuTe
     always followed FA2, whose long 16k groups leave the GPU cooler, and read 5% faster
-    at d64 non-causal 16k than when shuffled (bench/NOTES.md, twenty-ninth session).  CLOCKS, a list, receives each function's median over its
-    groups of the mean SM clock (MHz) polled while the group ran (groups too short for
-    two samples count no clock)."""
+    at d64 non-causal 16k than when shuffled (bench/NOTES.md, twenty-ninth session).
+    CLOCKS, a list, receives each function's median over its groups of the mean SM
+    clock (MHz) polled while the group ran (groups too short for two samples count no
+    clock)."""
     global _SM_CLOCK
     _SM_CLOCK = _SM_CLOCK or SmClock()
     n = len(group_fns)
