@@ -225,7 +225,10 @@ static int sm90_q_double(const fa4_problem *pb, const fa4_config *cfg)
 ** H100 (bench/NOTES.md): d256 causal 2k-8k 5-9% faster, d128 causal 2k-8k
 ** 1-3%, d64 causal 4k-8k 2-4%; the 1k rows lost 1-5% with every head in
 ** the group, hence at least 16 query tiles and at most 8 heads.  A power
-** of two dividing the grid's heads (launch_sm90.c: a group per grid row). */
+** of two dividing the grid's heads (launch_sm90.c: a group per grid row).
+** Not with the tail split (splits=0: its own 1-D grid), nor for fp8, whose
+** 3-warpgroup default spills grouped and whose grouped tiles only drew
+** level with it (bench/NOTES.md, twenty-ninth session). */
 static int sm90_head_group(const device_limits *dev, const fa4_problem *pb,
                            const fa4_config *cfg)
 {
