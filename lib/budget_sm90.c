@@ -226,9 +226,8 @@ static int sm90_q_double(const fa4_problem *pb, const fa4_config *cfg)
 ** 1-3%, d64 causal 4k-8k 2-4%; the 1k rows lost 1-5% with every head in
 ** the group, hence at least 16 query tiles and at most 8 heads.  A power
 ** of two dividing the grid's heads (launch_sm90.c: a group per grid row).
-** Not with the tail split (splits=0: its own 1-D grid), nor for fp8, whose
-** 3-warpgroup default spills grouped and whose grouped tiles only drew
-** level with it (bench/NOTES.md, twenty-ninth session). */
+** fp8 causal 4k-16k 4-9% faster.  Not with the tail split (splits=0: its
+** own 1-D grid). */
 static int sm90_head_group(const device_limits *dev, const fa4_problem *pb,
                            const fa4_config *cfg)
 {
@@ -239,7 +238,7 @@ static int sm90_head_group(const device_limits *dev, const fa4_problem *pb,
     const double l2 = dev->l2_bytes > 0 ? dev->l2_bytes : 50.0 * 1024 * 1024;
     int g = 1;
 
-    if (!pb->causal || pb->varlen || pb->page_size || pb->dtype == FA4_DTYPE_FP8_E4M3 ||
+    if (!pb->causal || pb->varlen || pb->page_size ||
         (rows + cfg->bm - 1) / cfg->bm < 16 ||
         (cfg->scheduler != FA4_SCHED_PLAIN && cfg->scheduler != FA4_SCHED_DYNAMIC) ||
         cfg->splits == 0)

@@ -634,7 +634,7 @@ static void check_q_slots(fa4_context *ctx, uint64_t *seed)
    the plain grid or the dynamic scheduler; every case here takes a group):
    groups of 4 and 8 heads, batch above 1, both tile heights, GQA packing
    and unpacked GQA, seqlen_k apart from seqlen_q, ragged, softcap with
-   sinks. */
+   sinks, fp8 on three warpgroups and two (split and fused rings). */
 static void check_head_group(fa4_context *ctx, uint64_t *seed)
 {
     static const sm90_case cases[] = {
@@ -644,6 +644,9 @@ static void check_head_group(fa4_context *ctx, uint64_t *seed)
         { FA4_DTYPE_BF16, 32, 8, 128, 1, 1000, 1000, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1 pack_gqa=1" },
         { FA4_DTYPE_BF16, 4, 4, 256, 2, 2100, 2300, 1, 1, "bm=128 bn=80 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=plain late_k=1" },
         { FA4_DTYPE_BF16, 12, 12, 64, 1, 3100, 2000, 1, 0, "bm=192 bn=96 stages=2 swizzle=128 fused_kv=1 wgs=3 regs=32/160 rescale=8 sched=dynamic" },
+        { FA4_DTYPE_FP8_E4M3, 8, 8, 128, 1, 3100, 3100, 1, 0, "bm=192 bn=96 stages=4 swizzle=32 wgs=3 regs=32/160 rescale=8 pingpong=0 sched=plain" },
+        { FA4_DTYPE_FP8_E4M3, 8, 4, 128, 2, 2100, 2100, 1, 0, "bm=128 bn=128 stages=2 swizzle=128 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=dynamic" },
+        { FA4_DTYPE_FP8_E4M3, 8, 8, 128, 2, 2100, 2100, 1, 0, "bm=128 bn=128 stages=3 swizzle=128 fused_kv=1 wgs=2 regs=24/240 rescale=8 pingpong=1 sched=dynamic" },
     };
     check_sm90_cases(ctx, seed, cases, sizeof cases / sizeof cases[0], "", "hgroup",
                      "causal tiles grouped by heads");

@@ -853,8 +853,8 @@ static void check_d256_short(const device_limits *dev)
 /* Causal tiles ordered across groups of heads (layout.head_group,
    FA4_HEAD_GROUP): the group the budget picks for each default (a power of
    two dividing the grid's heads, at most 8, its K/V within half of L2; none
-   below 16 query tiles, without a causal mask, for fp8, varlen, the
-   persistent scheduler), and the grouped defaults compile without spills. */
+   below 16 query tiles, without a causal mask, for varlen, the persistent
+   scheduler), and the grouped defaults (fp8's too) compile without spills. */
 static void check_head_group(const device_limits *dev)
 {
     static const struct {
@@ -871,7 +871,8 @@ static void check_head_group(const device_limits *dev)
         { FA4_DTYPE_BF16, 128, 1, 16384, 32, 8, 1, 0, 2 },   /* packed: KV heads */
         { FA4_DTYPE_BF16, 128, 16, 1024, 16, 16, 1, 0, 0 },  /* 8 query tiles */
         { FA4_DTYPE_BF16, 128, 1, 16384, 16, 16, 0, 0, 0 },  /* no mask */
-        { FA4_DTYPE_FP8_E4M3, 128, 1, 16384, 16, 16, 1, 0, 0 },
+        { FA4_DTYPE_FP8_E4M3, 128, 1, 16384, 16, 16, 1, 0, 4 },  /* 3 warpgroups: no spill */
+        { FA4_DTYPE_FP8_E4M3, 128, 4, 4096, 16, 16, 1, 0, 8 },   /* 2 warpgroups */
         { FA4_DTYPE_BF16, 128, 4, 4096, 16, 16, 1, 1, 0 },   /* varlen */
     };
     size_t i;

@@ -91,8 +91,20 @@ FA4_DEV void epilogue_store(const fa4_params &p FA4_SERVING_PARAM, const fa4_seq
     for (int i = 0; i < NO; i += 2) {
         const int h = (i >> 1) & 1;
         const int row = 16 * warp + g + 8 * h;
+#if FA4_FP8
+        /* Columns 8 (i / 4) + 2q and + 1 lie in one 16 B unit (2q < 8), so
+           unit and chunk are constants.  Derived from the thread's column
+           they cost a register per i, which ptxas hoists out of the tile
+           loop: fp8's three-warpgroup tile in groups of heads spilled 48 B
+           (184 B max-free) for them.  The 16-bit kernels keep the column
+           form: the constant one reschedules their main loops too (within
+           the noise, leaning slower on causal d128; bench/NOTES.md, sm90
+           v21), and the seed's rows were tuned on this one. */
+        const int unit = (i / 4) % (FA4_OCW / 8), chunk = (i / 4) / (FA4_OCW / 8);
+#else
         const int col = 8 * (i / 4) + 2 * q;
         const int chunk = col / FA4_OCW, unit = (col % FA4_OCW) / 8;
+#endif
         const u32 addr = wg_base + (u32)(chunk * FA4_BM * FA4_SWIZZLE + row * FA4_SWIZZLE +
                                          ((unit ^ phase) * 16) + 4 * q);
         st_shared_u32(addr, pack_out(o[i] * inv[h], o[i + 1] * inv[h]));
