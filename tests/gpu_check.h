@@ -62,6 +62,15 @@ typedef struct gpu_case {
 } gpu_case;
 
 
+/* 1 when section NAME of a GPU test runs: FA4_TEST_ONLY unset or empty, or
+ * naming it among a list of sections, to re-run a part (each test lists its
+ * own). */
+static inline int gpu_test_section(const char *name)
+{
+    const char *only = getenv("FA4_TEST_ONLY");
+    return !only || !*only || strstr(only, name) != NULL;
+}
+
 /* Plan P on CTX with the config written as CONFIG (NULL: the heuristic);
  * FA4_EINVAL when the text does not parse. */
 static inline fa4_status gpu_plan_config_text(fa4_plan **plan, fa4_context *ctx,

@@ -17,14 +17,8 @@
 
 typedef struct shape { int sq, sk; } shape;
 
-/* 1 when section NAME runs: FA4_TEST_ONLY unset, or naming it among a list
-   of sections (grid window softcap jumps dynamic exp2 tail pack ranges half qslots
-   hgroup) to re-run a part. */
-static int section(const char *name)
-{
-    const char *only = getenv("FA4_TEST_ONLY");
-    return !only || !*only || strstr(only, name) != NULL;
-}
+/* Its sections, for FA4_TEST_ONLY (gpu_test_section): grid window softcap
+   jumps dynamic exp2 tail pack ranges half qslots hgroup. */
 
 /* The sm80 tile CFG at the other row split: 16 query rows per warp for a
    32-row tile and 32 for a 16-row one (bn 32 when the estimate refuses
@@ -694,7 +688,7 @@ int main(void)
     diag("device: %s (%s, %d SMs)", ctx->limits.name, ctx->limits.arch, ctx->limits.sm_count);
 
     /* One set of inputs and one reference per shape; every family runs on it. */
-    for (di = 0; section("grid") && di < sizeof dims / sizeof dims[0]; di++)
+    for (di = 0; gpu_test_section("grid") && di < sizeof dims / sizeof dims[0]; di++)
         for (dt = FA4_DTYPE_BF16; dt <= FA4_DTYPE_FP16; dt++)
             for (causal = 0; causal <= 1; causal++)
                 for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
@@ -777,7 +771,7 @@ int main(void)
                 }
 
     /* Sliding window (left 100, right 20) with seqlen_q != seqlen_k, heuristic config. */
-    if (section("window")) {
+    if (gpu_test_section("window")) {
         fa4_problem p = FA4_PROBLEM_INIT;
         fa4_plan *plan = NULL;
         gpu_check_result r;
@@ -790,27 +784,27 @@ int main(void)
             ok(0, "sliding window case ran: %s", st ? fa4_context_errmsg(ctx) : r.msg);
         fa4_plan_destroy(plan);
     }
-    if (section("softcap")) {
+    if (gpu_test_section("softcap")) {
         check_softcap_sinks(ctx, &seed);
         check_softcap_range(ctx, &seed);
     }
-    if (section("jumps"))
+    if (gpu_test_section("jumps"))
         check_max_jumps(ctx, &seed);
-    if (section("dynamic"))
+    if (gpu_test_section("dynamic"))
         check_dynamic_scheduler(ctx, &seed);
-    if (section("exp2"))
+    if (gpu_test_section("exp2"))
         check_exp2_emulation(ctx, &seed);
-    if (section("tail"))
+    if (gpu_test_section("tail"))
         check_tail_split(ctx, &seed);
-    if (section("pack"))
+    if (gpu_test_section("pack"))
         check_pack_gqa(ctx, &seed);
-    if (section("ranges"))
+    if (gpu_test_section("ranges"))
         check_wg_ranges(ctx, &seed);
-    if (section("half"))
+    if (gpu_test_section("half"))
         check_diag_half(ctx, &seed);
-    if (section("qslots"))
+    if (gpu_test_section("qslots"))
         check_q_slots(ctx, &seed);
-    if (section("hgroup"))
+    if (gpu_test_section("hgroup"))
         check_head_group(ctx, &seed);
     fa4_context_destroy(ctx);
     return done_testing();

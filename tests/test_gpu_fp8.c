@@ -10,6 +10,7 @@
 ** within 4e-2 relative, LSE within 2^-8 (1 + |ref|), no NaN or Inf
 ** (P is rounded to e4m3 for P V, an error the reference does not model;
 ** verify.h says why these bounds).  Skips without an sm_90 GPU.
+** FA4_TEST_ONLY=defaults or =configs runs one of its two parts.
 */
 #include <math.h>
 #include "tap.h"
@@ -175,9 +176,9 @@ int main(void)
         skip_all("fp8 runs on the sm90 family (sm_90a); this GPU is %s", ctx->limits.arch);
     }
     seed = tap_seed() * 0x9E3779B97F4A7C15ULL + 7;
-    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (i = 0; gpu_test_section("defaults") && i < sizeof cases / sizeof cases[0]; i++)
         run_case(ctx, &cases[i], NULL, &seed);
-    for (j = 0; j < sizeof configs / sizeof configs[0]; j++) {
+    for (j = 0; gpu_test_section("configs") && j < sizeof configs / sizeof configs[0]; j++) {
         fa4_config cfg = FA4_CONFIG_INIT;
         char why[256];
         if (config_parse(&cfg, configs[j], why, sizeof why) != FA4_OK) {
