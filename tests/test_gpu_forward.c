@@ -8,7 +8,8 @@
 ** exponentials on the FMA pipe; inputs for each path of the sm90 max-free
 ** loop (max jumps); the sm90 tail split; sm90 GQA packing (the
 ** grid's configs packed, and groups 4 to 8 by scheduler).  Skips without a
-** GPU.
+** GPU.  FA4_TEST_ONLY (gpu_test_section) runs some of its sections: grid
+** window softcap jumps dynamic exp2 tail pack ranges half qslots hgroup.
 */
 #include "tap.h"
 #define GPU_CHECK_BUDGET 2.5e8   /* sampled rows beyond this: the test stays under a minute */
@@ -16,9 +17,6 @@
 #include "config.h"
 
 typedef struct shape { int sq, sk; } shape;
-
-/* Its sections, for FA4_TEST_ONLY (gpu_test_section): grid window softcap
-   jumps dynamic exp2 tail pack ranges half qslots hgroup. */
 
 /* The sm80 tile CFG at the other row split: 16 query rows per warp for a
    32-row tile and 32 for a 16-row one (bn 32 when the estimate refuses
