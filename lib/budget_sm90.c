@@ -822,7 +822,7 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
 ** (sm90_tile_heuristic). */
 static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
 {
-    /* d96..d128 dense without a mask, or causal past 4k keys: three
+    /* d96..d128 dense without a mask, or masked from 4k keys: three
        warpgroups of 192 x 96, V^T in 32-key chunks (32 B swizzle), 4
        stages, no ping-pong.  A warpgroup's softmax and P take as long per
        block at fp8 as at bf16 while its GEMMs halve, so a third warpgroup
@@ -831,9 +831,20 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
        -3.6..-4.8%, 4 x 4k -4.2..-4.6%, d96 -6.6%; bench/NOTES.md,
        2026-11-25). */
     if (pb->head_dim_qk > 64 && pb->head_dim_qk <= 128 && !pb->varlen && !pb->page_size &&
-        (!problem_has_mask(pb) || pb->seqlen_k > 4096)) {
+        (!problem_has_mask(pb) || pb->seqlen_k >= 4096)) {
         sm90_base(out, 3, 96, 4);
         out->swizzle = 32;
+        return;
+    }
+    /* d128 dense under a mask, fewer than 4k keys: 128x128, the fused ring
+       in 3 stages, ping-pong, the dynamic scheduler (H100, causal, against
+       the 128 x 192 below on the plain grid: 2k -8.5%, 1k -16.8%; 4k is
+       the rule above's, -6.5%; bench/NOTES.md, sm90 v21). */
+    if (pb->head_dim_qk > 96 && pb->head_dim_qk <= 128 && !pb->varlen && !pb->page_size) {
+        sm90_base(out, 2, 128, 3);
+        out->fused_kv = 1;
+        out->pingpong = 1;
+        out->scheduler = FA4_SCHED_DYNAMIC;
         return;
     }
     if (pb->head_dim_qk <= 64)
@@ -847,6 +858,14 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
                            out->consumer_wgs, problem_has_mask(pb)) <=
             out->consumer_regs)
         out->scheduler = FA4_SCHED_DYNAMIC;
+    /* d64 dense: the persistent scheduler (H100, 32 heads, against the
+       plain grid with the tail split: 8 x 2k -4.7..-5.0%, 2 x 8k -3.9%,
+       16k -2.6%, 4 x 4k level with 192 x 96; bench/NOTES.md, sm90 v22). */
+    if (pb->head_dim_qk <= 64 && !problem_has_mask(pb) &&
+        !pb->varlen && !pb->page_size &&
+        sm90_consumer_need(problem_head_dim_v(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle, 1,
+                           out->consumer_wgs, 0) <= out->consumer_regs)
+        out->scheduler = FA4_SCHED_PERSISTENT;
 }
 
 /* The default tile: the dense default (paged: bn a whole number of

@@ -152,6 +152,8 @@ int main(void)
         { 1, 500, 1500, 4, 2, 96, 96, 1, 1, 0, FA4_DTYPE_BF16 },
         { 1, 1024, 1024, 4, 4, 192, 128, 1, 0, 0, FA4_DTYPE_BF16 },
         { 1, 4096, 4096, 8, 2, 128, 128, 1, 0, 0, FA4_DTYPE_BF16 },
+        { 2, 1000, 1000, 4, 2, 64, 64, 0, 1, 0, FA4_DTYPE_BF16 },   /* d64 persistent */
+        { 1, 8500, 8500, 2, 2, 64, 64, 0, 0, 0, FA4_DTYPE_BF16 },   /* d64 persistent, long */
     };
     /* Explicit configs on the first cases: the other swizzle, three
        consumer warpgroups, wider key blocks, the fused ring, the dynamic

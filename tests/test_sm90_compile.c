@@ -872,7 +872,7 @@ static void check_head_group(const device_limits *dev)
         { FA4_DTYPE_BF16, 128, 16, 1024, 16, 16, 1, 0, 0 },  /* 8 query tiles */
         { FA4_DTYPE_BF16, 128, 1, 16384, 16, 16, 0, 0, 0 },  /* no mask */
         { FA4_DTYPE_FP8_E4M3, 128, 1, 16384, 16, 16, 1, 0, 4 },  /* 3 warpgroups: no spill */
-        { FA4_DTYPE_FP8_E4M3, 128, 4, 4096, 16, 16, 1, 0, 8 },   /* 2 warpgroups */
+        { FA4_DTYPE_FP8_E4M3, 128, 4, 4096, 16, 16, 1, 0, 8 },   /* 3 warpgroups from 4k keys */
         { FA4_DTYPE_BF16, 128, 4, 4096, 16, 16, 1, 1, 0 },   /* varlen */
     };
     size_t i;
@@ -1015,31 +1015,38 @@ static void check_pack_gqa(const device_limits *dev)
     }
 }
 
-/* fp8's d96-d128 default: three warpgroups of 192 x 96 at 32 B swizzle for
-   dense batches and causal past 4k keys, compiled without spills (past d96
-   without the tail split, whose partial-O path spills there), two of
-   128 x 192 for short causal ones. */
+/* fp8's defaults: at d96-d128 three warpgroups of 192 x 96 at 32 B swizzle
+   for dense batches and causal from 4k keys, compiled without spills (past
+   d96 without the tail split, whose partial-O path spills there); d128
+   causal below 4k keys two of 128 x 128 on the fused ring under the dynamic
+   scheduler; d64 dense batches under the persistent scheduler. */
 static void check_fp8_default(const device_limits *dev)
 {
-    static const struct { int d, causal, seqlen, wgs; } cases[] = {
-        { 128, 0, 16384, 3 }, { 128, 1, 16384, 3 }, { 96, 0, 16384, 3 }, { 128, 1, 2048, 2 },
+    static const struct { int d, causal, seqlen, wgs, bn; fa4_scheduler sched; } cases[] = {
+        { 128, 0, 16384, 3, 96, FA4_SCHED_PLAIN },   { 128, 1, 16384, 3, 96, FA4_SCHED_PLAIN },
+        { 96, 0, 16384, 3, 96, FA4_SCHED_PLAIN },    { 128, 1, 4096, 3, 96, FA4_SCHED_PLAIN },
+        { 128, 1, 2048, 2, 128, FA4_SCHED_DYNAMIC }, { 64, 0, 16384, 3, 128, FA4_SCHED_PERSISTENT },
+        { 64, 0, 2048, 3, 128, FA4_SCHED_PERSISTENT }, { 64, 1, 2048, 3, 128, FA4_SCHED_DYNAMIC },
     };
+    static const char *sched_name[] = { "plain", "persistent", "lpt", "dynamic" };
     size_t i;
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fa4_problem p = ct_problem_2k(FA4_DTYPE_FP8_E4M3, cases[i].d, cases[i].d, cases[i].causal);
         fa4_config c;
         char why[512];
-        p.batch = 1;
+        p.batch = 16384 / cases[i].seqlen;
         p.seqlen_q = p.seqlen_k = cases[i].seqlen;
         if (!ok(config_default(&c, dev, &p, FA4_FAMILY_SM90, why, sizeof why) == FA4_OK &&
-                    c.consumer_wgs == cases[i].wgs &&
-                    (cases[i].wgs == 2 ||
-                     (c.bn == 96 && c.swizzle == 32 && (cases[i].d <= 96 || c.splits == 1))),
-                "fp8 d%d%s %d keys: the default has %d consumer warpgroups", cases[i].d,
-                cases[i].causal ? " causal" : "", cases[i].seqlen, cases[i].wgs))
+                    c.consumer_wgs == cases[i].wgs && c.bn == cases[i].bn &&
+                    c.scheduler == cases[i].sched &&
+                    (c.bn != 96 || (c.swizzle == 32 && (cases[i].d <= 96 || c.splits == 1))) &&
+                    (cases[i].sched != FA4_SCHED_DYNAMIC || cases[i].d != 128 || c.fused_kv),
+                "fp8 d%d%s %d keys: the default has %d consumer warpgroups, bn %d, the %s "
+                "scheduler", cases[i].d, cases[i].causal ? " causal" : "", cases[i].seqlen,
+                cases[i].wgs, cases[i].bn, sched_name[cases[i].sched]))
             continue;
-        if (cases[i].wgs == 3)
+        if (cases[i].wgs == 3 || cases[i].sched == FA4_SCHED_DYNAMIC)
             check_compile(dev, &p, &c);
     }
 }
