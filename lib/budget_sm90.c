@@ -816,10 +816,11 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
 ** vs 908 with 128x128 at 128 B); wider heads 128x128, 128 B swizzle (d256
 ** 1239; plan_bench's inputs then held e4m3 NaN codes, fixed 2026-11-25).
 ** Two stages, ping-pong; the dynamic scheduler for short causal
-** where its registers fit (d128 128x192 and d256 128x128 do not: without
+** where its registers fit (128x192 and d256 128x128 do not: without
 ** this check their default fell through to the first candidate that fits,
-** 128x64 without ping-pong).  Varlen and paged batches start from it
-** (sm90_tile_heuristic). */
+** 128x64 without ping-pong).  Later measurements refine it in the rules
+** below (dense d96..d128 and masked d128, d64 dense).  Varlen and paged
+** batches start from it (sm90_tile_heuristic). */
 static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
 {
     /* d96..d128 dense without a mask, or masked from 4k keys: three
