@@ -131,6 +131,14 @@ static int sm90_varlen_extra(const fa4_problem *pb, int bn, fa4_scheduler sched,
     return 16 + (wgs == 2 && bn > 128 && sched == FA4_SCHED_DYNAMIC && dtype_bytes(pb->dtype) == 2
                      ? 16 : 0);
 }
+/* 1 when CFG's consumer registers hold its tile under SCHED for PB's dense
+ * batches (the heuristics' scheduler checks). */
+static int sm90_sched_fits(const fa4_problem *pb, const fa4_config *cfg, fa4_scheduler sched)
+{
+    return sm90_consumer_need(problem_head_dim_v(pb), cfg->bn, sched, cfg->swizzle,
+                              dtype_bytes(pb->dtype), cfg->consumer_wgs, sm90_loop_masked(pb)) <=
+           cfg->consumer_regs;
+}
 static int sm90_varlen_need(const fa4_problem *pb, int bn, fa4_scheduler sched, int swizzle,
                             int wgs)
 {
@@ -804,9 +812,7 @@ static void sm90_dense_heuristic(fa4_config *out, const device_limits *dev,
         sm90_base(out, 2, 80, 2);
     out->pingpong = 1;
     if (!problem_has_mask(pb) && pb->seqlen_k <= (d <= 64 ? 4096 : 2048) &&
-        sm90_consumer_need(problem_head_dim_v(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle,
-                           dtype_bytes(pb->dtype), out->consumer_wgs, sm90_loop_masked(pb)) <=
-            out->consumer_regs)
+        sm90_sched_fits(pb, out, FA4_SCHED_PERSISTENT))
         out->scheduler = FA4_SCHED_PERSISTENT;
 }
 
@@ -854,18 +860,13 @@ static void sm90_fp8_heuristic(fa4_config *out, const fa4_problem *pb)
         sm90_base(out, 2, pb->head_dim_qk <= 128 ? 192 : 128, 2);
     out->pingpong = 1;
     out->swizzle = pb->head_dim_qk <= 128 ? 64 : 128;
-    if (problem_has_mask(pb) && pb->seqlen_k <= 4096 &&
-        sm90_consumer_need(problem_head_dim_v(pb), out->bn, FA4_SCHED_DYNAMIC, out->swizzle, 1,
-                           out->consumer_wgs, problem_has_mask(pb)) <=
-            out->consumer_regs)
+    if (problem_has_mask(pb) && pb->seqlen_k <= 4096 && sm90_sched_fits(pb, out, FA4_SCHED_DYNAMIC))
         out->scheduler = FA4_SCHED_DYNAMIC;
     /* d64 dense: the persistent scheduler (H100, 32 heads, against the
        plain grid with the tail split: 8 x 2k -4.7..-5.0%, 2 x 8k -3.9%,
        16k -2.6%, 4 x 4k level with 192 x 96; bench/NOTES.md, sm90 v22). */
-    if (pb->head_dim_qk <= 64 && !problem_has_mask(pb) &&
-        !pb->varlen && !pb->page_size &&
-        sm90_consumer_need(problem_head_dim_v(pb), out->bn, FA4_SCHED_PERSISTENT, out->swizzle, 1,
-                           out->consumer_wgs, 0) <= out->consumer_regs)
+    if (pb->head_dim_qk <= 64 && !problem_has_mask(pb) && !pb->varlen && !pb->page_size &&
+        sm90_sched_fits(pb, out, FA4_SCHED_PERSISTENT))
         out->scheduler = FA4_SCHED_PERSISTENT;
 }
 

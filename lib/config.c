@@ -18,6 +18,11 @@ const char *config_family_name(fa4_family family)
 static const char *sched_names[] = { "plain", "persistent", "lpt", "dynamic" };
 #define NSCHED ((int)(sizeof sched_names / sizeof sched_names[0]))
 
+const char *config_scheduler_name(fa4_scheduler sched)
+{
+    return (unsigned)sched < (unsigned)NSCHED ? sched_names[sched] : "?";
+}
+
 char *fa4_config_format(const fa4_config *c, char *buf, size_t size)
 {
     if (!buf || !size)
@@ -33,7 +38,7 @@ char *fa4_config_format(const fa4_config *c, char *buf, size_t size)
              config_family_name(c->family), c->bm, c->bn, c->stages, c->swizzle,
              c->fused_kv, c->q_tiles, c->warps, c->consumer_wgs, c->producer_regs,
              c->consumer_regs, c->cluster, c->exp2_emu_pct, c->rescale_threshold,
-             c->pingpong, (unsigned)c->scheduler < (unsigned)NSCHED ? sched_names[c->scheduler] : "?",
+             c->pingpong, config_scheduler_name(c->scheduler),
              c->splits, c->pack_gqa, c->kv_split_warps, c->late_k_release);
     return buf;
 }

@@ -112,4 +112,8 @@ int config_equal(const fa4_config *a, const fa4_config *b);
 /* The family's short name: "sm80", "sm90", "sm100". */
 const char *config_family_name(fa4_family family);
 
+/* The scheduler's name as config text writes it ("plain", "persistent",
+ * "lpt", "dynamic"); "?" out of range. */
+const char *config_scheduler_name(fa4_scheduler sched);
+
 #endif

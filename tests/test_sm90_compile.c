@@ -1028,7 +1028,6 @@ static void check_fp8_default(const device_limits *dev)
         { 128, 1, 2048, 2, 128, FA4_SCHED_DYNAMIC }, { 64, 0, 16384, 3, 128, FA4_SCHED_PERSISTENT },
         { 64, 0, 2048, 3, 128, FA4_SCHED_PERSISTENT }, { 64, 1, 2048, 3, 128, FA4_SCHED_DYNAMIC },
     };
-    static const char *sched_name[] = { "plain", "persistent", "lpt", "dynamic" };
     size_t i;
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -1044,7 +1043,7 @@ static void check_fp8_default(const device_limits *dev)
                     (cases[i].sched != FA4_SCHED_DYNAMIC || cases[i].d != 128 || c.fused_kv),
                 "fp8 d%d%s %d keys: the default has %d consumer warpgroups, bn %d, the %s "
                 "scheduler", cases[i].d, cases[i].causal ? " causal" : "", cases[i].seqlen,
-                cases[i].wgs, cases[i].bn, sched_name[cases[i].sched]))
+                cases[i].wgs, cases[i].bn, config_scheduler_name(cases[i].sched)))
             continue;
         if (cases[i].wgs == 3 || cases[i].sched == FA4_SCHED_DYNAMIC)
             check_compile(dev, &p, &c);
