@@ -599,7 +599,8 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
     if (l->q_slots == 2)   /* FA4_Q_SLOTS only where two: sm90_q_double() */
         budget_append(buf, size, &m, "#define FA4_Q_SLOTS 2\n");
     if (pb->dtype == FA4_DTYPE_FP8_E4M3)   /* the V^T copy's grid step (launch_sm90.c) */
-        budget_append(buf, size, &m, "#define FA4_VT_KEYS %d\n", SM90_VT_KEYS);
+        budget_append(buf, size, &m, "#define FA4_VT_KEYS %d\n#define FA4_VT_BLOCKS %d\n",
+                      SM90_VT_KEYS, SM90_VT_BLOCKS);
     budget_append(buf, size, &m,
                   "#define FA4_CONSUMER_WGS %d\n#define FA4_PRODUCER_REGS %d\n"
                   "#define FA4_CONSUMER_REGS %d\n#define FA4_FUSED_KV %d\n"

@@ -265,7 +265,7 @@ static fa4_status launch_vt(const fa4_plan *plan, const launch_call *call, unsig
     if (cols > 0x7fffffffLL)
         return error_set(plan->ctx, FA4_EINVAL, "fp8 V^T of %lld keys per row: over the "
                          "int32 coordinates of TMA", cols);
-    grid[0] = (unsigned)(skp / SM90_VT_KEYS);
+    grid[0] = (unsigned)((skp / SM90_VT_KEYS + SM90_VT_BLOCKS - 1) / SM90_VT_BLOCKS);
     grid[1] = (unsigned)p->heads_kv;
     grid[2] = (unsigned)p->batch;
     return launch_kernel(plan, plan->fn_prepare, grid, 256, 0, stream, args, JIT_VT_NAME);

@@ -64,7 +64,8 @@ static inline int sm90_pad_dim(int dim, int width)
 ** before it, so it can end past seqlen_k rounded up to the transpose
 ** block).  launch_sm90_vt_bytes() is V^T's size (0 for 16-bit inputs).
 */
-#define SM90_VT_KEYS 32     /* keys per CTA of the V^T copy: FA4_VT_KEYS in the kernel */
+#define SM90_VT_KEYS 32     /* keys per block of the V^T copy: FA4_VT_KEYS in the kernel */
+#define SM90_VT_BLOCKS 4    /* its blocks per CTA: FA4_VT_BLOCKS */
 #define SM90_DATA_OFFSET 256
 static inline int sm90_vt_keys(int seqlen_k)
 {

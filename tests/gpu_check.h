@@ -71,6 +71,25 @@ static inline int gpu_test_section(const char *name)
     return !only || !*only || strstr(only, name) != NULL;
 }
 
+/* 1 when the test shape NAME runs: FA4_TEST_SHAPES unset or empty, or one
+ * of its comma-separated parts found in NAME (a focused run on the GPU). */
+static inline int gpu_test_shape(const char *name)
+{
+    const char *only = getenv("FA4_TEST_SHAPES"), *part = only;
+    if (!only || !*only)
+        return 1;
+    while (part && *part) {
+        const char *end = strchr(part, ',');
+        const size_t n = end ? (size_t)(end - part) : strlen(part);
+        const char *at;
+        for (at = name; n && *at; at++)
+            if (strncmp(at, part, n) == 0)
+                return 1;
+        part = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
 /* Plan P on CTX with the config written as CONFIG (NULL: the heuristic);
  * FA4_EINVAL when the text does not parse. */
 static inline fa4_status gpu_plan_config_text(fa4_plan **plan, fa4_context *ctx,

@@ -26,6 +26,7 @@
 ** the family each layout plans with (sm80: pages under 16 rows, varlen
 ** head_dim_v 256; sm90's plain grid: varlen queries over 16-row pages).  Without an
 ** sm_90a GPU every variant is compiled for sm_90a instead (no spills).
+** FA4_TEST_SHAPES=A,B runs only the shapes whose names contain A or B.
 */
 #include <math.h>
 #include <stdint.h>
@@ -750,6 +751,8 @@ int main(void)
     for (i = 0; i < NSHAPES; i++) {
         const fs_shape *sh = &shapes[i];
         fs_data s;
+        if (!gpu_test_shape(sh->name))
+            continue;
         context_push(ctx);
         if (fs_prepare(&s, sh, ctx->cu, &seed) != 0) {
             ok(0, "%s: allocation", sh->name);
