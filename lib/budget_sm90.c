@@ -582,6 +582,22 @@ static int sm90_diag_half(const fa4_problem *pb, const fa4_config *cfg)
            cfg->bn >= 128 && !sm90_wg_ranges(pb, cfg);
 }
 
+/* Percent of softcap's tanh on the FMA pipe (kernels/sm90/softmax.cuh,
+** softcap_scores), where sm90_tanh_poly(): head dims up to 64, and fp8 up
+** to 128, whose softmax waits on MUFU (tanh and exp2 per score against
+** half of 16-bit d128's GEMM time).  16-bit d128's loop is short of issue
+** slots instead, and the polynomial's five instructions cost more than
+** the MUFU slot they free (bench/NOTES.md, sm90 v23: 25% of them +5%, all
+** +12%). */
+#ifndef SM90_TANH_POLY_PCT
+#define SM90_TANH_POLY_PCT 50
+#endif
+static int sm90_tanh_poly(const fa4_problem *pb)
+{
+    const int dmax = pb->dtype == FA4_DTYPE_FP8_E4M3 ? 128 : 64;
+    return pb->softcap > 0.0f && pb->head_dim_qk <= dmax && SM90_TANH_POLY_PCT > 0;
+}
+
 /* family_ops.defines: the sm90 constants of kernels/README.md
 ** (FA4_KV_SLOTS only with the fused ring, FA4_VT_KEYS only for fp8,
 ** FA4_TAIL_SPLIT only for splits=0, FA4_SOFTCAP_FIXED_MAX only under a
@@ -622,6 +638,8 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                       problem_group(pb));
     if (problem_softcap_fixed_max(pb))
         budget_append(buf, size, &m, "#define FA4_SOFTCAP_FIXED_MAX 1\n");
+    if (sm90_tanh_poly(pb))   /* tanh's share off MUFU */
+        budget_append(buf, size, &m, "#define FA4_TANH_POLY_PCT %d\n", SM90_TANH_POLY_PCT);
     if (sm90_wg_ranges(pb, cfg))
         budget_append(buf, size, &m, "#define FA4_WG_RANGES 1\n");
     if (sm90_diag_half(pb, cfg))

@@ -128,25 +128,28 @@ static void check_dynamic_scheduler(fa4_context *ctx, uint64_t *seed)
 
 /* Softcapping (a cap of 2 bends most scores) and attention sinks, alone and
    together, causal and not, ragged lengths, on both families' defaults
-   (sm80 also at its other row split). */
+   (sm80 also at its other row split).  At d64 caps of 20 and 8 keep the
+   scores inside the cap (every block of the sm90 loop on its polynomial
+   tanh, softmax.cuh) or mostly inside it (blocks of both kinds). */
 static void check_softcap_sinks(fa4_context *ctx, uint64_t *seed)
 {
     static const fa4_family fams[] = { FA4_FAMILY_SM90, FA4_FAMILY_SM80 };
-    static const int modes[][2] = { { 1, 0 }, { 0, 1 }, { 1, 1 } }; /* softcap, sinks */
+    static const int modes[][3] = { { 2, 0, 128 }, { 0, 1, 128 }, { 2, 1, 128 },
+                                    { 20, 0, 64 }, { 8, 1, 64 } };   /* cap, sinks, head dim */
     static const int lens[][2] = { { 17, 17 }, { 1000, 1000 }, { 300, 700 } };
     size_t f, m, n;
     int causal, v;
 
-    for (m = 0; m < 3; m++)
+    for (m = 0; m < sizeof modes / sizeof modes[0]; m++)
         for (n = 0; n < 3; n++)
             for (causal = 0; causal <= 1; causal++) {
                 fa4_problem p = FA4_PROBLEM_INIT;
                 gpu_case gc;
                 char msg[512];
-                p.batch = 2; p.heads_q = 4; p.heads_kv = 2; p.head_dim_qk = 128;
+                p.batch = 2; p.heads_q = 4; p.heads_kv = 2; p.head_dim_qk = modes[m][2];
                 p.seqlen_q = lens[n][0]; p.seqlen_k = lens[n][1];
                 p.causal = causal; p.return_lse = 1;
-                p.softcap = modes[m][0] ? 2.0f : 0.0f;
+                p.softcap = (float)modes[m][0];
                 p.attention_sinks = modes[m][1];
                 p.softmax_scale = 0.25f;   /* scores of several units: the cap matters */
                 if (gpu_case_prepare(&gc, ctx, &p, seed, msg, sizeof msg) != 0) {

@@ -653,6 +653,34 @@ static void check_softcap_fixed_max(const device_limits *dev)
     }
 }
 
+/* Softcap's polynomial tanh (FA4_TANH_POLY_PCT, softmax.cuh) where MUFU
+   limits: head dims up to 64, fp8 up to 128; not 16-bit d128 or fp8 d256,
+   nor without a cap.  The d64 and fp8 d128 variants compile. */
+static void check_tanh_poly(const device_limits *dev)
+{
+    static const struct { fa4_dtype dt; int d; float cap; int on; } cases[] = {
+        { FA4_DTYPE_BF16, 64, 30.0f, 1 },  { FA4_DTYPE_FP16, 64, 60.0f, 1 },
+        { FA4_DTYPE_BF16, 128, 30.0f, 0 }, { FA4_DTYPE_FP8_E4M3, 64, 30.0f, 1 },
+        { FA4_DTYPE_FP8_E4M3, 128, 30.0f, 1 }, { FA4_DTYPE_FP8_E4M3, 256, 30.0f, 0 },
+        { FA4_DTYPE_BF16, 64, 0.0f, 0 },
+    };
+    char defs[8192];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fa4_problem p = ct_problem_2k(cases[i].dt, cases[i].d, cases[i].d, 0);
+        fa4_config c;
+        int n;
+        p.softcap = cases[i].cap;
+        n = ct_default_defines(defs, sizeof defs, &c, dev, &p, FA4_FAMILY_SM90);
+        ok(n > 0 && !strstr(defs, "FA4_TANH_POLY_PCT") == !cases[i].on,
+           "%s d%d softcap %g: tanh %s", dtype_of(cases[i].dt)->name, cases[i].d,
+           (double)cases[i].cap, cases[i].on ? "partly a polynomial" : "on MUFU");
+        if (n > 0 && cases[i].on && i < 4)
+            check_compile(dev, &p, &c);
+    }
+}
+
 /* One sm90 config on a 2k-token bf16 (or fp8) problem of head dim D:
    MASK 0 none, 1 causal, 2 a (100, 20) window; GROUP the GQA group; ON
    whether the define a gate check looks for is expected. */
@@ -932,6 +960,7 @@ static void check_softcap_sinks(const device_limits *dev)
                    varlen, why);
         }
     check_softcap_fixed_max(dev);
+    check_tanh_poly(dev);
 }
 
 /* GQA packing: the budget's answers (grouped heads, a group dividing 64,

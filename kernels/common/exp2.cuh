@@ -1,6 +1,7 @@
 /*
-** exp2.cuh -- 2^x without the MUFU unit, for kernels whose softmax moves
-** part of its exponentials off MUFU.EX2 (FA4_EXP2_EMU_PCT).
+** exp2.cuh -- 2^x and tanh without the MUFU unit, for kernels whose
+** softmax moves part of its exponentials off MUFU.EX2 (FA4_EXP2_EMU_PCT)
+** or part of softcap's tanh off MUFU.TANH (FA4_TANH_POLY_PCT).
 **
 ** Only the FMA and integer pipes may be used: floor() (FRND) and the
 ** float-to-int conversion (F2I) run on the same quarter-rate unit as
@@ -28,6 +29,19 @@ FA4_DEV float exp2_fma(float x)
     /* (bits of t) << 23 keeps only floor(x) << 23: the magic's own bits
        shift out of the word. */
     return __int_as_float(__float_as_int(r) + (__float_as_int(t) << 23));
+}
+
+/* tanh(y) for |y| <= 1 on the FMA pipe: y p(y^2), p of degree 3 fitted
+ * to tanh(y) / y (absolute error 3.3e-5 on [-1, 1], below
+ * tanh.approx.f32's ~2^-11 relative).  Outside [-1, 1] it is not tanh:
+ * callers check the range (softcap_scores). */
+FA4_DEV float tanh_poly(float y)
+{
+    const float y2 = y * y;
+    float r = fmaf(-0.024653933942317963f, y2, 0.11541356146335602f);
+    r = fmaf(r, y2, -0.32889190316200256f);
+    r = fmaf(r, y2, 0.999693751335144f);
+    return r * y;
 }
 
 #endif

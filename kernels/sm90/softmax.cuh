@@ -229,13 +229,38 @@ FA4_DEV bool softmax_renorm(fa4_softmax &sm, float (&s)[NS], const float (&sum)[
     return any;
 }
 
-/* Softcapping: S := tanh(S * pre) (scale_log2 then carries the cap). */
+/* Softcapping: S := tanh(S * pre) (scale_log2 then carries the cap).
+ * tanh and exp2 per score would keep MUFU as busy as the tensor cores at
+ * d128, so FA4_TANH_POLY_PCT percent of the scores take tanh_poly() on the
+ * FMA pipe instead -- when every such score of the warp's block lies in
+ * [-cap, cap] (one vote per block; the polynomial's range), else the whole
+ * block takes MUFU.  Capped attention keeps its scores well inside the cap
+ * as a rule, so the vote rarely falls back. */
+#ifndef FA4_TANH_POLY_PCT
+#define FA4_TANH_POLY_PCT 0
+#endif
 template <int NS>
 FA4_DEV void softcap_scores(float (&s)[NS], float pre)
 {
 #pragma unroll
     for (int i = 0; i < NS; ++i)
-        s[i] = tanh_approx_f32(s[i] * pre);
+        s[i] *= pre;
+#if FA4_TANH_POLY_PCT > 0
+    bool wide = false;
+#pragma unroll
+    for (int i = 0; i < NS; ++i)
+        if (exp2_emulated(i, NS, FA4_TANH_POLY_PCT))
+            wide |= fabsf(s[i]) > 1.0f;
+    if (!__any_sync(0xffffffffu, wide)) {
+#pragma unroll
+        for (int i = 0; i < NS; ++i)
+            s[i] = exp2_emulated(i, NS, FA4_TANH_POLY_PCT) ? tanh_poly(s[i]) : tanh_approx_f32(s[i]);
+        return;
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < NS; ++i)
+        s[i] = tanh_approx_f32(s[i]);
 }
 
 /* Finish: full row sums; INV = 1/l (0 for an empty row), LSE natural log
