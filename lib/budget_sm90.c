@@ -583,8 +583,8 @@ static int sm90_diag_half(const fa4_problem *pb, const fa4_config *cfg)
 }
 
 /* Percent of softcap's tanh on the FMA pipe (kernels/sm90/softmax.cuh,
-** softcap_scores), where sm90_tanh_poly(): head dims up to 64, and fp8 up
-** to 128, whose softmax waits on MUFU (tanh and exp2 per score against
+** softcap_scores), where sm90_tanh_poly(): dense head dims up to 64, and
+** fp8 up to 128, whose softmax waits on MUFU (tanh and exp2 per score against
 ** half of 16-bit d128's GEMM time).  16-bit d128's loop is short of issue
 ** slots instead, and the polynomial's five instructions cost more than
 ** the MUFU slot they free (bench/NOTES.md, sm90 v23: 25% of them +5%, all
@@ -595,7 +595,10 @@ static int sm90_diag_half(const fa4_problem *pb, const fa4_config *cfg)
 static int sm90_tanh_poly(const fa4_problem *pb)
 {
     const int dmax = pb->dtype == FA4_DTYPE_FP8_E4M3 ? 128 : 64;
-    return pb->softcap > 0.0f && pb->head_dim_qk <= dmax && SM90_TANH_POLY_PCT > 0;
+    /* Dense batches only: measured there, and the varlen d64 causal default
+       (192 x 112, dynamic) spills 8 B with it. */
+    return pb->softcap > 0.0f && pb->head_dim_qk <= dmax && !pb->varlen && !pb->page_size &&
+           SM90_TANH_POLY_PCT > 0;
 }
 
 /* family_ops.defines: the sm90 constants of kernels/README.md

@@ -654,15 +654,17 @@ static void check_softcap_fixed_max(const device_limits *dev)
 }
 
 /* Softcap's polynomial tanh (FA4_TANH_POLY_PCT, softmax.cuh) where MUFU
-   limits: head dims up to 64, fp8 up to 128; not 16-bit d128 or fp8 d256,
-   nor without a cap.  The d64 and fp8 d128 variants compile. */
+   limits: dense head dims up to 64, fp8 up to 128; not 16-bit d128 or fp8
+   d256, nor varlen or paged batches, nor without a cap.  The d64 and fp8
+   d128 variants compile. */
 static void check_tanh_poly(const device_limits *dev)
 {
-    static const struct { fa4_dtype dt; int d; float cap; int on; } cases[] = {
-        { FA4_DTYPE_BF16, 64, 30.0f, 1 },  { FA4_DTYPE_FP16, 64, 60.0f, 1 },
-        { FA4_DTYPE_BF16, 128, 30.0f, 0 }, { FA4_DTYPE_FP8_E4M3, 64, 30.0f, 1 },
-        { FA4_DTYPE_FP8_E4M3, 128, 30.0f, 1 }, { FA4_DTYPE_FP8_E4M3, 256, 30.0f, 0 },
-        { FA4_DTYPE_BF16, 64, 0.0f, 0 },
+    static const struct { fa4_dtype dt; int d; float cap; int varlen, page, on; } cases[] = {
+        { FA4_DTYPE_BF16, 64, 30.0f, 0, 0, 1 },  { FA4_DTYPE_FP16, 64, 60.0f, 0, 0, 1 },
+        { FA4_DTYPE_BF16, 128, 30.0f, 0, 0, 0 }, { FA4_DTYPE_FP8_E4M3, 64, 30.0f, 0, 0, 1 },
+        { FA4_DTYPE_FP8_E4M3, 128, 30.0f, 0, 0, 1 }, { FA4_DTYPE_FP8_E4M3, 256, 30.0f, 0, 0, 0 },
+        { FA4_DTYPE_BF16, 64, 0.0f, 0, 0, 0 },   { FA4_DTYPE_BF16, 64, 30.0f, 1, 0, 0 },
+        { FA4_DTYPE_BF16, 64, 30.0f, 0, 16, 0 },
     };
     char defs[8192];
     size_t i;
@@ -672,10 +674,13 @@ static void check_tanh_poly(const device_limits *dev)
         fa4_config c;
         int n;
         p.softcap = cases[i].cap;
+        p.varlen = cases[i].varlen;
+        p.page_size = cases[i].page;
         n = ct_default_defines(defs, sizeof defs, &c, dev, &p, FA4_FAMILY_SM90);
         ok(n > 0 && !strstr(defs, "FA4_TANH_POLY_PCT") == !cases[i].on,
-           "%s d%d softcap %g: tanh %s", dtype_of(cases[i].dt)->name, cases[i].d,
-           (double)cases[i].cap, cases[i].on ? "partly a polynomial" : "on MUFU");
+           "%s d%d softcap %g%s: tanh %s", dtype_of(cases[i].dt)->name, cases[i].d,
+           (double)cases[i].cap, cases[i].varlen ? " varlen" : cases[i].page ? " paged" : "",
+           cases[i].on ? "partly a polynomial" : "on MUFU");
         if (n > 0 && cases[i].on && i < 4)
             check_compile(dev, &p, &c);
     }

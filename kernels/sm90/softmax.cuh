@@ -13,7 +13,8 @@
 **    The main loop goes further after its first block: no row max at all,
 **    only a check of the row sums (softmax_exp_free, below).
 **  - FA4_EXP2_EMU_PCT percent of the exponentials run as a degree-3
-**    polynomial on the FMA pipe instead of MUFU.ex2.
+**    polynomial on the FMA pipe instead of MUFU.ex2, and under softcap
+**    FA4_TANH_POLY_PCT percent of the tanh (softcap_scores).
 */
 #ifndef FA4_SM90_SOFTMAX_CUH
 #define FA4_SM90_SOFTMAX_CUH
@@ -50,8 +51,10 @@ FA4_DEV float row_max(const float (&s)[NS], int h, float init)
     return mx;
 }
 
-/* 1 when element I of N goes to the polynomial (spread evenly, PCT %). */
-__host__ __device__ constexpr bool exp2_emulated(int i, int n, int pct)
+/* 1 when element I of N goes to a polynomial on the FMA pipe instead of
+ * MUFU (PCT % of them, spread evenly): exp2 (FA4_EXP2_EMU_PCT) or softcap's
+ * tanh (FA4_TANH_POLY_PCT). */
+__host__ __device__ constexpr bool in_fma_share(int i, int n, int pct)
 {
     return pct > 0 && (i * pct) / 100 != ((i + 1) * pct) / 100;
 }
@@ -88,7 +91,7 @@ FA4_DEV float exp_row(float (&s)[NS], int h, float scale_log2, float m_use)
         for (int e = 0; e < 2; ++e) {
             const int i = 4 * c + 2 * h + e;
             const float x = fmaf(s[i], scale_log2, -m_use);
-            s[i] = exp2_emulated(i, NS, FA4_EXP2_EMU_PCT) ? exp2_fma(x) : ex2_approx_ftz_f32(x);
+            s[i] = in_fma_share(i, NS, FA4_EXP2_EMU_PCT) ? exp2_fma(x) : ex2_approx_ftz_f32(x);
             if (PARTS == 2 && e == 1)
                 a1 += s[i];
             else
@@ -249,12 +252,12 @@ FA4_DEV void softcap_scores(float (&s)[NS], float pre)
     bool wide = false;
 #pragma unroll
     for (int i = 0; i < NS; ++i)
-        if (exp2_emulated(i, NS, FA4_TANH_POLY_PCT))
+        if (in_fma_share(i, NS, FA4_TANH_POLY_PCT))
             wide |= fabsf(s[i]) > 1.0f;
     if (!__any_sync(0xffffffffu, wide)) {
 #pragma unroll
         for (int i = 0; i < NS; ++i)
-            s[i] = exp2_emulated(i, NS, FA4_TANH_POLY_PCT) ? tanh_poly(s[i]) : tanh_approx_f32(s[i]);
+            s[i] = in_fma_share(i, NS, FA4_TANH_POLY_PCT) ? tanh_poly(s[i]) : tanh_approx_f32(s[i]);
         return;
     }
 #endif
