@@ -588,7 +588,8 @@ static int sm90_diag_half(const fa4_problem *pb, const fa4_config *cfg)
 ** half of 16-bit d128's GEMM time).  16-bit d128's loop is short of issue
 ** slots instead, and the polynomial's five instructions cost more than
 ** the MUFU slot they free (bench/NOTES.md, sm90 v23: 25% of them +5%, all
-** +12%). */
+** +12%).  A build may set it (-DSM90_TANH_POLY_PCT=N) to measure other
+** shares; 0 turns it off. */
 #ifndef SM90_TANH_POLY_PCT
 #define SM90_TANH_POLY_PCT 50
 #endif

@@ -233,12 +233,12 @@ FA4_DEV bool softmax_renorm(fa4_softmax &sm, float (&s)[NS], const float (&sum)[
 }
 
 /* Softcapping: S := tanh(S * pre) (scale_log2 then carries the cap).
- * tanh and exp2 per score would keep MUFU as busy as the tensor cores at
- * d128, so FA4_TANH_POLY_PCT percent of the scores take tanh_poly() on the
- * FMA pipe instead -- when every such score of the warp's block lies in
- * [-cap, cap] (one vote per block; the polynomial's range), else the whole
- * block takes MUFU.  Capped attention keeps its scores well inside the cap
- * as a rule, so the vote rarely falls back. */
+ * Where tanh and exp2 per score leave MUFU the limit (lib/budget_sm90.c,
+ * sm90_tanh_poly), FA4_TANH_POLY_PCT percent of the scores take
+ * tanh_poly() on the FMA pipe instead -- when every such score of the
+ * warp's block lies in [-cap, cap] (one vote per block; the polynomial's
+ * range), else the whole block takes MUFU.  Capped attention keeps its
+ * scores well inside the cap as a rule, so the vote rarely falls back. */
 #ifndef FA4_TANH_POLY_PCT
 #define FA4_TANH_POLY_PCT 0
 #endif
