@@ -43,6 +43,7 @@
 ** registers without spills).  The persistent schedulers keep tile state
 ** live across the epilogue: DVP/4 - 16 more (+16 above bn 192).
 */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -106,6 +107,16 @@ static int sm90_persistent_extra(int dv, int bn, fa4_scheduler sched, int swizzl
 static int sm90_loop_masked(const fa4_problem *pb)
 {
     return problem_has_mask(pb) || problem_softcap_fixed_max(pb);
+}
+
+/* 1 when softcap's tanh may run on the FMA pipe (tanh_poly_pct): a
+** softcapped problem, and under bf16's constant max a scale / cap of at
+** least 1e-5, since the polynomial's coefficients then hold (scale /
+** cap)^7 (kernels/common/exp2.cuh, tanh_fold) and must stay normal. */
+static int sm90_tanh_poly_fits(const fa4_problem *pb)
+{
+    const double scale = pb->softmax_scale > 0 ? pb->softmax_scale : 1.0 / sqrt(pb->head_dim_qk);
+    return pb->softcap > 0 && !(problem_softcap_fixed_max(pb) && scale / pb->softcap < 1e-5);
 }
 
 /* The consumer's register need (file comment) with WGS consumer warpgroups. */
@@ -447,6 +458,15 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                  cfg->exp2_emu_pct, cfg->rescale_threshold);
         return FA4_EINVAL;
     }
+    if (cfg->tanh_poly_pct < -1 || cfg->tanh_poly_pct > 100 ||
+        (cfg->tanh_poly_pct > 0 && !sm90_tanh_poly_fits(pb))) {
+        snprintf(why, wn, pb->softcap > 0
+                 ? "sm90: tanh_poly_pct=%d: softmax_scale / softcap is below 1e-5, which "
+                   "leaves the polynomial's coefficients outside fp32's range; use 0"
+                 : "sm90: tanh_poly_pct=%d applies to softcapped problems only (0..100 "
+                   "with softcap > 0, else 0 or -1)", cfg->tanh_poly_pct);
+        return FA4_EINVAL;
+    }
     if (cfg->producer_regs < 24 || cfg->producer_regs > 256 || cfg->producer_regs % 8 ||
         cfg->consumer_regs < 24 || cfg->consumer_regs > 256 || cfg->consumer_regs % 8) {
         snprintf(why, wn, "sm90: producer_regs=%d consumer_regs=%d; setmaxnreg takes "
@@ -582,24 +602,34 @@ static int sm90_diag_half(const fa4_problem *pb, const fa4_config *cfg)
            cfg->bn >= 128 && !sm90_wg_ranges(pb, cfg);
 }
 
-/* Percent of softcap's tanh on the FMA pipe (kernels/sm90/softmax.cuh,
-** softcap_scores), where sm90_tanh_poly(): dense head dims up to 64, and
-** fp8 up to 128, whose softmax waits on MUFU (tanh and exp2 per score against
-** half of 16-bit d128's GEMM time).  16-bit d128's loop is short of issue
-** slots instead, and the polynomial's five instructions cost more than
-** the MUFU slot they free (bench/NOTES.md, sm90 v23: 25% of them +5%, all
-** +12%).  A build may set it (-DSM90_TANH_POLY_PCT=N) to measure other
-** shares; 0 turns it off. */
-#ifndef SM90_TANH_POLY_PCT
-#define SM90_TANH_POLY_PCT 50
-#endif
-static int sm90_tanh_poly(const fa4_problem *pb)
+/* The default tanh_poly_pct for TILE (softcap's tanh on the FMA pipe,
+** kernels/sm90/softmax.cuh, softcap_scores), from H100 measurements under
+** cap 30, each share in one process, then against HEAD's default in
+** alternating processes (bench/NOTES.md, sm90 v24).  bf16 under the
+** constant max, where the share's scale and max are folded into the
+** polynomial: d64 75% (16k -8.6%, 4 x 4k -9.7%), causal 50% (16k -5.7%);
+** d128 causal on the long 128 x 176 tile 50% (16k -4.4%; the 128 x 128
+** dynamic tile of 4 x 4k +2%), d128 otherwise none (16k within the noise).
+** fp8: d64 75% (-0.6% against 50%, within the noise), d128 50% (75% +11%).
+** Other 16-bit problems (fp16, caps above 52) keep 50% at head dims up to
+** 64, as measured before the fold (sm90 v23).  ptxas schedules each share
+** its own way, so shares in between can lose (d64 50% +5% where 75% gains):
+** fa4-tune tries 0 and 50 beside the default.  Dense batches only: the
+** varlen d64 causal default (192 x 112, dynamic) spills with it. */
+static int sm90_tanh_poly_default(const fa4_problem *pb, const fa4_config *tile)
 {
-    const int dmax = pb->dtype == FA4_DTYPE_FP8_E4M3 ? 128 : 64;
-    /* Dense batches only: measured there, and the varlen d64 causal default
-       (192 x 112, dynamic) spills 8 B with it. */
-    return pb->softcap > 0.0f && pb->head_dim_qk <= dmax && !pb->varlen && !pb->page_size &&
-           SM90_TANH_POLY_PCT > 0;
+    const int d = pb->head_dim_qk, masked = problem_has_mask(pb);
+
+    if (!sm90_tanh_poly_fits(pb) || pb->varlen || pb->page_size)
+        return 0;
+    if (pb->dtype == FA4_DTYPE_FP8_E4M3)
+        return d <= 64 ? 75 : d <= 128 ? 50 : 0;
+    if (problem_softcap_fixed_max(pb)) {
+        if (d <= 64)
+            return masked ? 50 : 75;
+        return d <= 128 && masked && tile->bn >= 176 ? 50 : 0;
+    }
+    return d <= 64 ? 50 : 0;
 }
 
 /* family_ops.defines: the sm90 constants of kernels/README.md
@@ -612,6 +642,10 @@ static int sm90_tanh_poly(const fa4_problem *pb)
 static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                         const fa4_config *cfg, const fa4_layout *l)
 {
+    /* -1: the default share (a config stored, or built by a caller,
+       before the field existed, as the rule gave it then). */
+    const int tanh_pct = cfg->tanh_poly_pct < 0 ? sm90_tanh_poly_default(pb, cfg)
+                                                : cfg->tanh_poly_pct;
     int m = 0;
 
     if (cfg->fused_kv)
@@ -642,8 +676,8 @@ static int sm90_defines(char *buf, size_t size, const fa4_problem *pb,
                       problem_group(pb));
     if (problem_softcap_fixed_max(pb))
         budget_append(buf, size, &m, "#define FA4_SOFTCAP_FIXED_MAX 1\n");
-    if (sm90_tanh_poly(pb))   /* tanh's share off MUFU */
-        budget_append(buf, size, &m, "#define FA4_TANH_POLY_PCT %d\n", SM90_TANH_POLY_PCT);
+    if (tanh_pct)             /* tanh's share off MUFU (softcap only: sm90_fit) */
+        budget_append(buf, size, &m, "#define FA4_TANH_POLY_PCT %d\n", tanh_pct);
     if (sm90_wg_ranges(pb, cfg))
         budget_append(buf, size, &m, "#define FA4_WG_RANGES 1\n");
     if (sm90_diag_half(pb, cfg))
@@ -680,7 +714,8 @@ static void sm90_base(fa4_config *c, int wgs, int bn, int stages)
 ** stages {2..4} x pingpong {0, 1} x scheduler (plain, persistent; with a
 ** mask plain, longest-first and dynamic; varlen plain and dynamic) x K/V
 ** layout and softmax variant: split rings with 128 B swizzle, plain, with
-** exp2_emu_pct 25 and with late_k_release; the fused ring with 128 B
+** exp2_emu_pct 25 and with late_k_release (softcapped problems also with
+** tanh_poly_pct 50, alone and with late_k_release); the fused ring with 128 B
 ** swizzle, plain and with late_k_release; 64 and 32 B swizzle, split and
 ** fused, plain only (neither variant touches shared memory, so the two
 ** most frequent winning layouts carry them); for GQA batches whose group
@@ -690,7 +725,9 @@ static void sm90_base(fa4_config *c, int wgs, int bn, int stages)
 static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
                            const fa4_problem *pb)
 {
-    static const int variants[][2] = { { 0, 0 }, { 0, 1 }, { 25, 0 } }; /* exp2_emu_pct, late_k */
+    static const int variants[][3] = { /* exp2_emu_pct, late_k, tanh_poly_pct */
+        { 0, 0, 0 }, { 0, 1, 0 }, { 25, 0, 0 }, { 0, 0, 50 }, { 0, 1, 50 }
+    };
     static const int layouts[][3] = { /* swizzle, fused_kv, how many of variants[] */
         { 128, 0, 3 }, { 64, 0, 1 }, { 32, 0, 1 }, { 128, 1, 2 }, { 64, 1, 1 }, { 32, 1, 1 }
     };
@@ -708,6 +745,12 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
     /* GQA packing where it applies, with the 128 B swizzle layouts (the
        most frequent winners) to keep the space small. */
     const int packs = sm90_pack_applies(pb);
+    /* Softcap adds the 128 B split ring's variants with half of the tanh
+       on the FMA pipe (sm90_fit refuses it for other problems). */
+    const int tanh_variants = sm90_tanh_poly_fits(pb) ? 2 : 0;
+    /* Without a cap the field keeps FA4_CONFIG_INIT's -1, as the default
+       does: the config text stays as it was before the field. */
+    const int tanh_none = pb->softcap > 0 ? 0 : -1;
     int n = 0, wgs, bn, st, pp, e, sc, lo, pk;
 
     (void)dev;
@@ -723,7 +766,7 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
                     continue;
                 for (st = 2; st <= SM90_MAX_STAGES; st++)
                     for (pp = 0; pp <= 1; pp++)
-                        for (e = 0; e < layouts[lo][2]; e++)
+                        for (e = 0; e < layouts[lo][2] + (lo == 0 ? tanh_variants : 0); e++)
                             for (sc = 0; sc < nsched; sc++)
                                 for (pk = 0; pk <= (layouts[lo][0] == 128 ? packs : 0); pk++) {
                                     if (n < max) {
@@ -733,6 +776,8 @@ static int sm90_candidates(fa4_config *out, int max, const device_limits *dev,
                                         out[n].pingpong = pp;
                                         out[n].exp2_emu_pct = variants[e][0];
                                         out[n].late_k_release = variants[e][1];
+                                        out[n].tanh_poly_pct = variants[e][2] ? variants[e][2]
+                                                                              : tanh_none;
                                         out[n].scheduler = scheds[sc];
                                         out[n].pack_gqa = pk;
                                         if (scheds[sc] == FA4_SCHED_PLAIN && !pk &&
@@ -975,11 +1020,15 @@ static void sm90_heuristic(fa4_config *out, const device_limits *dev,
                            (problem_head_dim_v(pb) <= 64 && out->scheduler == FA4_SCHED_PLAIN));
     /* Softcap under the constant max: MUFU carries tanh and exp2 for each
        score.  At d64 (half d128's tensor work per score) a quarter of the
-       exponentials on the FMA pipe gains 5% (16k: 6.15 -> 5.85 ms); the
-       three-warpgroup d128 tile gains 2-3% from ping-pong and late_k (16k:
-       3.58 -> 3.50 ms; bench/NOTES.md, softcap's constant max). */
+       exponentials on the FMA pipe gains 5% (16k: 6.15 -> 5.85 ms), where
+       the tanh stays there (with a share of it on the FMA pipe the
+       exponentials' share costs 6-12%: sm90 v24); the three-warpgroup d128
+       tile gains 2-3% from ping-pong and late_k (16k: 3.58 -> 3.50 ms;
+       bench/NOTES.md, softcap's constant max). */
+    if (pb->softcap > 0)
+        out->tanh_poly_pct = sm90_tanh_poly_default(pb, out);
     if (problem_softcap_fixed_max(pb)) {
-        if (problem_head_dim_v(pb) <= 64)
+        if (problem_head_dim_v(pb) <= 64 && !out->tanh_poly_pct)
             out->exp2_emu_pct = 25;
         else if (out->consumer_wgs == 3) {
             out->pingpong = 1;

@@ -40,6 +40,12 @@ char *fa4_config_format(const fa4_config *c, char *buf, size_t size)
              c->consumer_regs, c->cluster, c->exp2_emu_pct, c->rescale_threshold,
              c->pingpong, config_scheduler_name(c->scheduler),
              c->splits, c->pack_gqa, c->kv_split_warps, c->late_k_release);
+    /* -1, the family's default share, is the text without the key (as
+       stored before the field existed). */
+    if (c->tanh_poly_pct >= 0) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, size - n, " tanh_poly=%d", c->tanh_poly_pct);
+    }
     return buf;
 }
 
@@ -124,6 +130,7 @@ fa4_status config_parse(fa4_config *out, const char *text, char *why, size_t why
         else if (!strcmp(key, "pack_gqa")) c.pack_gqa = v;
         else if (!strcmp(key, "kv_split_warps")) c.kv_split_warps = v;
         else if (!strcmp(key, "late_k")) c.late_k_release = v;
+        else if (!strcmp(key, "tanh_poly")) c.tanh_poly_pct = v;
         else bad = 1;
         if (bad) {
             snprintf(why, why_size, "config: unknown key \"%s\"", key);
@@ -172,6 +179,7 @@ fa4_status config_validate(const fa4_config *c, char *why, size_t why_size)
         { "pack_gqa", c->pack_gqa, 0, 1, 1 },
         { "kv_split_warps", c->kv_split_warps, 0, 1, 1 },
         { "late_k_release", c->late_k_release, 0, 1, 1 },
+        { "tanh_poly_pct", c->tanh_poly_pct, -1, 100, 1 },
     };
     size_t i;
 
@@ -196,6 +204,11 @@ fa4_status config_validate(const fa4_config *c, char *why, size_t why_size)
     if (c->late_k_release && c->family != FA4_FAMILY_SM90) {
         snprintf(why, why_size, "late_k_release=1 is an sm90 option (%s frees each K stage "
                  "as soon as its scores are read)", config_family_name(c->family));
+        return FA4_EINVAL;
+    }
+    if (c->tanh_poly_pct > 0 && c->family != FA4_FAMILY_SM90) {
+        snprintf(why, why_size, "tanh_poly_pct=%d is an sm90 option (%s computes softcap's "
+                 "tanh on MUFU)", c->tanh_poly_pct, config_family_name(c->family));
         return FA4_EINVAL;
     }
     if (!one_of(c->swizzle, swizzles, 4)) {
@@ -226,7 +239,7 @@ int config_equal(const fa4_config *a, const fa4_config *b)
            a->rescale_threshold == b->rescale_threshold && a->pingpong == b->pingpong &&
            a->scheduler == b->scheduler && a->splits == b->splits &&
            a->pack_gqa == b->pack_gqa && a->kv_split_warps == b->kv_split_warps &&
-           a->late_k_release == b->late_k_release;
+           a->late_k_release == b->late_k_release && a->tanh_poly_pct == b->tanh_poly_pct;
 }
 
 int config_families(fa4_family out[3], const device_limits *dev)

@@ -98,7 +98,8 @@ fa4_status config_parse(fa4_config *out, const char *text, char *why,
 ** consumer_wgs 0..4, producer/consumer regs 0 or multiples of 8 in
 ** 24..256, cluster 1..16, exp2_emu_pct 0..100, rescale_threshold 0..127,
 ** pingpong 0/1, scheduler a known one, splits 0..128, pack_gqa 0/1,
-** kv_split_warps 0/1, late_k_release 0/1 (1 for sm90 only).  Otherwise
+** kv_split_warps 0/1, late_k_release 0/1 (1 for sm90 only), tanh_poly_pct
+** -1..100 (above 0 for sm90 only).  Otherwise
 ** FA4_EINVAL with WHY naming the field, its value and the range.  Whether
 ** a config fits a device and a problem is budget_fit()'s question, which
 ** asks this one first; import, lookup and

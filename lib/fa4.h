@@ -340,10 +340,16 @@ typedef struct fa4_config {
                                the previous P.V behind the maximum, and
                                converts P before the lazy rescale, so the
                                conversions overlap the exponentials */
+    int tanh_poly_pct;      /* sm90, softcap > 0: percent of softcap's tanh
+                               computed as a polynomial on the FMA pipe
+                               instead of MUFU (a block whose scores leave
+                               the cap takes MUFU), 0..100; -1 (as
+                               FA4_CONFIG_INIT leaves it): the family's
+                               default share for the problem and tile */
 } fa4_config;
 
 #define FA4_CONFIG_INIT { sizeof(fa4_config), FA4_FAMILY_SM80, 0, 0, 0, 0, 0, 1, \
-                          0, 0, 0, 0, 1, 0, 0, 0, FA4_SCHED_PLAIN, 1, 0, 0, 0 }
+                          0, 0, 0, 0, 1, 0, 0, 0, FA4_SCHED_PLAIN, 1, 0, 0, 0, -1 }
 
 /*
 ** Write a one-line description of CONFIG into BUF, at most SIZE bytes,

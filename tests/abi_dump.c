@@ -141,6 +141,7 @@ static void config(void)
     FIELD(fa4_config, pack_gqa);
     FIELD(fa4_config, kv_split_warps);
     FIELD(fa4_config, late_k_release);
+    FIELD(fa4_config, tanh_poly_pct);
     INIT_INT(x, fa4_config, struct_size);
     INIT_INT(x, fa4_config, family);
     INIT_INT(x, fa4_config, bm);
@@ -162,6 +163,7 @@ static void config(void)
     INIT_INT(x, fa4_config, pack_gqa);
     INIT_INT(x, fa4_config, kv_split_warps);
     INIT_INT(x, fa4_config, late_k_release);
+    INIT_INT(x, fa4_config, tanh_poly_pct);
 }
 
 static void plan_options(void)

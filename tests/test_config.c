@@ -373,6 +373,23 @@ int main(void)
         ok(config_validate(&c, why, sizeof why) == FA4_EINVAL && strstr(why, "sm90 option"),
            "late_k_release=1 outside sm90 is refused: %s", why);
         c.family = FA4_FAMILY_SM90;
+        c.tanh_poly_pct = 75;
+        fa4_config_format(&c, text, sizeof text);
+        ok(config_parse(&back, text, why, sizeof why) == FA4_OK && config_equal(&c, &back) &&
+           strstr(text, " tanh_poly=75"), "tanh_poly round-trips: %s", text);
+        ok(config_parse(&back, "sm90 bm=128 bn=128 late_k=1", why, sizeof why) == FA4_OK &&
+           back.tanh_poly_pct == -1, "text stored before tanh_poly existed reads as -1, the "
+           "family's default share");
+        back.tanh_poly_pct = -1;
+        fa4_config_format(&back, text, sizeof text);
+        ok(!strstr(text, "tanh_poly"), "tanh_poly=-1 is the text without the key: %s", text);
+        c.tanh_poly_pct = 101;
+        ok(config_validate(&c, why, sizeof why) == FA4_EINVAL && strstr(why, "tanh_poly_pct=101"),
+           "tanh_poly_pct=101 is refused: %s", why);
+        c.tanh_poly_pct = 50; c.late_k_release = 0; c.family = FA4_FAMILY_SM80;
+        ok(config_validate(&c, why, sizeof why) == FA4_EINVAL && strstr(why, "sm90 option"),
+           "tanh_poly_pct=50 outside sm90 is refused: %s", why);
+        c.family = FA4_FAMILY_SM90; c.tanh_poly_pct = 0; c.late_k_release = 1;
         ok(config_parse(&back, "sm90 bm=128 frob=1", why, sizeof why) == FA4_EINVAL && strstr(why, "frob"),
            "config_parse names an unknown key (%s)", why);
         ok(config_parse(&back, "sm70 bm=1", why, sizeof why) == FA4_EINVAL && strstr(why, "sm70"),

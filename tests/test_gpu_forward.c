@@ -158,7 +158,7 @@ static void check_softcap_sinks(fa4_context *ctx, uint64_t *seed)
                     continue;
                 }
                 for (f = 0; f < sizeof fams / sizeof fams[0]; f++) {
-                    fa4_config cfg, run[2];
+                    fa4_config cfg, run[3];
                     fa4_layout lay;
                     char why[512], cs[256];
                     int nrun = 1;
@@ -170,6 +170,13 @@ static void check_softcap_sinks(fa4_context *ctx, uint64_t *seed)
                     run[0] = cfg;
                     if (sm80_twin(&run[1], &cfg, &ctx->limits, &gc.p, why, sizeof why))
                         nrun = 2;
+                    /* sm90: every tanh on the FMA pipe too (tanh_poly_pct, with the
+                       constant max's folded coefficients), where a block stays
+                       inside the cap (cap 20) and where few do (2, 8). */
+                    if (fams[f] == FA4_FAMILY_SM90 && p.softcap > 0) {
+                        run[nrun] = cfg;
+                        run[nrun++].tanh_poly_pct = 100;
+                    }
                     for (v = 0; v < nrun; v++) {
                         fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;
                         fa4_plan *plan = NULL;

@@ -653,36 +653,75 @@ static void check_softcap_fixed_max(const device_limits *dev)
     }
 }
 
-/* Softcap's polynomial tanh (FA4_TANH_POLY_PCT, softmax.cuh) where MUFU
-   limits: dense head dims up to 64, fp8 up to 128; not 16-bit d128 or fp8
-   d256, nor varlen or paged batches, nor without a cap.  The d64 variants
-   compile. */
+/* Softcap's polynomial tanh (config tanh_poly_pct, FA4_TANH_POLY_PCT,
+   softmax.cuh): the default's share (sm90_tanh_poly_default) on dense
+   batches, bf16 under the constant max by head dim, mask and tile (d128
+   causal: the 128 x 176 tile of 16k keys, not 2k's), fp8 d64 and d128,
+   other 16-bit problems at d64; none at d256, on varlen or paged batches,
+   or without a cap.  Every default with a share compiles (d64
+   ones without the exponentials' share).  As a config it needs a cap, and
+   under bf16's constant max a scale / cap the folded coefficients can
+   hold; a share the tuner tries on the d128 default tile compiles. */
 static void check_tanh_poly(const device_limits *dev)
 {
-    static const struct { fa4_dtype dt; int d; float cap; int varlen, page, on; } cases[] = {
-        { FA4_DTYPE_BF16, 64, 30.0f, 0, 0, 1 },  { FA4_DTYPE_FP16, 64, 60.0f, 0, 0, 1 },
-        { FA4_DTYPE_BF16, 128, 30.0f, 0, 0, 0 }, { FA4_DTYPE_FP8_E4M3, 64, 30.0f, 0, 0, 1 },
-        { FA4_DTYPE_FP8_E4M3, 128, 30.0f, 0, 0, 1 }, { FA4_DTYPE_FP8_E4M3, 256, 30.0f, 0, 0, 0 },
-        { FA4_DTYPE_BF16, 64, 0.0f, 0, 0, 0 },   { FA4_DTYPE_BF16, 64, 30.0f, 1, 0, 0 },
-        { FA4_DTYPE_BF16, 64, 30.0f, 0, 16, 0 },
+    static const struct { fa4_dtype dt; int d; float cap; int causal, varlen, page, pct; } cases[] = {
+        { FA4_DTYPE_BF16, 64, 30.0f, 0, 0, 0, 75 },  { FA4_DTYPE_BF16, 64, 30.0f, 1, 0, 0, 50 },
+        { FA4_DTYPE_BF16, 128, 30.0f, 0, 0, 0, 0 },  { FA4_DTYPE_BF16, 128, 30.0f, 1, 0, 0, 0 },
+        { FA4_DTYPE_BF16, 128, 30.0f, 2, 0, 0, 50 },
+        { FA4_DTYPE_BF16, 256, 30.0f, 0, 0, 0, 0 },  { FA4_DTYPE_FP16, 64, 60.0f, 0, 0, 0, 50 },
+        { FA4_DTYPE_BF16, 128, 60.0f, 0, 0, 0, 0 },  { FA4_DTYPE_FP8_E4M3, 64, 30.0f, 0, 0, 0, 75 },
+        { FA4_DTYPE_FP8_E4M3, 128, 30.0f, 0, 0, 0, 50 },
+        { FA4_DTYPE_FP8_E4M3, 256, 30.0f, 0, 0, 0, 0 },
+        { FA4_DTYPE_BF16, 64, 0.0f, 0, 0, 0, 0 },    { FA4_DTYPE_BF16, 64, 30.0f, 0, 1, 0, 0 },
+        { FA4_DTYPE_BF16, 64, 30.0f, 0, 0, 16, 0 },
     };
     char defs[8192];
     size_t i;
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fa4_problem p = ct_problem_2k(cases[i].dt, cases[i].d, cases[i].d, 0);
+        fa4_problem p = ct_problem_2k(cases[i].dt, cases[i].d, cases[i].d, cases[i].causal != 0);
         fa4_config c;
         int n;
+        if (cases[i].causal == 2) {   /* 16k keys */
+            p.batch = 1;
+            p.seqlen_q = p.seqlen_k = 16384;
+        }
         p.softcap = cases[i].cap;
         p.varlen = cases[i].varlen;
         p.page_size = cases[i].page;
         n = ct_default_defines(defs, sizeof defs, &c, dev, &p, FA4_FAMILY_SM90);
-        ok(n > 0 && !strstr(defs, "FA4_TANH_POLY_PCT") == !cases[i].on,
-           "%s d%d softcap %g%s: tanh %s", dtype_of(cases[i].dt)->name, cases[i].d,
+        ok(n > 0 && !strstr(defs, "FA4_TANH_POLY_PCT") == !cases[i].pct &&
+           c.tanh_poly_pct == (cases[i].cap > 0 ? cases[i].pct : -1) &&
+           !(c.tanh_poly_pct > 0 && c.exp2_emu_pct),
+           "%s d%d%s softcap %g%s: tanh_poly=%d (want %d), exp2_emu=%d",
+           dtype_of(cases[i].dt)->name, cases[i].d,
+           cases[i].causal == 2 ? " causal 16k" : cases[i].causal ? " causal" : "",
            (double)cases[i].cap, cases[i].varlen ? " varlen" : cases[i].page ? " paged" : "",
-           cases[i].on ? "partly a polynomial" : "on MUFU");
-        if (n > 0 && cases[i].on && cases[i].d <= 64)
+           c.tanh_poly_pct, cases[i].pct, c.exp2_emu_pct);
+        if (n > 0 && cases[i].pct)
             check_compile(dev, &p, &c);
+    }
+
+    {
+        const char *d128 = "sm90 bm=192 bn=80 stages=3 swizzle=128 wgs=3 regs=32/160 rescale=8 "
+                           "pingpong=1 sched=plain late_k=1 tanh_poly=75";
+        char why[512];
+        fa4_config c;
+        fa4_layout l;
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, 128, 128, 0);
+        fa4_status st;
+
+        config_parse(&c, d128, why, sizeof why);
+        st = budget_fit(&l, dev, &p, &c, why, sizeof why);
+        ok(st == FA4_EINVAL && strstr(why, "softcapped problems only"),
+           "tanh_poly=50 without a cap: refused (%s)", why);
+        p.softcap = 30.0f;
+        p.softmax_scale = 1e-4f;   /* scale / cap 3e-6: (scale / cap)^7 is not normal */
+        st = budget_fit(&l, dev, &p, &c, why, sizeof why);
+        ok(st == FA4_EINVAL && strstr(why, "below 1e-5"),
+           "tanh_poly=50 under the constant max at scale / cap 3e-6: refused (%s)", why);
+        p.softmax_scale = 0.0f;
+        check_compile(dev, &p, &c);
     }
 }
 

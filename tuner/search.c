@@ -89,7 +89,8 @@ static long config_distance(const fa4_config *c, const fa4_config *d)
                  (c->scheduler != d->scheduler) + (c->splits != d->splits) +
                  (c->exp2_emu_pct != d->exp2_emu_pct) +
                  (c->late_k_release != d->late_k_release) + (c->warps != d->warps) +
-                 (c->kv_split_warps != d->kv_split_warps) + (c->pack_gqa != d->pack_gqa);
+                 (c->kv_split_warps != d->kv_split_warps) + (c->pack_gqa != d->pack_gqa) +
+                 (c->tanh_poly_pct != d->tanh_poly_pct);
     return (long)fields * 1024 + labs((long)c->bn - d->bn);
 }
 

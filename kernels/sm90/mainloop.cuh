@@ -552,17 +552,17 @@ FA4_DEV void zero_first_block_v(const fa4_seq &sq, u32 smem, fa4_bars bars, cons
 #endif
 }
 
-/* Block N's scores as the softmax takes them: softcapped (PRE: 1 / cap
- * with the scale), then masked where the block needs it.  The first
+/* Block N's scores as the softmax takes them: softcapped (SC:
+ * softcap_make), then masked where the block needs it.  The first
  * block, the loop and the recompute all go through here. */
 template <int NS>
 FA4_DEV void prepare_scores(float (&s)[NS], const fa4_params &p, const fa4_seq &sq, int pos0,
-                            int n, int row0, int col0, float softcap_pre)
+                            int n, int row0, int col0, const fa4_softcap &sc)
 {
 #if FA4_SOFTCAP
-    softcap_scores(s, softcap_pre);
+    softcap_scores(s, sc);
 #else
-    (void)softcap_pre;
+    (void)sc;
 #endif
     if (kv_block_needs_mask(p, sq, pos0, n))
         mask_scores(s, p, sq, row0, kv_load_row(sq, n) + col0, n * FA4_BN);
@@ -577,7 +577,7 @@ FA4_DEV void first_block_scores(float (&s)[NS], const fa4_params &p, const fa4_s
                                 u32 smem, fa4_bars bars FA4_QSLOT_PARAM,
                                 const fa4_pipe &st, int n, int n_lo,
                                 int wg, int lane, int pos0, int row0, int col0,
-                                float softcap_pre)
+                                const fa4_softcap &sc)
 {
     mbarrier_wait(bars.k_full(st.stage), st.phase);
     pingpong_wait(wg);
@@ -591,7 +591,7 @@ FA4_DEV void first_block_scores(float (&s)[NS], const fa4_params &p, const fa4_s
     release_stage(bars.k_empty(st.stage), lane);
     if (!FA4_O_ALIASES_Q && n == n_lo)
         release_stage(FA4_Q_EMPTY(bars), lane);
-    prepare_scores(s, p, sq, pos0, n, row0, col0, softcap_pre);
+    prepare_scores(s, p, sq, pos0, n, row0, col0, sc);
 }
 
 /* O += P V of V stage VST with nothing to overlap it (a half block, the
@@ -622,7 +622,7 @@ FA4_DEV void pv_waited(float (&o)[FA4_DVP / 2], u32 (&pr)[NP], u32 smem, fa4_bar
 FA4_DEV void consumer_half_block(const fa4_params &p, const fa4_seq &sq, u32 smem,
                                  fa4_bars bars FA4_QSLOT_PARAM,
                                  fa4_pipe &st, int n, int n_lo, int wg, int tid, int pos0,
-                                 int row0, float scale_log2, float softcap_pre,
+                                 int row0, float scale_log2, const fa4_softcap &sc,
                                  float (&o)[FA4_DVP / 2], fa4_softmax &sm)
 {
     const int lane = tid % 32;
@@ -632,7 +632,7 @@ FA4_DEV void consumer_half_block(const fa4_params &p, const fa4_seq &sq, u32 sme
     fa4_pipe vst;
 
     first_block_scores(s, p, sq, smem, bars FA4_QSLOT_ARG, st, n, n_lo, wg, lane, pos0, row0, 2 * (lane % 4),
-                       softcap_pre);
+                       sc);
     softmax_update_max(sm, s, scale_log2, factor);
     softmax_exp(sm, s, scale_log2, factor);
     convert_p(pr, s);
@@ -673,6 +673,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
 #endif
     }
 #endif
+    const fa4_softcap sc = softcap_make(softcap_pre, scale_log2);
     float s[FA4_BN / 2];
     u32 pr[FA4_P_REGS];
     float factor[2];
@@ -684,14 +685,14 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
     const bool half = wg_sees_half_block(p, sq, m0, wg, n);
     if (half) {
         consumer_half_block(p, sq, smem, bars FA4_QSLOT_ARG, st, n, n_lo, wg, tid, pos0, row0, scale_log2,
-                            softcap_pre, o, sm);
+                            sc, o, sm);
         if (n == n_lo)
             return;
         --n;
     }
 #endif
     first_block_scores(s, p, sq, smem, bars FA4_QSLOT_ARG, st, n, n_lo, wg, lane, pos0, row0, col0,
-                       softcap_pre);
+                       sc);
 #if FA4_DIAG_HALF
     if (half) {   /* O holds the half block's P V */
         if (__any_sync(0xffffffffu, softmax_update_max(sm, s, scale_log2, factor)))
@@ -730,7 +731,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
         if (!FA4_O_ALIASES_Q && n == n_lo)
             release_stage(FA4_Q_EMPTY(bars), lane);
 #endif
-        prepare_scores(s, p, sq, pos0, n, row0, col0, softcap_pre);
+        prepare_scores(s, p, sq, pos0, n, row0, col0, sc);
         /* Once every row of the warp has a max, the exponentials need no
          * new one (softmax.cuh); K and Q stay until the check for the
          * rare block that goes back to its scores. */
@@ -745,7 +746,7 @@ FA4_DEV void consumer_mainloop(const fa4_params &p, const fa4_seq &sq, u32 smem,
                 fence_array(o);
                 recompute_scores(s, smem, smem + FA4_K_RING_OFF + st.stage * FA4_K_SLOT_BYTES,
                                  wg, tid FA4_QSLOT_ARG);
-                prepare_scores(s, p, sq, pos0, n, row0, col0, softcap_pre);
+                prepare_scores(s, p, sq, pos0, n, row0, col0, sc);
             } else {
                 max_first = false;
                 if (__any_sync(0xffffffffu, v != 0)) {

@@ -59,6 +59,19 @@ __host__ __device__ constexpr bool in_fma_share(int i, int n, int pct)
     return pct > 0 && (i * pct) / 100 != ((i + 1) * pct) / 100;
 }
 
+#ifndef FA4_TANH_POLY_PCT
+#define FA4_TANH_POLY_PCT 0
+#endif
+/* 1 when softcap_scores leaves score I of N as its exponent, C tanh(S *
+ * pre) - M, not as tanh: the polynomial's share under the constant max,
+ * whose scale and max are folded into its coefficients.  The other
+ * scores keep exp_row's FFMA beside their exponential, as without the
+ * share (the schedule ptxas gives that order is 3% faster at d128). */
+__host__ __device__ constexpr bool softcap_done(int i, int n)
+{
+    return FA4_SOFTCAP_FIXED_MAX && in_fma_share(i, n, FA4_TANH_POLY_PCT);
+}
+
 /* With FA4_SOFTCAP_FIXED_MAX the max subtracted is a constant, not the
  * running row max: softcapped scores times SCALE_LOG2 (C, the cap in log2
  * units) lie in [-C, C], so every 2^(x - (C - 32)) lies in [2^(32 - 2C),
@@ -90,7 +103,8 @@ FA4_DEV float exp_row(float (&s)[NS], int h, float scale_log2, float m_use)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
             const int i = 4 * c + 2 * h + e;
-            const float x = fmaf(s[i], scale_log2, -m_use);
+            /* softcap_scores left its share's exponents (softcap_done) */
+            const float x = softcap_done(i, NS) ? s[i] : fmaf(s[i], scale_log2, -m_use);
             s[i] = in_fma_share(i, NS, FA4_EXP2_EMU_PCT) ? exp2_fma(x) : ex2_approx_ftz_f32(x);
             if (PARTS == 2 && e == 1)
                 a1 += s[i];
@@ -233,37 +247,83 @@ FA4_DEV bool softmax_renorm(fa4_softmax &sm, float (&s)[NS], const float (&sum)[
 }
 
 /* Softcapping: S := tanh(S * pre) (scale_log2 then carries the cap).
- * Where tanh and exp2 per score leave MUFU the limit (lib/budget_sm90.c,
- * sm90_tanh_poly), FA4_TANH_POLY_PCT percent of the scores take
- * tanh_poly() on the FMA pipe instead -- when every such score of the
- * warp's block lies in [-cap, cap] (one vote per block; the polynomial's
- * range), else the whole block takes MUFU.  Capped attention keeps its
- * scores well inside the cap as a rule, so the vote rarely falls back. */
-#ifndef FA4_TANH_POLY_PCT
-#define FA4_TANH_POLY_PCT 0
+ * FA4_TANH_POLY_PCT percent of the scores (config tanh_poly_pct) take a
+ * polynomial on the FMA pipe instead of MUFU -- when every such score of
+ * the warp's block lies in [-cap, cap] (one vote per block; the
+ * polynomial's range), else the whole block takes MUFU.  Capped attention
+ * keeps its scores well inside the cap as a rule, so the vote rarely falls
+ * back.  Under FA4_SOFTCAP_FIXED_MAX that share leaves as the exponents
+ * themselves (softcap_done), C tanh(S * pre) - M with C = scale_log2 and
+ * M its constant max, folded into the polynomial's coefficients
+ * (tanh_fold): two instructions fewer a score. */
+struct fa4_softcap {
+    float pre;             /* scale / cap (fp8: times Q's and K's descales) */
+#if FA4_TANH_POLY_PCT > 0
+    float lim;             /* 1 / pre: the polynomial's range in raw scores */
 #endif
-template <int NS>
-FA4_DEV void softcap_scores(float (&s)[NS], float pre)
+#if FA4_SOFTCAP_FIXED_MAX && FA4_TANH_POLY_PCT > 0
+    float post, bias;      /* C and -M (softcap_done) */
+    fa4_tanh_fold poly;    /* C tanh(pre s) as s q(s^2) */
+#endif
+};
+
+FA4_DEV fa4_softcap softcap_make(float pre, float scale_log2)
 {
-#pragma unroll
-    for (int i = 0; i < NS; ++i)
-        s[i] *= pre;
+    fa4_softcap sc;
+    sc.pre = pre;
+#if FA4_TANH_POLY_PCT > 0
+    sc.lim = 1.0f / pre;
+#endif
+#if FA4_SOFTCAP_FIXED_MAX && FA4_TANH_POLY_PCT > 0
+    sc.post = scale_log2;
+    sc.bias = -softcap_fixed_max(scale_log2);
+    sc.poly = tanh_fold_make(pre, scale_log2);
+#else
+    (void)scale_log2;
+#endif
+    return sc;
+}
+
+/* Score I of N on MUFU: tanh, or the exponent where softcap_done(). */
+FA4_DEV float softcap_mufu(const fa4_softcap &sc, float s, int i, int n)
+{
+    const float t = tanh_approx_f32(s * sc.pre);
+#if FA4_SOFTCAP_FIXED_MAX && FA4_TANH_POLY_PCT > 0
+    if (softcap_done(i, n))
+        return fmaf(t, sc.post, sc.bias);
+#else
+    (void)i, (void)n;
+#endif
+    return t;
+}
+
+template <int NS>
+FA4_DEV void softcap_scores(float (&s)[NS], const fa4_softcap &sc)
+{
 #if FA4_TANH_POLY_PCT > 0
     bool wide = false;
 #pragma unroll
     for (int i = 0; i < NS; ++i)
         if (in_fma_share(i, NS, FA4_TANH_POLY_PCT))
-            wide |= fabsf(s[i]) > 1.0f;
+            wide |= fabsf(s[i]) > sc.lim;
     if (!__any_sync(0xffffffffu, wide)) {
 #pragma unroll
-        for (int i = 0; i < NS; ++i)
-            s[i] = in_fma_share(i, NS, FA4_TANH_POLY_PCT) ? tanh_poly(s[i]) : tanh_approx_f32(s[i]);
+        for (int i = 0; i < NS; ++i) {
+            if (!in_fma_share(i, NS, FA4_TANH_POLY_PCT))
+                s[i] = softcap_mufu(sc, s[i], i, NS);
+            else
+#if FA4_SOFTCAP_FIXED_MAX
+                s[i] = tanh_fold(sc.poly, s[i], sc.bias);
+#else
+                s[i] = tanh_poly(s[i] * sc.pre);
+#endif
+        }
         return;
     }
 #endif
 #pragma unroll
     for (int i = 0; i < NS; ++i)
-        s[i] = tanh_approx_f32(s[i]);
+        s[i] = softcap_mufu(sc, s[i], i, NS);
 }
 
 /* Finish: full row sums; INV = 1/l (0 for an empty row), LSE natural log

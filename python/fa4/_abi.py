@@ -122,9 +122,9 @@ class Config(_Versioned):
             "bm", "bn", "stages", "swizzle", "fused_kv", "q_tiles", "warps", "consumer_wgs",
             "producer_regs", "consumer_regs", "cluster", "exp2_emu_pct", "rescale_threshold",
             "pingpong", "scheduler", "splits", "pack_gqa", "kv_split_warps",
-            "late_k_release")]
+            "late_k_release", "tanh_poly_pct")]
     _defaults_ = {"family": FAMILY_SM80, "q_tiles": 1, "cluster": 1, "scheduler": SCHED_PLAIN,
-                  "splits": 1}
+                  "splits": 1, "tanh_poly_pct": -1}
 
 
 class PlanOptions(_Versioned):
