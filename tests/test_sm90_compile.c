@@ -697,7 +697,7 @@ static void check_tanh_poly(const device_limits *dev)
            dtype_of(cases[i].dt)->name, cases[i].d,
            cases[i].causal == 2 ? " causal 16k" : cases[i].causal ? " causal" : "",
            (double)cases[i].cap, cases[i].varlen ? " varlen" : cases[i].page ? " paged" : "",
-           c.tanh_poly_pct, cases[i].pct, c.exp2_emu_pct);
+           c.tanh_poly_pct, cases[i].cap > 0 ? cases[i].pct : -1, c.exp2_emu_pct);
         if (n > 0 && cases[i].pct)
             check_compile(dev, &p, &c);
     }
@@ -714,14 +714,41 @@ static void check_tanh_poly(const device_limits *dev)
         config_parse(&c, d128, why, sizeof why);
         st = budget_fit(&l, dev, &p, &c, why, sizeof why);
         ok(st == FA4_EINVAL && strstr(why, "softcapped problems only"),
-           "tanh_poly=50 without a cap: refused (%s)", why);
+           "tanh_poly=75 without a cap: refused (%s)", why);
         p.softcap = 30.0f;
         p.softmax_scale = 1e-4f;   /* scale / cap 3e-6: (scale / cap)^7 is not normal */
         st = budget_fit(&l, dev, &p, &c, why, sizeof why);
         ok(st == FA4_EINVAL && strstr(why, "below 1e-5"),
-           "tanh_poly=50 under the constant max at scale / cap 3e-6: refused (%s)", why);
+           "tanh_poly=75 under the constant max at scale / cap 3e-6: refused (%s)", why);
         p.softmax_scale = 0.0f;
         check_compile(dev, &p, &c);
+    }
+
+    {
+        /* A config stored before the field (no key: -1) takes the default
+           share; an explicit 0 takes none. */
+        static const char *texts[] = {
+            "sm90 bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 "
+            "sched=plain splits=0 late_k=1",
+            "sm90 bm=192 bn=128 stages=2 swizzle=128 wgs=3 regs=32/160 rescale=8 pingpong=1 "
+            "sched=plain splits=0 late_k=1 tanh_poly=0",
+        };
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, 64, 64, 0);
+        size_t t;
+        p.softcap = 30.0f;
+        for (t = 0; t < 2; t++) {
+            char why[512];
+            fa4_config c;
+            fa4_layout l;
+            int nd = -1;
+            if (config_parse(&c, texts[t], why, sizeof why) == FA4_OK &&
+                budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK)
+                nd = budget_defines(defs, sizeof defs, &p, &c, &l);
+            ok(nd > 0 && !strstr(defs, "FA4_TANH_POLY_PCT 75") == (t == 1) &&
+               !strstr(defs, "FA4_TANH_POLY_PCT") == (t == 1),
+               "bf16 d64 softcap 30, config text %s: tanh share %s", t ? "with tanh_poly=0"
+               : "without tanh_poly (-1)", t ? "none" : "the default's 75%");
+        }
     }
 }
 

@@ -33,16 +33,6 @@ static int run_diag(int rc, const char *text)
     return rc;
 }
 
-/* 1 when every trial of R is of FAMILY. */
-static int all_family(const search_result *r, fa4_family family)
-{
-    int i;
-
-    for (i = 0; i < r->ntrials; i++)
-        if (r->trials[i].config.family != family)
-            return 0;
-    return r->ntrials > 0;
-}
 
 /* The number of R's trials of FAMILY. */
 static int count_family(const search_result *r, fa4_family family)
