@@ -53,7 +53,7 @@ FA4_DEV float tanh_poly(float y)
  * coefficients: POST tanh(PRE x) + BIAS = x q(x^2) + BIAS for |PRE x| <= 1,
  * two instructions fewer than tanh_poly with a multiply either side.  The
  * coefficients hold PRE^7: the caller keeps PRE far from fp32's underflow
- * (lib/budget_sm90.c, sm90_tanh_poly). */
+ * (lib/budget_sm90.c, sm90_tanh_poly_fits). */
 struct fa4_tanh_fold {
     float c0, c1, c2, c3;
 };
