@@ -7,7 +7,8 @@
 ** turn, the order rotated each round, so clock and thermal drift fall on
 ** all of them alike.
 **
-**   serving [--fp8] [SHAPE_FILTER]   FA4_CONFIGS="cfg1;cfg2" also times those
+**   serving [--fp8] [SHAPE_FILTER]   FA4_CONFIGS="cfg1;cfg2" also times those,
+**                                    FA4_SOFTCAP=X caps every shape's scores
 **
 ** Prints per shape and config: microseconds per call, TB/s of K and V read
 ** (each byte once; a rough figure for the prefill chunks), and the config.
@@ -104,6 +105,7 @@ int main(int argc, char **argv)
     const int fp8 = argc > 1 && !strcmp(argv[1], "--fp8");
     const char *filter = argc > 1 + fp8 ? argv[1 + fp8] : NULL;
     const char *extra = getenv("FA4_CONFIGS");
+    const char *cap = getenv("FA4_SOFTCAP");
     uint64_t seed = 42;
     size_t si;
 
@@ -139,6 +141,7 @@ int main(int argc, char **argv)
         p.batch = s->batch; p.seqlen_q = s->sq; p.seqlen_k = s->sk; p.heads_q = s->hq;
         p.heads_kv = s->hkv; p.head_dim_qk = s->d; p.causal = s->causal; p.page_size = s->page;
         p.dtype = dt;
+        p.softcap = cap ? (float)atof(cap) : 0.0f;
         cu->cuMemAlloc(&dq, nq * eb);
         cu->cuMemAlloc(&dk, nkv * eb);
         cu->cuMemAlloc(&dv, nkv * eb);
