@@ -43,7 +43,6 @@
 ** registers without spills).  The persistent schedulers keep tile state
 ** live across the epilogue: DVP/4 - 16 more (+16 above bn 192).
 */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -115,8 +114,8 @@ static int sm90_loop_masked(const fa4_problem *pb)
 ** cap)^7 (kernels/common/exp2.cuh, tanh_fold) and must stay normal. */
 static int sm90_tanh_poly_fits(const fa4_problem *pb)
 {
-    const double scale = pb->softmax_scale > 0 ? pb->softmax_scale : 1.0 / sqrt(pb->head_dim_qk);
-    return pb->softcap > 0 && !(problem_softcap_fixed_max(pb) && scale / pb->softcap < 1e-5);
+    return pb->softcap > 0 &&
+           !(problem_softcap_fixed_max(pb) && problem_softmax_scale(pb) / pb->softcap < 1e-5);
 }
 
 /* The consumer's register need (file comment) with WGS consumer warpgroups. */

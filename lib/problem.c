@@ -107,8 +107,7 @@ fa4_status problem_resolve(fa4_problem *out, const fa4_problem *in,
     if (isnan(p.softmax_scale) || isinf(p.softmax_scale) || p.softmax_scale < 0)
         FAIL(FA4_EINVAL, "softmax_scale=%g; must be > 0 (0 selects 1/sqrt(head_dim_qk))",
              (double)p.softmax_scale);
-    if (p.softmax_scale == 0)
-        p.softmax_scale = (float)(1.0 / sqrt((double)p.head_dim_qk));
+    p.softmax_scale = (float)problem_softmax_scale(&p);
     if (p.return_lse != 0 && p.return_lse != 1)
         FAIL(FA4_EINVAL, "return_lse=%d; must be 0 or 1", p.return_lse);
     if (p.varlen != 0 && p.varlen != 1)
@@ -183,6 +182,11 @@ fa4_status fa4_problem_check(const fa4_problem *problem, char *why, size_t why_s
 int problem_has_mask(const fa4_problem *p)
 {
     return p->causal || p->window_left >= 0 || p->window_right >= 0;
+}
+
+double problem_softmax_scale(const fa4_problem *p)
+{
+    return p->softmax_scale > 0 ? p->softmax_scale : 1.0 / sqrt((double)p->head_dim_qk);
 }
 
 int problem_softcap_fixed_max(const fa4_problem *p)

@@ -30,6 +30,10 @@ static inline int problem_group(const fa4_problem *p)
 /* 1 when the kernel must mask beyond the ragged tail (causal or window). */
 int problem_has_mask(const fa4_problem *p);
 
+/* The softmax scale the kernels apply: softmax_scale, or 1/sqrt(head_dim_qk)
+** where it is 0 (a problem not yet resolved). */
+double problem_softmax_scale(const fa4_problem *p);
+
 /* 1 when the softmax subtracts a constant instead of the running row max
 ** (kernels/sm90/softmax.cuh, kernels/sm80/softmax.cuh:
 ** FA4_SOFTCAP_FIXED_MAX): softcapped scores are bounded by the cap, and P

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "reference.h"
 #include "dtype.h"
+#include "problem.h"
 
 /* bf16: the upper half of a float, rounded to nearest even. */
 static uint16_t float_to_bf16(float f)
@@ -132,7 +133,7 @@ void ref_attention_row_tokens(double *o, double *lse, const fa4_problem *p, cons
     const double vf = v_descale ? v_descale[b * p->heads_kv + hk] : 1.0;
     const long diag = (long)p->seqlen_k - p->seqlen_q;
     const int wr = p->causal ? 0 : p->window_right;
-    const double scale = p->softmax_scale > 0 ? p->softmax_scale : 1.0 / sqrt((double)d);
+    const double scale = problem_softmax_scale(p);
     double *s = malloc(sizeof *s * (size_t)p->seqlen_k);
     double m = -INFINITY, sum = 0, sink;
     int j, x;

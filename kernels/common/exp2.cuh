@@ -34,29 +34,20 @@ FA4_DEV float exp2_fma(float x)
 /* tanh(y) for |y| <= 1 on the FMA pipe: y p(y^2), p of degree 3 fitted
  * to tanh(y) / y (absolute error 3.3e-5 on [-1, 1], below
  * tanh.approx.f32's ~2^-11 relative).  Outside [-1, 1] it is not tanh:
- * callers check the range (softcap_scores). */
-#define FA4_TANH_A0 0.999693751335144f
-#define FA4_TANH_A1 -0.32889190316200256f
-#define FA4_TANH_A2 0.11541356146335602f
-#define FA4_TANH_A3 -0.024653933942317963f
-
-FA4_DEV float tanh_poly(float y)
-{
-    const float y2 = y * y;
-    float r = fmaf(FA4_TANH_A3, y2, FA4_TANH_A2);
-    r = fmaf(r, y2, FA4_TANH_A1);
-    r = fmaf(r, y2, FA4_TANH_A0);
-    return r * y;
-}
-
-/* The same polynomial with an input and an output factor folded into its
- * coefficients: POST tanh(PRE x) + BIAS = x q(x^2) + BIAS for |PRE x| <= 1,
- * two instructions fewer than tanh_poly with a multiply either side.  The
- * coefficients hold PRE^7: the caller keeps PRE far from fp32's underflow
+ * callers check the range (softcap_scores).  tanh_fold() takes p's
+ * coefficients with an input and an output factor folded in: POST
+ * tanh(PRE x) + BIAS = x q(x^2) + BIAS for |PRE x| <= 1, two instructions
+ * fewer than tanh_poly() with a multiply either side.  Those coefficients
+ * hold PRE^7: the caller keeps PRE far from fp32's underflow
  * (lib/budget_sm90.c, sm90_tanh_poly_fits). */
 struct fa4_tanh_fold {
     float c0, c1, c2, c3;
 };
+
+#define FA4_TANH_A0 0.999693751335144f
+#define FA4_TANH_A1 -0.32889190316200256f
+#define FA4_TANH_A2 0.11541356146335602f
+#define FA4_TANH_A3 -0.024653933942317963f
 
 FA4_DEV fa4_tanh_fold tanh_fold_make(float pre, float post)
 {
@@ -69,13 +60,24 @@ FA4_DEV fa4_tanh_fold tanh_fold_make(float pre, float post)
     return f;
 }
 
-FA4_DEV float tanh_fold(const fa4_tanh_fold &f, float x, float bias)
+/* q(X^2) of F, by Horner's rule. */
+FA4_DEV float tanh_fold_q(const fa4_tanh_fold &f, float x)
 {
     const float x2 = x * x;
     float r = fmaf(f.c3, x2, f.c2);
     r = fmaf(r, x2, f.c1);
-    r = fmaf(r, x2, f.c0);
-    return fmaf(r, x, bias);
+    return fmaf(r, x2, f.c0);
+}
+
+FA4_DEV float tanh_fold(const fa4_tanh_fold &f, float x, float bias)
+{
+    return fmaf(tanh_fold_q(f, x), x, bias);
+}
+
+FA4_DEV float tanh_poly(float y)
+{
+    const fa4_tanh_fold p = { FA4_TANH_A0, FA4_TANH_A1, FA4_TANH_A2, FA4_TANH_A3 };
+    return tanh_fold_q(p, y) * y;
 }
 
 #endif
