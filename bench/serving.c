@@ -8,7 +8,10 @@
 ** all of them alike.
 **
 **   serving [--fp8] [SHAPE_FILTER]   FA4_CONFIGS="cfg1;cfg2" also times those,
-**                                    FA4_SOFTCAP=X caps every shape's scores
+**                                    FA4_SOFTCAP=X caps every shape's scores,
+**                                    FA4_NO_DEFAULT=1 times FA4_CONFIGS's alone
+**                                    (a plan timed beside another reads a few
+**                                    percent slower: compare across processes)
 **
 ** Prints per shape and config: microseconds per call, TB/s of K and V read
 ** (each byte once; a rough figure for the prefill chunks), and the config.
@@ -106,6 +109,7 @@ int main(int argc, char **argv)
     const char *filter = argc > 1 + fp8 ? argv[1 + fp8] : NULL;
     const char *extra = getenv("FA4_CONFIGS");
     const char *cap = getenv("FA4_SOFTCAP");
+    const int no_default = extra && getenv("FA4_NO_DEFAULT") && atoi(getenv("FA4_NO_DEFAULT"));
     uint64_t seed = 42;
     size_t si;
 
@@ -188,7 +192,8 @@ int main(int argc, char **argv)
         }
         t.q = (void *)(uintptr_t)dq; t.k = (void *)(uintptr_t)dk; t.v = (void *)(uintptr_t)dv;
         t.o = (void *)(uintptr_t)dout;
-        snprintf(list, sizeof list, "default%s%s", extra ? ";" : "", extra ? extra : "");
+        snprintf(list, sizeof list, "%s%s%s", no_default ? "" : "default",
+                 extra && !no_default ? ";" : "", extra ? extra : "");
         for (c = 0, tok = strtok_r(list, ";", &save); tok && nplans < MAX_PLANS;
              tok = strtok_r(NULL, ";", &save), c++) {
             fa4_plan_options po = FA4_PLAN_OPTIONS_INIT;

@@ -613,14 +613,23 @@ static int sm90_diag_half(const fa4_problem *pb, const fa4_config *cfg)
 ** Other 16-bit problems (fp16, caps above 52) keep 50% at head dims up to
 ** 64, as measured before the fold (sm90 v23).  ptxas schedules each share
 ** its own way, so shares in between can lose (d64 50% +5% where 75% gains):
-** fa4-tune tries 0 and 50 beside the default.  Dense batches only: the
-** varlen d64 causal default (192 x 112, dynamic) spills with it. */
+** fa4-tune tries 0 and 50 beside the default.  Dense batches, and one
+** serving shape: causal d65-128 chunks of dense queries over a paged cache
+** under the constant max, in two-warpgroup tiles, 50% (b8 x 512 queries
+** over 8k keys, d128 32/8, pages of 64, cap 50: -4.5..-10% in nine rounds
+** across processes; bench/NOTES.md, thirty-fourth session).  Three
+** warpgroups' 160 registers spill with it (192 x 64: 8 B), and so does the
+** varlen d64 causal default (192 x 112, dynamic); varlen queries take none
+** (their chunk gained in three rounds of six). */
 static int sm90_tanh_poly_default(const fa4_problem *pb, const fa4_config *tile)
 {
     const int d = pb->head_dim_qk, masked = problem_has_mask(pb);
 
-    if (!sm90_tanh_poly_fits(pb) || pb->varlen || pb->page_size)
+    if (!sm90_tanh_poly_fits(pb) || pb->varlen)
         return 0;
+    if (pb->page_size)
+        return problem_softcap_fixed_max(pb) && masked && d > 64 && d <= 128 &&
+               tile->consumer_wgs == 2 ? 50 : 0;
     if (pb->dtype == FA4_DTYPE_FP8_E4M3)
         return d <= 64 ? 75 : d <= 128 ? 50 : 0;
     if (problem_softcap_fixed_max(pb)) {

@@ -357,13 +357,16 @@ static const serve_shape shapes[] = {
        and a decode row, the last pages partly used. */
     { "paged 16 varlen chunked prefill d128 ragged", 4, 8, 2, 128, 1, 1, 2, 16, 1,
       {300, 17, 1, 1000}, {2000, 700, 64, 1000}, 0, 0 },
-    /* Softcap and sinks: a split decode (the merge adds the sink) and
-       varlen prefill. */
+    /* Softcap and sinks: a split decode (the merge adds the sink), varlen
+       prefill, and a causal d128 chunk over a paged cache, whose default
+       takes half of the tanh on the FMA pipe (budget_sm90.c). */
     { "decode group 8 softcap sinks", 3, 16, 2, 128, 0, 0, 0, 0, 1,
       {1, 1, 1}, {3000, 1, 700}, 0, 1 },
     { "paged 16 decode softcap sinks", 2, 8, 2, 128, 0, 0, 2, 16, 1, {1, 1}, {1000, 40}, 0, 1 },
     { "varlen prefill causal softcap sinks", 3, 8, 2, 128, 1, 1, 1, 0, 0,
       {17, 1000, 130}, {40, 1000, 130}, 0, 1 },
+    { "paged 64 chunked prefill d128 softcap sinks", 2, 8, 2, 128, 1, 0, 2, 64, 1,
+      {256, 256}, {2000, 700}, 0, 1 },
 };
 
 /* Config overrides tried on every shape (beside the heuristic): split-key

@@ -657,8 +657,9 @@ static void check_softcap_fixed_max(const device_limits *dev)
    softmax.cuh): the default's share (sm90_tanh_poly_default) on dense
    batches, bf16 under the constant max by head dim, mask and tile (d128
    causal: the 128 x 176 tile of 16k keys, not 2k's), fp8 d64 and d128,
-   other 16-bit problems at d64; none at d256, on varlen or paged batches,
-   or without a cap.  Every default with a share compiles (d64
+   other 16-bit problems at d64; causal d128 chunks over a paged cache
+   under the constant max 50%; none at d256, on varlen batches, on other
+   paged ones, or without a cap.  Every default with a share compiles (d64
    ones without the exponentials' share).  As a config it needs a cap, and
    under bf16's constant max a scale / cap the folded coefficients can
    hold; a share the tuner tries on the d128 default tile compiles. */
@@ -673,7 +674,9 @@ static void check_tanh_poly(const device_limits *dev)
         { FA4_DTYPE_FP8_E4M3, 128, 30.0f, 0, 0, 0, 50 },
         { FA4_DTYPE_FP8_E4M3, 256, 30.0f, 0, 0, 0, 0 },
         { FA4_DTYPE_BF16, 64, 0.0f, 0, 0, 0, 0 },    { FA4_DTYPE_BF16, 64, 30.0f, 0, 1, 0, 0 },
-        { FA4_DTYPE_BF16, 64, 30.0f, 0, 0, 16, 0 },
+        { FA4_DTYPE_BF16, 64, 30.0f, 0, 0, 16, 0 },   { FA4_DTYPE_BF16, 128, 50.0f, 1, 0, 64, 50 },
+        { FA4_DTYPE_BF16, 128, 50.0f, 0, 0, 64, 0 },  { FA4_DTYPE_BF16, 128, 50.0f, 1, 1, 64, 0 },
+        { FA4_DTYPE_FP16, 128, 50.0f, 1, 0, 64, 0 },
     };
     char defs[8192];
     size_t i;
@@ -721,6 +724,27 @@ static void check_tanh_poly(const device_limits *dev)
         ok(st == FA4_EINVAL && strstr(why, "below 1e-5"),
            "tanh_poly=75 under the constant max at scale / cap 3e-6: refused (%s)", why);
         p.softmax_scale = 0.0f;
+        check_compile(dev, &p, &c);
+    }
+
+    {
+        /* The paged chunk's share goes to two-warpgroup tiles only: a
+           three-warpgroup tile asked for with the default share (-1)
+           takes none, and compiles without spills. */
+        const char *wg3 = "sm90 bm=192 bn=64 stages=3 swizzle=128 wgs=3 regs=32/160 "
+                          "pingpong=0 sched=dynamic";
+        char why[512], defs[8192];
+        fa4_config c;
+        fa4_layout l;
+        fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, 128, 128, 1);
+
+        p.softcap = 50.0f;
+        p.page_size = 64;
+        config_parse(&c, wg3, why, sizeof why);
+        ok(budget_fit(&l, dev, &p, &c, why, sizeof why) == FA4_OK &&
+           budget_defines(defs, sizeof defs, &p, &c, &l) > 0 &&
+           !strstr(defs, "FA4_TANH_POLY_PCT"),
+           "paged d128 causal softcap 50, three warpgroups: no tanh share by default (%s)", why);
         check_compile(dev, &p, &c);
     }
 
