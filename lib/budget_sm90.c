@@ -617,7 +617,7 @@ static int sm90_diag_half(const fa4_problem *pb, const fa4_config *cfg)
 ** serving shape: causal d65-128 chunks of dense queries over a paged cache
 ** under the constant max, in two-warpgroup tiles, 50% (b8 x 512 queries
 ** over 8k keys, d128 32/8, pages of 64, cap 50: -4.5..-10% in nine rounds
-** across processes; bench/NOTES.md, thirty-fourth session).  Three
+** across processes; bench/NOTES.md, sm90 v25).  Three
 ** warpgroups' 160 registers spill with it (192 x 64: 8 B), and so does the
 ** varlen d64 causal default (192 x 112, dynamic); varlen queries take none
 ** (their chunk gained in three rounds of six). */
