@@ -109,7 +109,8 @@ int main(int argc, char **argv)
     const char *filter = argc > 1 + fp8 ? argv[1 + fp8] : NULL;
     const char *extra = getenv("FA4_CONFIGS");
     const char *cap = getenv("FA4_SOFTCAP");
-    const int no_default = extra && getenv("FA4_NO_DEFAULT") && atoi(getenv("FA4_NO_DEFAULT"));
+    const char *only = getenv("FA4_NO_DEFAULT");
+    const int no_default = extra && only && atoi(only);
     uint64_t seed = 42;
     size_t si;
 

@@ -457,8 +457,8 @@ static fa4_status sm90_fit(fa4_layout *out, const device_limits *dev,
                  cfg->exp2_emu_pct, cfg->rescale_threshold);
         return FA4_EINVAL;
     }
-    if (cfg->tanh_poly_pct < -1 || cfg->tanh_poly_pct > 100 ||
-        (cfg->tanh_poly_pct > 0 && !sm90_tanh_poly_fits(pb))) {
+    /* (config_validate, which budget_fit asks first, checked -1..100.) */
+    if (cfg->tanh_poly_pct > 0 && !sm90_tanh_poly_fits(pb)) {
         snprintf(why, wn, pb->softcap > 0
                  ? "sm90: tanh_poly_pct=%d: softmax_scale / softcap is below 1e-5, which "
                    "leaves the polynomial's coefficients outside fp32's range; use 0"

@@ -733,7 +733,7 @@ static void check_tanh_poly(const device_limits *dev)
            takes none, and compiles without spills. */
         const char *wg3 = "sm90 bm=192 bn=64 stages=3 swizzle=128 wgs=3 regs=32/160 "
                           "pingpong=0 sched=dynamic";
-        char why[512], defs[8192];
+        char why[512] = "", defs[8192];
         fa4_config c;
         fa4_layout l;
         fa4_problem p = ct_problem_2k(FA4_DTYPE_BF16, 128, 128, 1);
